@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make report` and `make test`.
+# Both create .venv on first use and install the pinned tree from requirements.lock.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+MB     := $(BIN)/meterbook
+MONTH  ?= 2026-10
+DEMO   := build/demo/$(MONTH)
+WH     := build/meterbook.duckdb
+OUT    := build/reports/$(MONTH)
+
+.PHONY: venv report demo test bench lock clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $@
+
+demo: venv
+	$(MB) demo --month $(MONTH) --out $(DEMO)
+
+report: demo
+	$(MB) ingest $(DEMO)/billing $(DEMO)/dcgm --warehouse $(WH)
+	$(MB) validate --warehouse $(WH)
+	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
+
+test: venv
+	$(BIN)/python -m pytest
+
+bench: venv
+	$(BIN)/python -m benchmarks.run
+
+# Refresh the pinned tree after changing pyproject.toml's dependencies.
+lock: venv
+	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Exact versions for a reproducible install (pip freeze of a working venv, Python 3.11).\n# Regenerate: make lock' > requirements.lock
+
+clean:
+	rm -rf build

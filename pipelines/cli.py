@@ -1,0 +1,144 @@
+"""meterbook: the thin command line. Library errors become one `Error:` line and exit code 1."""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from pipelines.config import EXAMPLE as CONFIG_EXAMPLE
+from pipelines.errors import InputError
+from pipelines.warehouse import DEFAULT_WAREHOUSE
+
+KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "dcgm-prom", "prom-range",
+         "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
+
+
+def user_errors(fn):
+    """Print InputError as `Error: ...` and exit 1; never a traceback for a user's mistake."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+    return wrapper
+
+
+def warehouse_option(fn):
+    return click.option("--warehouse", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_WAREHOUSE,
+                        show_default=True, help="DuckDB warehouse file.")(fn)
+
+
+def config_option(fn):
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help="meterbook.toml with team mappings (default: ./meterbook.toml if present).")(fn)
+
+
+def _config(path: Path | None):
+    from pipelines.config import load_config
+    if path is None and Path("meterbook.toml").exists():
+        path = Path("meterbook.toml")
+    return load_config(path)
+
+
+@click.group(epilog="Example: meterbook ingest exports/ telemetry/ && meterbook report chargeback --month 2026-10\n\n"
+                    "Configuration (meterbook.toml):\n\n" + CONFIG_EXAMPLE.replace("\n", "\n\n"))
+@click.version_option(package_name="meterbook")
+def main() -> None:
+    """Audit the three meters of AI compute: dollars, kWh and kg CO2e."""
+
+
+@main.command()
+@click.option("--month", default="2026-10", show_default=True, help="Month to generate, YYYY-MM.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/demo"), show_default=True)
+@click.option("--gpus", type=int, default=None, help="Scale the telemetry fleet to this many GPUs (benchmarks).")
+@click.option("--interval", type=int, default=30, show_default=True, help="DCGM scrape interval, seconds.")
+@user_errors
+def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
+    """Write a deterministic demo month in the real input formats.
+
+    Example: meterbook demo --month 2026-10 --out build/demo/2026-10
+    """
+    from pipelines.demo import write_demo
+    written = write_demo(out, month, gpus=gpus, interval_s=interval)
+    for p in written:
+        click.echo(f"wrote {p}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True, help="Input format; auto detects it.")
+@click.option("--scrape-time", default=None, help="Scrape time (ISO 8601, UTC) for Prometheus text without timestamps.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
+@warehouse_option
+@user_errors
+def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, as_json: bool, warehouse: Path) -> None:
+    """Load billing exports, DCGM telemetry and runs into the warehouse.
+
+    Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
+
+    Example: meterbook ingest exports/focus-2026-10.csv telemetry/ --json
+    """
+    from pipelines.ingest import ingest as run_ingest, print_progress
+    from pipelines.warehouse import connect
+    con = connect(warehouse)
+    results = run_ingest(con, paths, kind, {"scrape_time": scrape_time}, progress=None if as_json else print_progress)
+    if as_json:
+        click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
+    else:
+        loaded = sum(r.status == "loaded" for r in results)
+        click.echo(f"{len(results)} files: {loaded} loaded, {len(results) - loaded} unchanged; warehouse {warehouse}")
+
+
+@main.command()
+@warehouse_option
+@click.option("--json", "as_json", is_flag=True)
+@user_errors
+def validate(warehouse: Path, as_json: bool) -> None:
+    """Summarise data quality: files, rows, rejects by check, telemetry coverage.
+
+    Example: meterbook validate --warehouse build/meterbook.duckdb
+    """
+    from pipelines.quality import quality_summary
+    from pipelines.warehouse import connect
+    summary = quality_summary(connect(warehouse, read_only=True))
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    click.echo(f"{summary['files']} files, {summary['rows_read']} rows read, {summary['rows_loaded']} loaded, "
+               f"{summary['rows_rejected']} rejected")
+    for r in summary["rejects_by_check"]:
+        click.echo(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}")
+
+
+@main.group()
+def report() -> None:
+    """Render the monthly reports (PDF, with CSV beside them)."""
+
+
+@report.command("chargeback")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default build/reports/<month>).")
+@warehouse_option
+@config_option
+@user_errors
+def report_chargeback(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
+    """Chargeback PDF and CSV: cost per team, GPU-hours, energy, CO2e, reconciled to the bill.
+
+    Example: meterbook report chargeback --month 2026-10 --out build/reports/2026-10
+    """
+    from reports.chargeback import write_chargeback
+    from pipelines.warehouse import connect
+    out = out or Path("build/reports") / month
+    paths = write_chargeback(connect(warehouse), _config(config_path), month, out)
+    for p in paths:
+        click.echo(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+"""A deterministic demo month in the real input formats (FOCUS 1.2, legacy CUR, dcgm-exporter
+text, CodeCarbon, disclosure YAML), driven by demo_fleet.toml and a fixed seed."""
+from __future__ import annotations
+
+import calendar
+import csv
+import random
+import tomllib
+import uuid
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Iterator
+
+from pipelines.errors import InputError
+
+SEED = 20261022
+CENT = Decimal("0.0000000001")   # 10 decimals, as cloud exports write costs
+FOCUS_12_COLUMNS = [
+    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType", "BillingCurrency",
+    "BillingPeriodEnd", "BillingPeriodStart", "CapacityReservationId", "CapacityReservationStatus", "ChargeCategory",
+    "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
+    "CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName", "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit",
+    "ContractedCost", "ContractedUnitPrice", "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost",
+    "ListUnitPrice", "PricingCategory", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName",
+    "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
+    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId",
+    "SubAccountName", "SubAccountType", "Tags", "x_UsageType", "x_Operation",
+]
+CUR_COLUMNS = [
+    "identity/LineItemId", "identity/TimeInterval", "bill/InvoiceId", "bill/BillingEntity", "bill/BillType",
+    "bill/PayerAccountId", "bill/BillingPeriodStartDate", "bill/BillingPeriodEndDate", "lineItem/UsageAccountId",
+    "lineItem/LineItemType", "lineItem/UsageStartDate", "lineItem/UsageEndDate", "lineItem/ProductCode",
+    "lineItem/UsageType", "lineItem/Operation", "lineItem/AvailabilityZone", "lineItem/ResourceId",
+    "lineItem/UsageAmount", "lineItem/CurrencyCode", "lineItem/UnblendedRate", "lineItem/UnblendedCost",
+    "lineItem/LineItemDescription", "product/ProductName", "product/instanceType", "product/productFamily",
+    "product/regionCode", "pricing/publicOnDemandCost", "pricing/publicOnDemandRate", "pricing/term", "pricing/unit",
+    "savingsPlan/SavingsPlanARN", "savingsPlan/SavingsPlanRate", "savingsPlan/SavingsPlanEffectiveCost",
+    "savingsPlan/TotalCommitmentToDate", "savingsPlan/UsedCommitment", "resourceTags/user:team",
+    "resourceTags/user:project",
+]
+REGION = "us-east-1"
+TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-pretrain": "research",
+                     "search-serving": "search"}
+
+
+def fleet() -> dict[str, Any]:
+    return tomllib.loads((files("pipelines") / "demo_fleet.toml").read_text(encoding="utf-8"))
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    try:
+        start = datetime.strptime(month, "%Y-%m")
+    except ValueError:
+        raise InputError("--month", f"{month!r} is not a month", "expected YYYY-MM", "Pass e.g. --month 2026-10") from None
+    days = calendar.monthrange(start.year, start.month)[1]
+    return start, start + timedelta(days=days)
+
+
+def iso(ts: datetime) -> str:
+    return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def money(x: Decimal) -> str:
+    return str(x.quantize(CENT, rounding=ROUND_HALF_EVEN))
+
+
+def instance_hours(inst: dict[str, Any], m0: datetime, m1: datetime) -> Iterator[datetime]:
+    t = m0 + timedelta(days=inst["start_day"] - 1)
+    for h in range(inst["hours"]):
+        ts = t + timedelta(hours=h)
+        if ts < m1:
+            yield ts
+
+
+# ---- billing ---------------------------------------------------------------------------------
+
+def focus_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
+    acct = next(a for a in f["accounts"] if a["format"] == "focus-1.2")
+    base = {c: "" for c in FOCUS_12_COLUMNS}
+    base.update(BillingAccountId=acct["id"], BillingAccountName=acct["name"], BillingAccountType="Billing Account",
+                BillingCurrency="USD", BillingPeriodStart=iso(m0), BillingPeriodEnd=iso(m1),
+                InvoiceIssuerName="Amazon Web Services, Inc.", ProviderName="AWS", PublisherName="Amazon Web Services, Inc.",
+                PricingCurrency="USD", InvoiceId=f"INV-{m0:%Y%m}-{acct['id'][-4:]}", SubAccountId=acct["id"],
+                SubAccountName=acct["name"], SubAccountType="Account", RegionId=REGION, RegionName="US East (N. Virginia)")
+    rows = []
+    for inst in (i for i in f["instances"] if i["account"] == acct["id"]):
+        rate = Decimal(str(inst["rate_usd_per_h"]))
+        tags = {"team": inst["team"]} if inst["team"] else {}
+        hourly = inst["hours"] < 200   # long-running instances are billed in daily rows
+        hours = list(instance_hours(inst, m0, m1))
+        chunks = [[h] for h in hours] if hourly else [[h for h in hours if h.date() == d] for d in sorted({h.date() for h in hours})]
+        for chunk in chunks:
+            qty = Decimal(len(chunk))
+            cost = rate * qty
+            rows.append({**base, "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based",
+                         "ChargePeriodStart": iso(chunk[0]), "ChargePeriodEnd": iso(chunk[-1] + timedelta(hours=1)),
+                         "ChargeDescription": f"${rate} per On Demand Linux {inst['type']} Instance Hour",
+                         "ServiceName": "Amazon Elastic Compute Cloud", "ServiceCategory": "Compute",
+                         "ServiceSubcategory": "Virtual Machines", "ResourceId": inst["id"], "ResourceType": "Instance",
+                         "AvailabilityZone": REGION + "a", "ConsumedQuantity": str(qty), "ConsumedUnit": "Hours",
+                         "PricingQuantity": str(qty), "PricingUnit": "Hours", "PricingCategory": "Standard",
+                         "ListUnitPrice": str(rate), "ContractedUnitPrice": str(rate), "BilledCost": money(cost),
+                         "EffectiveCost": money(cost), "ListCost": money(cost), "ContractedCost": money(cost),
+                         "PricingCurrencyEffectiveCost": money(cost), "PricingCurrencyListUnitPrice": str(rate),
+                         "PricingCurrencyContractedUnitPrice": str(rate), "SkuId": f"SKU-{inst['type']}",
+                         "x_UsageType": f"USE1-BoxUsage:{inst['type']}", "x_Operation": "RunInstances",
+                         "Tags": _json(tags)})
+    days = [m0 + timedelta(days=d) for d in range((m1 - m0).days)]
+    for o in (o for o in f["other"] if o["account"] == acct["id"]):
+        total, n = Decimal(str(o["total_usd"])), len(days)
+        daily = (total / n).quantize(CENT)
+        for i, d in enumerate(days):
+            cost = daily if i < n - 1 else total - daily * (n - 1)   # the last day takes the remainder: sums stay exact
+            qty = Decimal(str(o["quantity"])) / n if o["quantity"] else None
+            rows.append({**base, "ChargeCategory": o["category"], "ChargeFrequency": "Usage-Based" if o["category"] == "Usage" else "Recurring",
+                         "ChargePeriodStart": iso(d), "ChargePeriodEnd": iso(d + timedelta(days=1)),
+                         "ChargeDescription": f"{o['service']} ({d:%Y-%m-%d})", "ServiceName": o["service"],
+                         "ServiceCategory": o["service_category"], "ConsumedQuantity": f"{qty:.6f}" if qty else "",
+                         "ConsumedUnit": o["unit"], "PricingUnit": o["unit"], "BilledCost": money(cost),
+                         "EffectiveCost": money(cost), "ListCost": money(cost), "ContractedCost": money(cost),
+                         "PricingCategory": "Standard" if o["category"] == "Usage" else "",
+                         "Tags": _json({"team": o["team"]} if o["team"] else {})})
+    return rows
+
+
+def _json(d: dict[str, str]) -> str:
+    import json
+    return json.dumps(d, separators=(",", ":"))
+
+
+def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
+    acct = next(a for a in f["accounts"] if a["format"] == "aws-cur")
+    sp = f["savings_plan"]
+    rng = random.Random(SEED)
+    base = {c: "" for c in CUR_COLUMNS}
+    base.update({"bill/InvoiceId": f"EUINUS{m0:%y%m}0001", "bill/BillingEntity": "AWS", "bill/BillType": "Anniversary",
+                 "bill/PayerAccountId": acct["id"], "bill/BillingPeriodStartDate": iso(m0).replace("Z", ".000Z"),
+                 "bill/BillingPeriodEndDate": iso(m1).replace("Z", ".000Z"), "lineItem/UsageAccountId": acct["id"],
+                 "lineItem/CurrencyCode": "USD", "product/regionCode": REGION})
+    rows: list[dict[str, str]] = []
+
+    def add(**kw: str) -> None:
+        row = {**base, **kw}
+        row["identity/LineItemId"] = "%032x" % rng.getrandbits(128)
+        rows.append(row)
+
+    used = Decimal(0)
+    for inst in (i for i in f["instances"] if i["account"] == acct["id"]):
+        rate = Decimal(str(inst["rate_usd_per_h"]))
+        sp_rate = inst.get("savings_plan_rate_usd_per_h")
+        tags = {"resourceTags/user:team": inst["team"], "resourceTags/user:project": "imagenet" if inst["team"] else ""}
+        common = {"lineItem/ProductCode": "AmazonEC2", "lineItem/UsageType": f"USE1-BoxUsage:{inst['type']}",
+                  "lineItem/Operation": "RunInstances", "lineItem/AvailabilityZone": REGION + "b",
+                  "lineItem/ResourceId": inst["id"], "lineItem/UsageAmount": "1.0", "pricing/unit": "Hrs",
+                  "product/ProductName": "Amazon Elastic Compute Cloud", "product/instanceType": inst["type"],
+                  "product/productFamily": "Compute Instance", "pricing/publicOnDemandCost": money(rate),
+                  "pricing/publicOnDemandRate": str(rate), **tags}
+        for h in instance_hours(inst, m0, m1):
+            span = {"identity/TimeInterval": f"{iso(h)}/{iso(h + timedelta(hours=1))}",
+                    "lineItem/UsageStartDate": iso(h), "lineItem/UsageEndDate": iso(h + timedelta(hours=1))}
+            if sp_rate:
+                spr = Decimal(str(sp_rate))
+                used += spr
+                add(**common, **span, **{"lineItem/LineItemType": "SavingsPlanCoveredUsage", "lineItem/UnblendedRate": str(rate),
+                    "lineItem/UnblendedCost": money(rate), "pricing/term": "Savings Plan",
+                    "lineItem/LineItemDescription": f"USD {spr} per hour for {inst['type']} under Compute Savings Plan",
+                    "savingsPlan/SavingsPlanARN": sp["arn"], "savingsPlan/SavingsPlanRate": str(spr),
+                    "savingsPlan/SavingsPlanEffectiveCost": money(spr)})
+                add(**common, **span, **{"lineItem/LineItemType": "SavingsPlanNegation", "lineItem/UnblendedRate": str(-rate),
+                    "lineItem/UnblendedCost": money(-rate), "pricing/term": "Savings Plan",
+                    "lineItem/LineItemDescription": f"SavingsPlanCoveredUsage negation for {inst['type']}",
+                    "savingsPlan/SavingsPlanARN": sp["arn"]})
+            else:
+                add(**common, **span, **{"lineItem/LineItemType": "Usage", "lineItem/UnblendedRate": str(rate),
+                    "lineItem/UnblendedCost": money(rate), "pricing/term": "OnDemand",
+                    "lineItem/LineItemDescription": f"${rate} per On Demand Linux {inst['type']} Instance Hour"})
+    hours = Decimal((m1 - m0).days * 24)
+    commitment = Decimal(str(sp["commitment_usd_per_h"])) * hours
+    add(**{"lineItem/LineItemType": "SavingsPlanRecurringFee", "identity/TimeInterval": f"{iso(m0)}/{iso(m1)}",
+           "lineItem/UsageStartDate": iso(m0), "lineItem/UsageEndDate": iso(m1), "lineItem/ProductCode": "ComputeSavingsPlans",
+           "lineItem/UsageType": "ComputeSP:1yrNoUpfront", "lineItem/UsageAmount": str(hours), "pricing/unit": "Hrs",
+           "lineItem/UnblendedCost": money(commitment), "lineItem/LineItemDescription": "1 year No Upfront Compute Savings Plan",
+           "savingsPlan/SavingsPlanARN": sp["arn"], "savingsPlan/TotalCommitmentToDate": money(commitment),
+           "savingsPlan/UsedCommitment": money(used), "product/ProductName": "Savings Plans for AWS Compute usage"})
+    cr = f["credit"]
+    add(**{"lineItem/LineItemType": "Credit", "identity/TimeInterval": f"{iso(m0)}/{iso(m1)}",
+           "lineItem/UsageStartDate": iso(m0), "lineItem/UsageEndDate": iso(m1), "lineItem/ProductCode": "AmazonEC2",
+           "lineItem/UnblendedCost": money(Decimal(str(cr["amount_usd"]))), "lineItem/LineItemDescription": cr["description"],
+           "product/ProductName": "Amazon Elastic Compute Cloud"})
+    taxable = sum(Decimal(r["lineItem/UnblendedCost"]) for r in rows if r["lineItem/LineItemType"] != "Credit")
+    add(**{"lineItem/LineItemType": "Tax", "identity/TimeInterval": f"{iso(m0)}/{iso(m1)}",
+           "lineItem/UsageStartDate": iso(m0), "lineItem/UsageEndDate": iso(m1), "lineItem/ProductCode": "AmazonEC2",
+           "lineItem/UnblendedCost": money((taxable * Decimal(str(f["cur_tax"]["rate"]))).quantize(Decimal("0.01"))),
+           "lineItem/LineItemDescription": "Tax for product code AmazonEC2", "product/ProductName": "Amazon Elastic Compute Cloud"})
+    return rows
+
+
+def write_csv(path: Path, columns: list[str], rows: list[dict[str, str]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+# ---- telemetry -------------------------------------------------------------------------------
+
+METRICS = [
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
+]
+
+
+def gpu_uuid(host: str, idx: int) -> str:
+    return "GPU-" + str(uuid.UUID(int=random.Random(f"{host}/{idx}").getrandbits(128)))
+
+
+def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path, interval_s: int,
+                    gpus: int | None = None) -> list[Path]:
+    """One file per host and UTC day: concatenated scrapes with per-sample timestamps (ms)."""
+    rng = random.Random(f"{SEED}/{inst['host']}")
+    n_gpus = gpus or inst["gpus"]
+    work = {g: w for w in inst.get("workloads", []) for g in w["gpus"]}
+    counters = [rng.randrange(10**9, 10**11) for _ in range(n_gpus)]   # mJ since the driver loaded
+    reset = inst.get("counter_reset")
+    labels = []
+    for g in range(n_gpus):
+        w = work.get(g % inst["gpus"]) if gpus else work.get(g)
+        pod = f'container="main",namespace="{w["namespace"]}",pod="{w["pod"]}"' if w else 'container="",namespace="",pod=""'
+        labels.append(f'gpu="{g}",UUID="{gpu_uuid(inst["host"], g)}",pci_bus_id="00000000:{16 + g:02X}:00.0",'
+                      f'device="nvidia{g}",modelName="{inst["gpu_name"]}",Hostname="{inst["host"]}",{pod}')
+    paths, fh, day = [], None, None
+    start = m0 + timedelta(days=inst["start_day"] - 1)
+    end = min(start + timedelta(hours=inst["hours"]), m1)
+    steps = int((end - start).total_seconds() // interval_s)
+    for k in range(steps):
+        t = start + timedelta(seconds=k * interval_s)
+        if t.date() != day:
+            if fh:
+                fh.close()
+            day = t.date()
+            p = out / inst["host"] / f"{inst['host']}_{day:%Y-%m-%d}.prom"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fh, _ = open(p, "w", encoding="utf-8"), paths.append(p)
+        ms = int(t.timestamp() * 1000) if t.tzinfo else int((t - datetime(1970, 1, 1)).total_seconds() * 1000)
+        values = []
+        for g in range(n_gpus):
+            w = work.get(g % inst["gpus"]) if gpus else work.get(g)
+            util = min(1.0, max(0.0, rng.gauss(w["util"], 0.04))) if w else 0.0
+            power = inst["idle_w"] + util * (inst["max_w"] - inst["idle_w"]) + rng.gauss(0, 2.0)
+            if reset and g == reset["gpu"] and k * interval_s == reset["hour"] * 3600 + 20 * 60:
+                counters[g] = 0
+            counters[g] += int(round(power * interval_s * 1000))
+            tensor = util * 0.6 if w else 0.0
+            values.append((counters[g], f"{power:.3f}", str(int(round(util * 100))), f"{tensor:.6f}"))
+        lines = []
+        for m, (name, typ, help_) in enumerate(METRICS):
+            lines.append(f"# HELP {name} {help_}\n# TYPE {name} {typ}\n")
+            lines.extend(f"{name}{{{labels[g]}}} {values[g][m]} {ms}\n" for g in range(n_gpus))
+        fh.write("".join(lines))
+    if fh:
+        fh.close()
+    return paths
+
+
+# ---- runs, disclosures, config ---------------------------------------------------------------
+
+CODECARBON_COLUMNS = [
+    "timestamp", "project_name", "run_id", "experiment_id", "duration", "emissions", "emissions_rate", "cpu_power",
+    "gpu_power", "ram_power", "cpu_energy", "gpu_energy", "ram_energy", "energy_consumed", "water_consumed",
+    "country_name", "country_iso_code", "region", "cloud_provider", "cloud_region", "os", "python_version",
+    "codecarbon_version", "cpu_count", "cpu_model", "gpu_count", "gpu_model", "longitude", "latitude",
+    "ram_total_size", "tracking_mode", "cpu_utilization_percent", "gpu_utilization_percent",
+    "ram_utilization_percent", "ram_used_gb", "on_cloud", "pue", "wue",
+]
+
+
+def codecarbon_rows(f: dict[str, Any], m0: datetime) -> list[dict[str, str]]:
+    """A job family at several GPU counts: time falls with GPUs, less than linearly (communication)."""
+    rng = random.Random(SEED + 1)
+    rows = []
+    for spec in f["runs"]:
+        for i, k in enumerate(spec["gpu_counts"]):
+            duration = spec["base_duration_s"] * (0.1 + 0.9 / k) * (1 + 0.05 * (k - 1) ** 0.5)
+            gpu_w, cpu_w, ram_w = spec["gpu_w"] * k, spec["cpu_w"], spec["ram_w"]
+            gpu_kwh, cpu_kwh, ram_kwh = (x * duration / 3.6e6 for x in (gpu_w, cpu_w, ram_w))
+            energy = gpu_kwh + cpu_kwh + ram_kwh
+            emissions = energy * spec["codecarbon_intensity_kg_per_kwh"]
+            end = m0 + timedelta(days=8 + i, hours=9) + timedelta(seconds=duration)
+            rows.append({
+                "timestamp": end.strftime("%Y-%m-%dT%H:%M:%S"), "project_name": spec["project"],
+                "run_id": str(uuid.UUID(int=rng.getrandbits(128))), "experiment_id": "5b0fa12a-3dd7-45bb-9766-cc326314d9f1",
+                "duration": f"{duration:.6f}", "emissions": f"{emissions:.9f}", "emissions_rate": f"{emissions / duration:.12f}",
+                "cpu_power": f"{cpu_w:.3f}", "gpu_power": f"{gpu_w:.3f}", "ram_power": f"{ram_w:.3f}",
+                "cpu_energy": f"{cpu_kwh:.9f}", "gpu_energy": f"{gpu_kwh:.9f}", "ram_energy": f"{ram_kwh:.9f}",
+                "energy_consumed": f"{energy:.9f}", "water_consumed": "0.0", "country_name": "United States",
+                "country_iso_code": spec["country_iso"], "region": spec["region"], "cloud_provider": "aws",
+                "cloud_region": REGION, "os": "Linux-6.8.0-x86_64-with-glibc2.35", "python_version": "3.11.7",
+                "codecarbon_version": "3.2.1", "cpu_count": "96", "cpu_model": "Intel(R) Xeon(R) Platinum 8275CL CPU @ 3.00GHz",
+                "gpu_count": str(k), "gpu_model": f"{k} x {spec['gpu_name']}", "longitude": "", "latitude": "",
+                "ram_total_size": "1152.0", "tracking_mode": "machine", "cpu_utilization_percent": "12.5",
+                "gpu_utilization_percent": "88.0", "ram_utilization_percent": "21.0", "ram_used_gb": "242.0",
+                "on_cloud": "Y", "pue": "1.0", "wue": "0.0"})
+    return rows
+
+
+DISCLOSURE = """\
+# Demo disclosure: a model trained on the demo platform, published with partial figures.
+model: Acme-Embed-1B
+source: "Acme AI model card, section Environmental impact (demo)"
+params: 1.1e9
+tokens: 2.0e11
+accelerator: NVIDIA H100 80GB HBM3
+accelerator_count: 8
+accelerator_hours: 192
+power_basis: measured
+location: aws:us-east-1
+co2e_location_t: null
+"""
+
+
+def config_text(f: dict[str, Any]) -> str:
+    hosts = "\n".join(f'"{i["host"]}" = "{i["id"]}"' for i in f["instances"] if "host" in i)
+    namespaces = "\n".join(f'"{ns}" = "{team}"' for ns, team in TEAM_OF_NAMESPACE.items())
+    return (f'# meterbook configuration for the demo platform (written by `meterbook demo`).\n'
+            f'[teams]\ntag_keys = ["team", "cost-center", "project"]\nunallocated = "unallocated"\n\n'
+            f'[teams.namespaces]\n{namespaces}\n\n[hosts]\n{hosts}\n\n'
+            f'[telemetry]\ninterval_s = 30\ngap_multiple = 4\ndefault_zone = "aws:{REGION}"\n')
+
+
+def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int = 30) -> list[Path]:
+    m0, m1 = month_bounds(month)
+    f = fleet()
+    written = [
+        write_csv(out / "billing" / f"focus-1.2_aws-111122223333_{month}.csv", FOCUS_12_COLUMNS, focus_rows(f, m0, m1)),
+        write_csv(out / "billing" / f"cur-legacy_444455556666_{month}.csv", CUR_COLUMNS, cur_rows(f, m0, m1)),
+    ]
+    for inst in (i for i in f["instances"] if "host" in i):
+        written += telemetry_files(inst, m0, m1, out / "dcgm", interval_s, gpus)
+    written.append(write_csv(out / "codecarbon" / "emissions.csv", CODECARBON_COLUMNS, codecarbon_rows(f, m0)))
+    (out / "disclosures").mkdir(parents=True, exist_ok=True)
+    (out / "disclosures" / "acme-embed-1b.yaml").write_text(DISCLOSURE, encoding="utf-8")
+    (out / "meterbook.toml").write_text(config_text(f), encoding="utf-8")
+    return written + [out / "disclosures" / "acme-embed-1b.yaml", out / "meterbook.toml"]

@@ -1,0 +1,34 @@
+"""Data-quality summary of the warehouse: files, rows, rejects by check, telemetry coverage."""
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+
+def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict[str, Any]]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def quality_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    files = rows_as_dicts(con, """
+        select file_id, path, sha256, kind, format_version, rows_read, rows_loaded, rows_rejected, status, loaded_at
+        from source_files order by file_id""")
+    live = [f for f in files if f["status"] == "loaded"]
+    by_check = rows_as_dicts(con, """
+        select f.path as file, r.check_name, r.column_name, count(distinct r.row_number) as rows,
+               min(r.row_number) as first_row, any_value(r.message) as message
+        from rejects r join source_files f using (file_id)
+        where f.status = 'loaded'
+        group by all order by rows desc, file""")
+    return {
+        "files": len(live),
+        "files_replaced": len(files) - len(live),
+        "rows_read": sum(f["rows_read"] for f in live),
+        "rows_loaded": sum(f["rows_loaded"] for f in live),
+        "rows_rejected": sum(f["rows_rejected"] for f in live),
+        "rejects_by_check": by_check,
+        "file_list": files,
+    }

@@ -1,0 +1,22 @@
+-- Parsing helpers shared by the staging models (temp: recreated on every connection).
+create or replace temp macro money(x) as try_cast(trim(x) as decimal(38, 12));
+create or replace temp macro num(x) as try_cast(trim(x) as double);
+-- ISO 8601 with or without T/Z/offset; a value without a zone is taken as UTC.
+create or replace temp macro utc_ts(x) as cast(try_cast(trim(x) as timestamptz) as timestamp);
+-- One located failure when a present value did not parse, else null.
+create or replace temp macro cast_err(col, raw, typed, expected) as
+    case when raw is not null and trim(raw) <> '' and typed is null then
+        {'column_name': col, 'check_name': 'parses_as_' || expected, 'value': left(raw, 200),
+         'message': col || ' is not a valid ' || expected}
+    end;
+create or replace temp macro errors(l) as list_filter(l, lambda e: e is not null);
+-- The instance type inside free text: AWS (p4d.24xlarge, ml.g5.xlarge), Azure (Standard_ND96asr_v4),
+-- GCP (a3-highgpu-8g). Lower-cased to join the catalog.
+create or replace temp macro instance_type_in(txt) as nullif(lower(coalesce(
+    nullif(regexp_extract(txt, '((?:ml\.)?[a-z][a-z0-9-]*\.(?:[0-9]*x?large|metal[a-z0-9-]*))', 1), ''),
+    nullif(regexp_extract(txt, '(Standard_[A-Za-z0-9_]+)', 1), ''),
+    nullif(regexp_extract(txt, '\b([a-z][0-9][a-z]?-(?:highgpu|megagpu|ultragpu|standard|highmem)-[0-9]+g?)\b', 1), '')
+)), '');
+-- A Prometheus label's value; `names` is an alternation of spellings (UUID|gpu_uuid). Empty = null.
+create or replace temp macro prom_label(labels, names) as
+    nullif(regexp_extract(labels, '[{,]\s*(?:' || names || ')="((?:[^"\\]|\\.)*)"', 1), '');

@@ -1,0 +1,104 @@
+-- The warehouse: lineage, rejects and normalized facts. Every fact row keeps the file it came
+-- from (file_id -> source_files.sha256) and its 1-based data row number in that file.
+-- All timestamps are UTC, stored without a zone.
+create sequence if not exists file_id_seq start 1;
+
+create table if not exists source_files (
+    file_id          integer primary key,
+    path             varchar not null,
+    sha256           varchar not null,
+    kind             varchar not null,
+    format_version   varchar,
+    rows_read        bigint not null,
+    rows_loaded      bigint not null,
+    rows_rejected    bigint not null,
+    status           varchar not null,   -- loaded | replaced
+    loaded_at        timestamp not null,
+    delivery_key     varchar,            -- billing account + period: a newer delivery replaces the older
+    replaced_by      integer,
+    totals           json
+);
+
+create table if not exists rejects (
+    file_id      integer not null,
+    row_number   bigint,
+    column_name  varchar,
+    check_name   varchar not null,
+    value        varchar,
+    message      varchar not null
+);
+
+create table if not exists charges (
+    file_id                   integer not null,
+    row_number                bigint not null,
+    provider                  varchar,
+    billing_account_id        varchar,
+    sub_account_id            varchar,
+    billing_period_start      timestamp,
+    charge_period_start       timestamp not null,
+    charge_period_end         timestamp,
+    charge_category           varchar not null,
+    charge_class              varchar,
+    charge_description        varchar,
+    line_item_type            varchar,
+    service_name              varchar,
+    service_category          varchar,
+    sku_id                    varchar,
+    resource_id               varchar,
+    instance_type             varchar,
+    region                    varchar,
+    pricing_category          varchar,
+    commitment_discount_id    varchar,
+    consumed_quantity         double,
+    consumed_unit             varchar,
+    billed_cost               decimal(38, 12) not null,
+    effective_cost            decimal(38, 12),
+    list_cost                 decimal(38, 12),
+    billing_currency          varchar not null,
+    tags                      map(varchar, varchar),
+    gpu_model                 varchar,
+    gpu_count                 double,        -- fractional for GPU slices (Azure NVads A10 v5)
+    gpu_hours                 double
+);
+
+-- Per file, physical GPU and UTC hour: the pieces from which gpu_hours is built. Raw samples
+-- are streamed through, so a GPU-hour seen in several files (one scrape per file) is combined
+-- from its parts; deleting a file's parts undoes that file exactly.
+create table if not exists gpu_hour_parts (
+    file_id            integer not null,
+    host               varchar,
+    gpu_uuid           varchar not null,
+    gpu_index          varchar,
+    gpu_model_raw      varchar,
+    instance_id        varchar,
+    hour_start         timestamp not null,
+    n_scrapes          bigint not null,
+    first_ts           timestamp not null,
+    last_ts            timestamp not null,
+    first_energy_mj    double,
+    first_energy_ts    timestamp,
+    last_energy_mj     double,
+    last_energy_ts     timestamp,
+    max_energy_mj      double,
+    n_energy           bigint,
+    n_energy_resets    bigint,
+    power_w_sum        double,
+    n_power            bigint,
+    util_sum           double,
+    n_util             bigint,
+    sm_active_sum      double,
+    n_sm_active        bigint,
+    tensor_active_sum  double,
+    n_tensor_active    bigint
+);
+
+-- Observed time per workload on a GPU-hour (scrapes that carried the pod's labels).
+create table if not exists gpu_pod_parts (
+    file_id     integer not null,
+    gpu_uuid    varchar not null,
+    hour_start  timestamp not null,
+    namespace   varchar,
+    pod         varchar,
+    container   varchar,
+    n_scrapes   bigint not null
+);

@@ -1,0 +1,73 @@
+-- AWS Cost and Usage Report, legacy (lineItem/... or Athena snake_case) -> charges.
+-- Input: temp table raw_cur with canonical names and row_number; {{ tags }} is the map built
+-- by the reader from the file's resourceTags/user:* columns. Grain: one row per line item.
+with source as (
+    select * from raw_cur
+),
+
+typed as (
+    select
+        row_number,
+        'AWS' as provider,
+        coalesce(payer_account_id, usage_account_id) as billing_account_id,
+        usage_account_id as sub_account_id,
+        utc_ts(billing_period_start) as billing_period_start,
+        utc_ts(usage_start) as charge_period_start,
+        utc_ts(usage_end) as charge_period_end,
+        -- FOCUS categories for CUR line item types (FOCUS converters' mapping, Credit kept as Credit)
+        case
+            when line_item_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage', 'SavingsPlanNegation') then 'Usage'
+            when line_item_type in ('RIFee', 'Fee', 'SavingsPlanUpfrontFee', 'SavingsPlanRecurringFee') then 'Purchase'
+            when line_item_type = 'Tax' then 'Tax'
+            when line_item_type in ('Credit', 'Refund', 'BundledDiscount', 'Discount', 'PrivateRateDiscount', 'EdpDiscount') then 'Credit'
+        end as charge_category,
+        case when line_item_type = 'Refund' then 'Correction' end as charge_class,
+        description as charge_description,
+        line_item_type,
+        coalesce(product_name, product_code) as service_name,
+        product_family as service_category,
+        sku as sku_id,
+        resource_id,
+        lower(coalesce(nullif(trim(instance_type), ''), instance_type_in(usage_type))) as instance_type,
+        coalesce(region_code, nullif(regexp_replace(availability_zone, '[a-z]$', ''), '')) as region,
+        case
+            when line_item_type in ('DiscountedUsage', 'SavingsPlanCoveredUsage') then 'Committed'
+            when usage_type like '%SpotUsage%' then 'Dynamic'
+            when line_item_type = 'Usage' then 'Standard'
+        end as pricing_category,
+        coalesce(savings_plan_arn, reservation_arn) as commitment_discount_id,
+        num(usage_amount) as consumed_quantity,
+        pricing_unit as consumed_unit,
+        money(coalesce(net_unblended_cost, unblended_cost)) as billed_cost,
+        -- Amortized cost per line item type (input-formats.md 1.2): commitments spread over the
+        -- usage they cover, unused commitment kept visible on the fee line.
+        case line_item_type
+            when 'SavingsPlanCoveredUsage' then money(sp_effective_cost)
+            when 'SavingsPlanRecurringFee' then money(sp_total_commitment) - money(sp_used_commitment)
+            when 'SavingsPlanNegation' then 0
+            when 'SavingsPlanUpfrontFee' then 0
+            when 'DiscountedUsage' then money(ri_effective_cost)
+            when 'RIFee' then coalesce(money(ri_unused_upfront), 0) + coalesce(money(ri_unused_recurring), 0)
+            when 'Fee' then case when reservation_arn is not null then 0 else money(unblended_cost) end
+            else money(coalesce(net_unblended_cost, unblended_cost))
+        end as effective_cost,
+        money(public_on_demand_cost) as list_cost,
+        upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
+        {{ tags }} as tags,
+        coalesce(net_unblended_cost, unblended_cost) as _cost, usage_amount as _qty,
+        usage_start as _start, usage_end as _end
+    from source
+)
+
+select
+    * exclude (_cost, _qty, _start, _end),
+    errors([
+        cast_err('lineItem/UnblendedCost', _cost, billed_cost, 'decimal'),
+        cast_err('lineItem/UsageAmount', _qty, consumed_quantity, 'number'),
+        cast_err('lineItem/UsageStartDate', _start, charge_period_start, 'timestamp'),
+        cast_err('lineItem/UsageEndDate', _end, charge_period_end, 'timestamp'),
+        case when charge_category is null then
+            {'column_name': 'lineItem/LineItemType', 'check_name': 'known_line_item_type', 'value': line_item_type,
+             'message': 'unknown line item type; add it to stg_aws_cur__charges.sql'} end
+    ]) as _errors
+from typed

@@ -1,0 +1,52 @@
+-- FOCUS (0.5 .. 1.2) -> charges. Input: temp table raw_focus with canonical column names
+-- (the reader maps 0.5 / 1.0-preview spellings) and row_number. Grain: one row per data row.
+with source as (
+    select * from raw_focus
+),
+
+typed as (
+    select
+        row_number,
+        ProviderName as provider,
+        BillingAccountId as billing_account_id,
+        SubAccountId as sub_account_id,
+        utc_ts(BillingPeriodStart) as billing_period_start,
+        utc_ts(ChargePeriodStart) as charge_period_start,
+        utc_ts(ChargePeriodEnd) as charge_period_end,
+        ChargeCategory as charge_category,
+        ChargeClass as charge_class,
+        ChargeDescription as charge_description,
+        null::varchar as line_item_type,
+        ServiceName as service_name,
+        ServiceCategory as service_category,
+        SkuId as sku_id,
+        ResourceId as resource_id,
+        instance_type_in(concat_ws(' ', x_UsageType, SkuPriceDetails, ChargeDescription, ResourceType)) as instance_type,
+        RegionId as region,
+        PricingCategory as pricing_category,
+        CommitmentDiscountId as commitment_discount_id,
+        num(ConsumedQuantity) as consumed_quantity,
+        ConsumedUnit as consumed_unit,
+        money(BilledCost) as billed_cost,
+        coalesce(money(EffectiveCost), money(BilledCost)) as effective_cost,
+        money(ListCost) as list_cost,
+        upper(trim(BillingCurrency)) as billing_currency,
+        try_cast(json(Tags) as map(varchar, varchar)) as tags,
+        -- raw text kept for the cast checks below
+        BilledCost as _billed_cost, EffectiveCost as _effective_cost, ListCost as _list_cost,
+        ChargePeriodStart as _cps, ChargePeriodEnd as _cpe, ConsumedQuantity as _cq, Tags as _tags
+    from source
+)
+
+select
+    * exclude (_billed_cost, _effective_cost, _list_cost, _cps, _cpe, _cq, _tags),
+    errors([
+        cast_err('BilledCost', _billed_cost, billed_cost, 'decimal'),
+        cast_err('EffectiveCost', _effective_cost, money(_effective_cost), 'decimal'),
+        cast_err('ListCost', _list_cost, list_cost, 'decimal'),
+        cast_err('ChargePeriodStart', _cps, charge_period_start, 'timestamp'),
+        cast_err('ChargePeriodEnd', _cpe, charge_period_end, 'timestamp'),
+        cast_err('ConsumedQuantity', _cq, consumed_quantity, 'number'),
+        cast_err('Tags', _tags, tags, 'json_object')
+    ]) as _errors
+from typed

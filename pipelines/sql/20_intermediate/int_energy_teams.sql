@@ -1,0 +1,88 @@
+-- Energy and CO2e per team, month and source. Measured: each GPU-hour's workload share goes
+-- to its namespace's team; idle time goes to the team that is billed for the host (is_idle).
+-- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction.
+-- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
+with resources as (
+    select resource_id, mode(team) as team, any_value(zone) as zone, any_value(gpu_model) as gpu_model,
+           month, sum(gpu_hours) as gpu_hours_billed
+    from int_charges_teams
+    where resource_id is not null
+    group by resource_id, month
+),
+
+hosts as (
+    select host, resource_id from cfg_hosts
+),
+
+measured as (
+    select
+        strftime(w.hour_start, '%Y-%m') as month,
+        coalesce(nt.team, case when w.is_idle then r.team end, getvariable('unallocated')) as team,
+        w.is_idle,
+        coalesce(r.zone, nullif(getvariable('default_zone'), '')) as zone,
+        h.resource_id,
+        w.energy_kwh,
+        w.gpu_hours_observed,
+        w.gpu_hours_observed * w.util_mean as util_weighted,
+        w.energy_tier
+    from int_gpu_workloads w
+    left join cfg_namespace_teams nt on nt.namespace = w.namespace
+    left join hosts h on h.host = w.host
+    left join resources r on r.resource_id = h.resource_id and r.month = strftime(w.hour_start, '%Y-%m')
+),
+
+covered as (
+    select resource_id, month, sum(gpu_hours_observed) as gpu_hours_observed
+    from measured where resource_id is not null group by all
+),
+
+gpu_power as (
+    select s.gpu_model, s.value as tdp_w, s.low as tdp_w_low, s.high as tdp_w_high, s.coefficient_id as tdp_id
+    from ref_gpu_specs s where s.metric = 'tdp_w'
+),
+
+fraction as (
+    select value, low, high, coefficient_id from ref_assumptions where assumption_id = 'gpu_power_fraction_of_tdp'
+),
+
+estimated as (
+    select
+        r.month, r.team, false as is_idle, r.zone, r.resource_id,
+        greatest(r.gpu_hours_billed - coalesce(c.gpu_hours_observed, 0), 0) as gpu_hours_estimated,
+        p.tdp_w, p.tdp_w_low, p.tdp_w_high, p.tdp_id
+    from resources r
+    left join covered c using (resource_id, month)
+    left join gpu_power p on p.gpu_model = r.gpu_model
+    where r.gpu_hours_billed > 0
+),
+
+unioned as (
+    select month, team, is_idle, zone, 'measured' as basis,
+        sum(energy_kwh) as it_energy_kwh, sum(energy_kwh) as it_energy_kwh_low, sum(energy_kwh) as it_energy_kwh_high,
+        sum(gpu_hours_observed) as gpu_hours, sum(util_weighted) as util_weighted,
+        list_distinct(list(energy_tier)) as tiers, []::varchar[] as assumption_ids
+    from measured group by month, team, is_idle, zone
+    union all
+    select e.month, e.team, e.is_idle, e.zone, 'estimated',
+        sum(e.gpu_hours_estimated * e.tdp_w * f.value) / getvariable('w_per_kw'),
+        sum(e.gpu_hours_estimated * e.tdp_w_low * f.low) / getvariable('w_per_kw'),
+        sum(e.gpu_hours_estimated * e.tdp_w_high * f.high) / getvariable('w_per_kw'),
+        sum(e.gpu_hours_estimated), null,
+        ['tdp_model'], list_distinct(flatten(list([e.tdp_id, f.coefficient_id])))
+    from estimated e cross join fraction f
+    where e.gpu_hours_estimated > 0
+    group by e.month, e.team, e.is_idle, e.zone
+)
+
+select
+    u.*,
+    u.it_energy_kwh * z.pue as facility_energy_kwh,
+    u.it_energy_kwh_low * z.pue_low as facility_energy_kwh_low,
+    u.it_energy_kwh_high * z.pue_high as facility_energy_kwh_high,
+    u.it_energy_kwh * z.pue * z.intensity_g_per_kwh / getvariable('g_per_kg') as co2e_kg,
+    u.it_energy_kwh_low * z.pue_low * z.intensity_g_per_kwh_low / getvariable('g_per_kg') as co2e_kg_low,
+    u.it_energy_kwh_high * z.pue_high * z.intensity_g_per_kwh_high / getvariable('g_per_kg') as co2e_kg_high,
+    list_distinct(list_concat(u.assumption_ids, [z.pue_id, z.intensity_id])) as all_assumption_ids,
+    z.intensity_fallback
+from unioned u
+left join int_zone_factors z on z.zone = u.zone

@@ -1,0 +1,55 @@
+"""Run the SQL stages (intermediate, then marts) over the warehouse with the config applied.
+
+Each model is one SQL file; its table has the file's name. The order below is the dependency
+order; config and unit constants reach the SQL as DuckDB variables, never as pasted text.
+"""
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+from pipelines.config import Config
+from pipelines.units import G_PER_KG, MJ_PER_KWH, W_PER_KW
+from pipelines.warehouse import read_sql
+from sources.reference_data import load_reference
+
+STAGES: list[tuple[str, str]] = [
+    ("20_intermediate", "gpu_hours"),
+    ("20_intermediate", "int_gpu_workloads"),
+    ("20_intermediate", "int_charges_teams"),
+    ("20_intermediate", "int_zone_factors"),
+    ("20_intermediate", "int_energy_teams"),
+    ("30_marts", "team_month"),
+    ("30_marts", "reconciliation"),
+]
+
+
+def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+    variables = {
+        "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
+        "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
+        "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
+    }
+    for name, value in variables.items():
+        con.execute(f"set variable {name} = ?", [value])
+    ns = pd.DataFrame(list(config.namespace_teams.items()), columns=["namespace", "team"], dtype="string")
+    hosts = pd.DataFrame(list(config.hosts.items()), columns=["host", "resource_id"], dtype="string")
+    con.register("_ns", ns)
+    con.register("_hosts", hosts)
+    con.execute("create or replace temp table cfg_namespace_teams as select namespace::varchar as namespace, team::varchar as team from _ns")
+    con.execute("create or replace temp table cfg_hosts as select host::varchar as host, resource_id::varchar as resource_id from _hosts")
+    con.unregister("_ns")
+    con.unregister("_hosts")
+
+
+def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+    load_reference(con)
+    apply_config(con, config)
+    con.execute("begin transaction")
+    try:
+        for folder, name in STAGES:
+            con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise

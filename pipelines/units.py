@@ -1,0 +1,17 @@
+"""Unit conversions, named once. Definitions, not coefficients: they have no range or source."""
+from __future__ import annotations
+
+MJ_PER_KWH = 3.6e9          # millijoules in a kilowatt-hour (DCGM energy counters are in mJ)
+WH_PER_KWH = 1000.0
+W_PER_KW = 1000.0
+S_PER_H = 3600.0
+G_PER_KG = 1000.0
+KG_PER_T = 1000.0
+KWH_PER_MWH = 1000.0
+# DCGM writes "no value" as huge numbers: DCGM_FP64_BLANK = 2**47 and the int64 blanks from
+# 0x7ffffffffffffff0 up (dcgm_structs.h). No real reading comes near 2**47.
+DCGM_BLANK_MIN = 2.0 ** 47
+
+
+def mj_to_kwh(mj: float) -> float:
+    return mj / MJ_PER_KWH

@@ -1,0 +1,52 @@
+"""Opening the warehouse: one DuckDB file, schema created on first use."""
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+import duckdb
+
+from pipelines.errors import InputError
+from pipelines.units import DCGM_BLANK_MIN
+
+DEFAULT_WAREHOUSE = Path("build/meterbook.duckdb")
+SQL_DIR = files("pipelines") / "sql"
+
+
+def sql_files(folder: str) -> list[str]:
+    """The .sql files of one stage folder, in name order (the runner executes them so)."""
+    return sorted(f.name for f in (SQL_DIR / folder).iterdir() if f.name.endswith(".sql"))
+
+
+def read_sql(folder: str, name: str) -> str:
+    return (SQL_DIR / folder / name).read_text(encoding="utf-8")
+
+
+def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open (and on first use create) the warehouse.
+
+    DuckDB holds an exclusive lock on the file for a writer, so a second meterbook on the same
+    warehouse fails here; we turn that into an `Error:` line instead of a traceback.
+    """
+    p = Path(path)
+    if read_only and not p.exists():
+        raise InputError(p, "warehouse not found", "", "Run `meterbook ingest FILES --warehouse " f"{p}` first")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(p), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise InputError(p, "warehouse is in use by another meterbook process", "file lock held",
+                             "Wait for the other run to finish, then run this command again") from None
+        raise InputError(p, "cannot open the warehouse", str(exc).splitlines()[0], "Check the path and its permissions") from None
+    con.execute("set TimeZone = 'UTC'")
+    if not read_only:
+        con.execute(read_sql("00_warehouse", "tables.sql"))
+    add_macros(con)
+    return con
+
+
+def add_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The parsing macros of the staging models (temp, so they exist per connection)."""
+    con.execute(f"create or replace temp macro dcgm_blank_min() as {DCGM_BLANK_MIN!r}")
+    con.execute(read_sql("00_warehouse", "macros.sql"))

@@ -1,0 +1,77 @@
+"""Pandera models as the single statement of each table's contract, run two ways.
+
+On small tables (hourly rollups, marts) the model validates a pandas frame lazily, as usual.
+On file-sized inputs it cannot (pandas needs the whole frame in memory), so `sql_checks`
+compiles the same model's column checks into DuckDB predicates that run over the staged rows
+in one pass; tests assert both ways reject the same rows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandera.pandas as pa
+
+
+@dataclass(frozen=True)
+class SqlCheck:
+    column: str
+    check: str          # as pandera names it, e.g. 'greater_than_or_equal_to(0)'
+    failing_sql: str    # a predicate true for a failing row
+
+
+def _literal(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def _predicate(col: str, check: pa.Check) -> str | None:
+    s = check.statistics or {}
+    q = f'"{col}"'
+    match check.name:
+        case "greater_than_or_equal_to":
+            return f"{q} < {_literal(s['min_value'])}"
+        case "greater_than":
+            return f"{q} <= {_literal(s['min_value'])}"
+        case "less_than_or_equal_to":
+            return f"{q} > {_literal(s['max_value'])}"
+        case "less_than":
+            return f"{q} >= {_literal(s['max_value'])}"
+        case "in_range":
+            return f"not ({q} between {_literal(s['min_value'])} and {_literal(s['max_value'])})"
+        case "isin":
+            return f"{q} not in ({', '.join(_literal(v) for v in s['allowed_values'])})"
+        case "str_matches":
+            return f"not regexp_full_match({q}, {_literal(s['pattern'])})"
+    return None
+
+
+def sql_checks(model: type[pa.DataFrameModel], columns: set[str] | None = None) -> list[SqlCheck]:
+    """The model's column checks as SQL; `columns` limits them to those a stage produces."""
+    out: list[SqlCheck] = []
+    for name, col in model.to_schema().columns.items():
+        if columns is not None and name not in columns:
+            continue
+        if not col.nullable:
+            out.append(SqlCheck(name, "not_nullable", f'"{name}" is null'))
+        for chk in col.checks:
+            pred = _predicate(name, chk)
+            if pred is None:
+                raise ValueError(f"{model.__name__}.{name}: check {chk.name} has no SQL form; add it to _predicate")
+            stats = ", ".join(f"{v}" for v in (chk.statistics or {}).values())
+            out.append(SqlCheck(name, f"{chk.name}({stats})", f'"{name}" is not null and ({pred})'))
+    return out
+
+
+def reject_sql(model: type[pa.DataFrameModel], columns: set[str], relation: str = "_staged") -> str:
+    """One INSERT ... SELECT that writes every failing (row, check) of `relation` into _rejects."""
+    parts = [
+        f"select row_number, {_literal(c.column)}, {_literal(c.check)}, cast(\"{c.column}\" as varchar), "
+        f"{_literal('fails ' + c.check)} from {relation} where {c.failing_sql}"
+        for c in sql_checks(model, columns)
+    ]
+    if not parts:
+        return ""
+    return "insert into _rejects " + "\nunion all\n".join(parts)

@@ -1,0 +1,91 @@
+"""AWS Cost and Usage Report, legacy format (CSV, CSV.gz; slash or Athena snake_case names)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import duckdb
+
+from sources.base import Head, Staged, register
+from sources.billing import BillingReader
+from sources.tabular import canonical_view, stage_sql
+
+
+def _both(slash: str) -> tuple[str, ...]:
+    """A legacy CUR column and its Athena/Parquet spelling (lineItem/UsageAmount -> line_item_usage_amount)."""
+    group, name = slash.split("/", 1)
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", group).lower() + "_" + re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return (slash, snake)
+
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "payer_account_id": _both("bill/PayerAccountId"),
+    "usage_account_id": _both("lineItem/UsageAccountId"),
+    "billing_period_start": _both("bill/BillingPeriodStartDate"),
+    "usage_start": _both("lineItem/UsageStartDate"),
+    "usage_end": _both("lineItem/UsageEndDate"),
+    "line_item_type": _both("lineItem/LineItemType"),
+    "description": _both("lineItem/LineItemDescription"),
+    "product_code": _both("lineItem/ProductCode"),
+    "product_name": _both("product/ProductName"),
+    "product_family": _both("product/productFamily"),
+    "sku": _both("product/sku"),
+    "resource_id": _both("lineItem/ResourceId"),
+    "instance_type": _both("product/instanceType"),
+    "usage_type": _both("lineItem/UsageType"),
+    "region_code": _both("product/regionCode"),
+    "availability_zone": _both("lineItem/AvailabilityZone"),
+    "usage_amount": _both("lineItem/UsageAmount"),
+    "pricing_unit": _both("pricing/unit"),
+    "unblended_cost": _both("lineItem/UnblendedCost"),
+    "net_unblended_cost": _both("lineItem/NetUnblendedCost"),
+    "public_on_demand_cost": _both("pricing/publicOnDemandCost"),
+    "currency_code": _both("lineItem/CurrencyCode"),
+    "savings_plan_arn": _both("savingsPlan/SavingsPlanARN") + ("savings_plan_savings_plan_a_r_n",),
+    "sp_effective_cost": _both("savingsPlan/SavingsPlanEffectiveCost"),
+    "sp_total_commitment": _both("savingsPlan/TotalCommitmentToDate"),
+    "sp_used_commitment": _both("savingsPlan/UsedCommitment"),
+    "reservation_arn": _both("reservation/ReservationARN") + ("reservation_reservation_a_r_n",),
+    "ri_effective_cost": _both("reservation/EffectiveCost"),
+    "ri_unused_upfront": _both("reservation/UnusedAmortizedUpfrontFeeForBillingPeriod"),
+    "ri_unused_recurring": _both("reservation/UnusedRecurringFee"),
+}
+REQUIRED = {"line_item_type", "usage_start", "unblended_cost"}
+TAG_PREFIXES = ("resourceTags/", "resource_tags_")
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _ident(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
+
+
+def tag_key(column: str) -> str:
+    """resourceTags/user:team -> team; aws:createdBy keeps its provider prefix (as FOCUS does)."""
+    key = column.split("/", 1)[1] if "/" in column else column.removeprefix("resource_tags_")
+    return key.removeprefix("user:").removeprefix("user_")
+
+
+@register
+class AwsCurReader(BillingReader):
+    kind = "aws-cur"
+    description = "AWS Cost and Usage Report (legacy), CSV or Athena names"
+
+    def sniff(self, head: Head) -> str | None:
+        cols = set(head.columns)
+        if "lineItem/UnblendedCost" in cols:
+            return "legacy-csv"
+        if "line_item_unblended_cost" in cols and "product" not in cols and "resource_tags" not in cols:
+            return "legacy-athena"
+        return None
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES)
+        entries = ", ".join(f"struct_pack(k := {_sql_str(tag_key(c))}, v := {_ident(c)})" for c in tag_cols)
+        tags = (f"map_from_entries(list_filter([{entries}], lambda e: e.v is not null and e.v <> ''))"
+                if tag_cols else "map_from_entries([])::map(varchar, varchar)")
+        rows_read = con.execute("select count(*) from raw_cur").fetchone()[0]
+        stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": tags})
+        return self.finish(con, rows_read, self.sniff(head) or "legacy-csv")

@@ -1,0 +1,164 @@
+"""Reader registry and format detection.
+
+A reader recognises its format from the first bytes of a file (`sniff`), and stages the file
+into two temp tables the runner loads in one transaction: `_staged` (typed rows in the target
+table's shape, with `row_number`) and `_rejects` (row-level failures with their location).
+Structural problems raise InputError before anything is written.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.errors import InputError
+
+HEAD_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Head:
+    """What detection may look at: the first bytes (decompressed) and, for CSV, the header."""
+
+    path: Path
+    data: bytes
+    text: str
+    columns: tuple[str, ...]
+    gzip: bool = False
+    parquet: bool = False
+
+
+@dataclass
+class Staged:
+    """What a reader tells the runner about the file it staged."""
+
+    rows_read: int
+    format_version: str
+    delivery_key: str | None = None   # set where a newer delivery replaces an older one
+    notes: list[str] = field(default_factory=list)
+
+
+class Reader:
+    kind: str = ""
+    table: str = ""            # the fact table rows land in
+    description: str = ""
+
+    def sniff(self, head: Head) -> str | None:   # pragma: no cover - interface
+        """The format version if this reader recognises the file, else None."""
+        raise NotImplementedError
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:  # pragma: no cover
+        raise NotImplementedError
+
+    def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
+        """Insert the staged rows that passed every check; returns how many."""
+        cols = [r[0] for r in con.execute(
+            "select column_name from information_schema.columns where table_name = ? and column_name <> 'file_id' "
+            "order by ordinal_position", [self.table]).fetchall()]
+        col_sql = ", ".join(f's."{c}"' for c in cols)
+        con.execute(
+            f'insert into {self.table} (file_id, {", ".join(cols)}) '
+            f"select ?, {col_sql} from _staged s anti join (select distinct row_number from _rejects) r using (row_number)",
+            [file_id])
+        return con.execute(f"select count(*) from {self.table} where file_id = ?", [file_id]).fetchone()[0]
+
+    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
+        return {}
+
+    def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
+        con.execute(f"delete from {self.table} where file_id = ?", [file_id])
+
+
+REGISTRY: dict[str, Reader] = {}
+
+
+def register(cls: type[Reader]) -> type[Reader]:
+    """Class decorator: one instance of each reader is kept, by kind."""
+    REGISTRY[cls.kind] = cls()
+    return cls
+
+
+def read_head(path: Path) -> Head:
+    """Read enough of a file to recognise it; unreadable or compressed-but-broken files stop here."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(path, "cannot read the file", exc.strerror or str(exc), "Check the path and its permissions") from None
+    is_gzip = raw[:2] == b"\x1f\x8b"
+    if is_gzip:
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEAD_BYTES)
+        except zlib.error as exc:
+            raise InputError(path, "corrupt gzip data", f"in the first {HEAD_BYTES // 1024} KiB: {exc}",
+                             "Download or copy the file again") from None
+    if raw[:4] == b"PAR1":
+        return Head(path, raw, "", parquet_columns(path), gzip=is_gzip, parquet=True)
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    return Head(path, raw, text, csv_header(text), gzip=is_gzip)
+
+
+def csv_header(text: str) -> tuple[str, ...]:
+    first = text.splitlines()[0] if text.strip() else ""
+    if not first:
+        return ()
+    try:
+        row = next(csv.reader(io.StringIO(first)))
+    except (csv.Error, StopIteration):
+        return ()
+    return tuple(c.strip() for c in row)
+
+
+def parquet_columns(path: Path) -> tuple[str, ...]:
+    try:
+        rows = duckdb.sql("select name from parquet_schema(?) where name <> 'schema'", params=[str(path)]).fetchall()
+    except duckdb.Error as exc:
+        raise InputError(path, "unreadable Parquet file", str(exc).splitlines()[0], "Export the file again") from None
+    return tuple(r[0] for r in rows)
+
+
+def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
+    """Pick the reader: the one named by --kind, else the first whose sniff recognises the file."""
+    if kind != "auto":
+        reader = REGISTRY.get(kind)
+        if reader is None:
+            raise InputError(head.path, f"unknown --kind {kind!r}", f"known: {', '.join(sorted(REGISTRY))}",
+                             "Pass one of the known kinds, or --kind auto")
+        version = reader.sniff(head)
+        if version is None:
+            guess = next((r.kind for r in REGISTRY.values() if r.sniff(head)), None)
+            hint = f"it looks like {guess}; pass --kind {guess}" if guess else "check the file"
+            raise InputError(head.path, f"not a {kind} file", "header does not match", hint[0].upper() + hint[1:])
+        return reader, version
+    if not head.data.strip(b"\xef\xbb\xbf \r\n\t"):
+        raise InputError(head.path, "empty file", "0 bytes of content", "Export the data again, or leave this file out")
+    for reader in REGISTRY.values():
+        version = reader.sniff(head)
+        if version is not None:
+            return reader, version
+    shown = ", ".join(head.columns[:4]) if head.columns else head.text[:40].replace("\n", " ")
+    raise InputError(head.path, "not a known input format", f"starts with: {shown!r}",
+                     f"Pass --kind with one of {', '.join(sorted(REGISTRY))}, or check that this is the export you meant")
+
+
+def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file") -> InputError:
+    """Turn a DuckDB read error into an Error: line that names the place when DuckDB gives it."""
+    msg = str(exc)
+    where = next((ln.strip() for ln in msg.splitlines() if "line" in ln.lower()), msg.splitlines()[0] if msg else "")
+    return InputError(path, "cannot parse the file", where[:200], fix)
+
+
+def gzip_ok(path: Path) -> None:
+    """A truncated gzip only shows itself at the end; check the whole stream before any write."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(path, "truncated or corrupt gzip", str(exc), "Download or copy the file again") from None

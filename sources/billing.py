@@ -1,0 +1,62 @@
+"""What every billing reader shares: GPU resolution from the instance catalog, the charges
+contract, totals and the delivery key."""
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from schemas.charges import Charges
+from schemas.contract import reject_sql
+from sources.base import Reader, Staged
+
+# Units a cloud uses for instance time; only these rows carry GPU-hours.
+HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
+# Line items that restate usage already counted elsewhere (AWS savings-plan negations).
+NOT_CAPACITY = ("SavingsPlanNegation",)
+
+
+class BillingReader(Reader):
+    table = "charges"
+
+    def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str) -> Staged:
+        resolve_gpus(con)
+        cols = {r[0] for r in con.execute("describe _staged").fetchall()}
+        sql = reject_sql(Charges, cols)
+        if sql:
+            con.execute(sql)
+        keys = con.execute("""
+            select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
+            from _staged""").fetchone()[0]
+        return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
+
+    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
+        rows = con.execute("""
+            select billing_currency, sum(billed_cost), sum(effective_cost), sum(list_cost), sum(gpu_hours)
+            from charges where file_id = ? group by all order by 1""", [file_id]).fetchall()
+        if not rows:
+            return {"billed_cost": 0.0, "effective_cost": 0.0, "list_cost": 0.0, "currency": None, "gpu_hours": 0.0}
+        # One currency is the norm; several are reported per currency rather than added up.
+        by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
+                        "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
+        if len(by_cur) == 1:
+            (cur, t), = by_cur.items()
+            return {**t, "currency": cur}
+        return {"currency": "mixed", "by_currency": by_cur}
+
+
+def resolve_gpus(con: duckdb.DuckDBPyConnection) -> None:
+    """Attach gpu_model, gpu_count and gpu_hours from the instance catalog to the staged rows."""
+    con.execute(f"""
+        create or replace temp table _staged as
+        select s.*,
+            it.gpu_model,
+            it.gpu_count,
+            case when it.gpu_count is not null
+                  and s.charge_category = 'Usage'
+                  and coalesce(s.line_item_type, '') not in ({", ".join("'" + t + "'" for t in NOT_CAPACITY)})
+                  and lower(trim(s.consumed_unit)) in ({", ".join("'" + u + "'" for u in HOUR_UNITS)})
+                 then s.consumed_quantity * it.gpu_count end as gpu_hours
+        from _staged s
+        left join ref_instance_types it on lower(it.instance_type) = s.instance_type
+    """)

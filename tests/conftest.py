@@ -1,0 +1,45 @@
+"""Shared fixtures: a fresh warehouse per test, the real samples in ../shared, a CLI runner."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+SAMPLES = SHARED / "samples"
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def samples() -> Path:
+    """The real public sample files. Absent only outside CI; in CI their absence is a failure."""
+    if not SAMPLES.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"{SAMPLES} is missing: CI must run with ../shared beside the clone")
+        pytest.skip(f"{SAMPLES} not present (run with ../shared beside the checkout)")
+    return SAMPLES
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    return tmp_path / "wh.duckdb"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """The installed CLI in a real process: exit code, stdout, stderr (to see tracebacks)."""
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def ingest_json(warehouse: Path, *paths: Path | str, kind: str = "auto") -> dict:
+    res = CliRunner().invoke(main, ["ingest", *map(str, paths), "--warehouse", str(warehouse), "--json", "--kind", kind])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    return json.loads(res.stdout)
