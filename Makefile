@@ -31,7 +31,7 @@ test: venv
 	$(BIN)/python -m pytest
 
 bench: venv
-	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.run $(BENCH)
 
 # Refresh the pinned tree after changing pyproject.toml's dependencies.
 lock: venv

@@ -41,7 +41,10 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> du
         raise InputError(p, "cannot open the warehouse", str(exc).splitlines()[0], "Check the path and its permissions") from None
     con.execute("set TimeZone = 'UTC'")
     if not read_only:
-        con.execute(read_sql("00_warehouse", "tables.sql"))
+        # Every table file of 00_warehouse (one per input family), in name order.
+        for name in sql_files("00_warehouse"):
+            if name != "macros.sql":
+                con.execute(read_sql("00_warehouse", name))
     add_macros(con)
     return con
 
