@@ -23,7 +23,10 @@ def quality_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from rejects r join source_files f using (file_id)
         where f.status = 'loaded'
         group by all order by rows desc, file""")
+    has_findings = con.execute("select count(*) from information_schema.tables where table_name = 'contract_findings'").fetchone()[0]
+    contract = rows_as_dicts(con, "select * from contract_findings order by rows desc") if has_findings else []
     return {
+        "contract_findings": contract,
         "files": len(live),
         "files_replaced": len(files) - len(live),
         "rows_read": sum(f["rows_read"] for f in live),

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import duckdb
 import pandas as pd
+import pandera.pandas as pa
 
 from pipelines.config import Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, W_PER_KW
 from pipelines.warehouse import read_sql
+from schemas.gpu_hours import GpuHours
 from sources.reference_data import load_reference
 
 STAGES: list[tuple[str, str]] = [
@@ -42,6 +44,10 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     con.unregister("_hosts")
 
 
+# Rollups small enough for pandas, validated by their pandera model after every run.
+VALIDATED: dict[str, type[pa.DataFrameModel]] = {"gpu_hours": GpuHours}
+
+
 def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     load_reference(con)
     apply_config(con, config)
@@ -49,7 +55,26 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     try:
         for folder, name in STAGES:
             con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
+        findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
+        con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
+                    "check_name varchar, rows bigint, example varchar)")
+        if findings:
+            con.executemany("insert into contract_findings values (?, ?, ?, ?, ?)", findings)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         raise
+
+
+def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa.DataFrameModel]) -> list[tuple]:
+    """Lazy pandera validation of a rollup: every failing check, counted, with one example."""
+    df = con.execute(f"select * from {table}").to_arrow_table().to_pandas()
+    try:
+        model.validate(df, lazy=True)
+        return []
+    except pa.errors.SchemaErrors as exc:
+        cases = exc.failure_cases
+        out = []
+        for (column, check), grp in cases.groupby(["column", "check"], dropna=False):
+            out.append((table, str(column), str(check), len(grp), str(grp["failure_case"].iloc[0])[:200]))
+        return out

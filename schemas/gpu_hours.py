@@ -1,0 +1,25 @@
+"""Contract of `gpu_hours` (grain: one physical GPU x one UTC hour). Validated lazily with
+pandera after every stage run: the table is an hourly rollup, small enough for pandas."""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+ENERGY_TIERS = ["counter", "power_integral"]
+
+
+class GpuHours(pa.DataFrameModel):
+    gpu_uuid: str = pa.Field(description="physical GPU; MIG instances are folded into it")
+    hour_start: pd.Timestamp = pa.Field(description="UTC hour")
+    energy_kwh: float = pa.Field(nullable=True, ge=0, description="IT energy of the GPU board in the hour")
+    energy_tier: str = pa.Field(nullable=True, isin=ENERGY_TIERS)
+    power_w_mean: float = pa.Field(nullable=True, ge=0)
+    util_mean: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": 1}, description="0-1 ratio")
+    sm_active_mean: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": 1})
+    tensor_active_mean: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": 1})
+    coverage: float = pa.Field(in_range={"min_value": 0, "max_value": 1}, description="observed share of the hour")
+
+    class Config:
+        coerce = True
+        strict = False
+        unique = ["gpu_uuid", "hour_start"]

@@ -1,0 +1,35 @@
+"""Every command explains itself with an example, and the README's commands exist."""
+from __future__ import annotations
+
+import re
+
+import click
+from click.testing import CliRunner
+
+from pipelines.cli import main
+from tests.conftest import ROOT
+
+
+def commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    for name, cmd in group.commands.items():
+        if isinstance(cmd, click.Group):
+            yield from commands(cmd, prefix + (name,))
+        else:
+            yield prefix + (name,)
+
+
+def test_every_command_has_help_with_an_example():
+    for path in commands(main):
+        res = CliRunner().invoke(main, [*path, "--help"])
+        assert res.exit_code == 0, path
+        assert "Example:" in res.output, f"meterbook {' '.join(path)} --help has no example"
+
+
+def test_readme_commands_are_real():
+    readme = (ROOT / "README.md").read_text()
+    known = {" ".join(p) for p in commands(main)}
+    used = set(re.findall(r"^meterbook ((?:report )?[a-z]+)", readme, flags=re.M))
+    assert used and used <= known, used - known
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("report", "test"):
+        assert f"make {target}" in readme and re.search(rf"^{target}:", makefile, flags=re.M)
