@@ -69,8 +69,11 @@ def expand(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
-                options: dict[str, Any] | None = None) -> FileResult:
+                options: dict[str, Any] | None = None, this_run: set[int] | None = None) -> FileResult:
+    """Load one file. `this_run` holds the file ids loaded by the same command: parts of one
+    delivery (a CUR month split over several files) never replace each other."""
     options = options or {}
+    this_run = this_run if this_run is not None else set()
     resolved = str(path.resolve())
     sha = sha256_of(path)
     same = con.execute("""select path, kind, format_version, rows_read, rows_loaded, rows_rejected, totals
@@ -88,11 +91,10 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         staged = reader.stage(con, head, options)
         file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
         notes = list(staged.notes)
-        for old_id, old_kind in con.execute("select file_id, kind from source_files where path = ? and status = 'loaded'",
-                                            [resolved]).fetchall():
+        for old_id, old_kind, why in superseded(con, resolved, reader.kind, staged.delivery_key, this_run):
             REGISTRY[old_kind].remove(con, old_id)
             con.execute("update source_files set status = 'replaced', replaced_by = ? where file_id = ?", [file_id, old_id])
-            notes.append(f"replaces the earlier content of this path (file_id {old_id})")
+            notes.append(f"replaces file_id {old_id} ({why})")
         rows_loaded = reader.load(con, file_id)
         con.execute("insert into rejects select ?, row_number, column_name, check_name, value, message from _rejects "
                     "order by row_number", [file_id])
@@ -107,8 +109,21 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     except BaseException:
         con.execute("rollback")
         raise
+    this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
+
+
+def superseded(con: duckdb.DuckDBPyConnection, path: str, kind: str, delivery_key: str | None,
+               this_run: set[int]) -> list[tuple[int, str, str]]:
+    """Loaded files a new file replaces: the same path with other content, or (billing) an
+    earlier delivery of the same accounts and periods - clouds restate a month by re-delivering it."""
+    rows = con.execute("""
+        select file_id, kind, case when path = ? then 'same path, new content' else 'restated delivery ' || delivery_key end
+        from source_files
+        where status = 'loaded' and (path = ? or (kind = ? and delivery_key = ? and ? is not null))""",
+        [path, path, kind, delivery_key, delivery_key]).fetchall()
+    return [r for r in rows if r[0] not in this_run]
 
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",
@@ -117,9 +132,9 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     """Ingest every file; the first structural error stops the run (earlier files stay loaded)."""
     files = expand(paths)
     load_reference(con)
-    results = []
+    results, this_run = [], set()
     for i, f in enumerate(files, 1):
-        res = ingest_file(con, f, kind, options)
+        res = ingest_file(con, f, kind, options, this_run)
         results.append(res)
         if progress:
             progress(i, len(files), res)

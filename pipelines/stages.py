@@ -68,7 +68,7 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
 
 def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa.DataFrameModel]) -> list[tuple]:
     """Lazy pandera validation of a rollup: every failing check, counted, with one example."""
-    df = con.execute(f"select * from {table}").to_arrow_table().to_pandas()
+    df = con.sql(f"select * from {table}").to_arrow_table().to_pandas()
     try:
         model.validate(df, lazy=True)
         return []

@@ -8,7 +8,7 @@ CHARGE_CATEGORIES = ["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
 
 
 class Charges(pa.DataFrameModel):
-    row_number: int = pa.Field(ge=1, unique=True, description="1-based data row in the source file")
+    row_number: int = pa.Field(ge=1, description="1-based data row in the source file (shared by its credit lines)")
     charge_period_start: pd.Timestamp = pa.Field(description="UTC, inclusive")
     charge_period_end: pd.Timestamp = pa.Field(nullable=True, description="UTC, exclusive")
     charge_category: str = pa.Field(isin=CHARGE_CATEGORIES, description="FOCUS ChargeCategory")

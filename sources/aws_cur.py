@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 
@@ -49,9 +49,18 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "ri_effective_cost": _both("reservation/EffectiveCost"),
     "ri_unused_upfront": _both("reservation/UnusedAmortizedUpfrontFeeForBillingPeriod"),
     "ri_unused_recurring": _both("reservation/UnusedRecurringFee"),
+    # CUR 2.0 only: nested maps (product attributes, activated cost-allocation tags)
+    "product_json": ("product",),
+    "resource_tags_json": ("resource_tags",),
 }
 REQUIRED = {"line_item_type", "usage_start", "unblended_cost"}
 TAG_PREFIXES = ("resourceTags/", "resource_tags_")
+# Columns only CUR 2.0 has (AWS Data Exports migration guide): snake_case alone is not enough.
+CUR2_MARKERS = {"product", "resource_tags", "cost_category", "discount", "bill_payer_account_name",
+                "line_item_usage_account_name"}
+# CUR 2.0 keeps activated tags in one map; user tags carry a user_ prefix there.
+CUR2_TAGS = ("map_from_entries(list_transform(map_entries(try_cast(json(resource_tags_json) as map(varchar, varchar))), "
+             "lambda e: struct_pack(k := regexp_replace(e.key, '^user_', ''), v := e.value)))")
 
 
 def _sql_str(s: str) -> str:
@@ -68,6 +77,18 @@ def tag_key(column: str) -> str:
     return key.removeprefix("user:").removeprefix("user_")
 
 
+def tags_map_sql(columns: list[str], key_of: Callable[[str], str]) -> str:
+    """A MAP expression over one-column-per-tag exports (CUR resourceTags/*, OCI tags/*).
+
+    Keys come from the file's header, so they enter the SQL only as escaped string literals;
+    empty cells mean the resource has no such tag and are left out.
+    """
+    if not columns:
+        return "map()::map(varchar, varchar)"
+    entries = ", ".join(f"struct_pack(k := {_sql_str(key_of(c))}, v := {_ident(c)})" for c in columns)
+    return f"map_from_entries(list_filter([{entries}], lambda e: e.v is not null and e.v <> ''))"
+
+
 @register
 class AwsCurReader(BillingReader):
     kind = "aws-cur"
@@ -77,15 +98,31 @@ class AwsCurReader(BillingReader):
         cols = set(head.columns)
         if "lineItem/UnblendedCost" in cols:
             return "legacy-csv"
-        if "line_item_unblended_cost" in cols and "product" not in cols and "resource_tags" not in cols:
+        if "line_item_unblended_cost" in cols and not CUR2_MARKERS & cols:
             return "legacy-athena"
         return None
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES)
-        entries = ", ".join(f"struct_pack(k := {_sql_str(tag_key(c))}, v := {_ident(c)})" for c in tag_cols)
-        tags = (f"map_from_entries(list_filter([{entries}], lambda e: e.v is not null and e.v <> ''))"
-                if tag_cols else "map_from_entries([])::map(varchar, varchar)")
+        tags = tags_map_sql(tag_cols, tag_key)
         rows_read = con.execute("select count(*) from raw_cur").fetchone()[0]
         stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": tags})
         return self.finish(con, rows_read, self.sniff(head) or "legacy-csv")
+
+
+@register
+class AwsCur2Reader(AwsCurReader):
+    kind = "aws-cur2"
+    description = "AWS CUR 2.0 (Data Exports), Parquet or CSV with map columns"
+
+    def sniff(self, head: Head) -> str | None:
+        cols = set(head.columns)
+        if "line_item_unblended_cost" in cols and CUR2_MARKERS & cols:
+            return "2.0"
+        return None
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur")
+        rows_read = con.execute("select count(*) from raw_cur").fetchone()[0]
+        stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS})
+        return self.finish(con, rows_read, "2.0")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,16 +58,21 @@ class Reader:
         raise NotImplementedError
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
-        """Insert the staged rows that passed every check; returns how many."""
+        """Insert the staged rows that passed every check; returns how many source rows that is.
+
+        Only the columns the staging model produced are inserted (the rest take their defaults).
+        A source row may become several lines (a GCP row and its credits): they share row_number.
+        """
+        staged = {r[0] for r in con.execute("describe _staged").fetchall()}
         cols = [r[0] for r in con.execute(
             "select column_name from information_schema.columns where table_name = ? and column_name <> 'file_id' "
-            "order by ordinal_position", [self.table]).fetchall()]
+            "order by ordinal_position", [self.table]).fetchall() if r[0] in staged]
         col_sql = ", ".join(f's."{c}"' for c in cols)
         con.execute(
             f'insert into {self.table} (file_id, {", ".join(cols)}) '
             f"select ?, {col_sql} from _staged s anti join (select distinct row_number from _rejects) r using (row_number)",
             [file_id])
-        return con.execute(f"select count(*) from {self.table} where file_id = ?", [file_id]).fetchone()[0]
+        return con.execute(f"select count(distinct row_number) from {self.table} where file_id = ?", [file_id]).fetchone()[0]
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         return {}
@@ -101,7 +107,21 @@ def read_head(path: Path) -> Head:
     if raw[:4] == b"PAR1":
         return Head(path, raw, "", parquet_columns(path), gzip=is_gzip, parquet=True)
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    return Head(path, raw, text, csv_header(text), gzip=is_gzip)
+    columns = json_keys(text) if text.lstrip().startswith("{") else csv_header(text)
+    return Head(path, raw, text, columns, gzip=is_gzip)
+
+
+def json_keys(text: str) -> tuple[str, ...]:
+    """Keys of the first JSON-lines record, nested ones also as parent.child (GCP exports nest)."""
+    try:
+        first = json.loads(text.lstrip().splitlines()[0])
+    except (ValueError, IndexError):
+        return ()
+    if not isinstance(first, dict):
+        return ()
+    keys = list(first)
+    keys += [f"{k}.{c}" for k, v in first.items() if isinstance(v, dict) for c in v]
+    return tuple(keys)
 
 
 def csv_header(text: str) -> tuple[str, ...]:

@@ -8,12 +8,14 @@ import duckdb
 
 from schemas.charges import Charges
 from schemas.contract import reject_sql
+from pipelines.warehouse import read_sql
 from sources.base import Reader, Staged
 
 # Units a cloud uses for instance time; only these rows carry GPU-hours.
 HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
-# Line items that restate usage already counted elsewhere (AWS savings-plan negations).
-NOT_CAPACITY = ("SavingsPlanNegation",)
+# Line items that are not instance time: AWS savings-plan negations restate covered usage;
+# Azure unused reservation/savings-plan rows are paid-for hours nobody ran.
+NOT_CAPACITY = ("SavingsPlanNegation", "UnusedReservation", "UnusedSavingsPlan")
 
 
 class BillingReader(Reader):
@@ -28,7 +30,17 @@ class BillingReader(Reader):
         keys = con.execute("""
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
             from _staged""").fetchone()[0]
+        con.execute("create or replace temp table _findings as " + read_sql("10_staging", "stg_billing__findings.sql"))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
+
+    def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
+        n = super().load(con, file_id)
+        con.execute("insert into findings select ?, * from _findings", [file_id])
+        return n
+
+    def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
+        super().remove(con, file_id)
+        con.execute("delete from findings where file_id = ?", [file_id])
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         rows = con.execute("""
@@ -39,10 +51,11 @@ class BillingReader(Reader):
         # One currency is the norm; several are reported per currency rather than added up.
         by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
                         "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
+        found = {f: n for f, n in con.execute("select finding, rows from findings where file_id = ?", [file_id]).fetchall()}
         if len(by_cur) == 1:
             (cur, t), = by_cur.items()
-            return {**t, "currency": cur}
-        return {"currency": "mixed", "by_currency": by_cur}
+            return {**t, "currency": cur, "findings": found}
+        return {"currency": "mixed", "by_currency": by_cur, "findings": found}
 
 
 def resolve_gpus(con: duckdb.DuckDBPyConnection) -> None:

@@ -77,8 +77,8 @@ def test_measured_energy_matches_synthetic_counter(demo_report):
     (truth,) = duckdb.sql(f"""
         with s as (
             select regexp_extract(line, 'UUID="([^"]+)"', 1) as gpu,
-                   regexp_extract(line, '\}} (\S+) (\S+)$', 2)::bigint as ts,
-                   regexp_extract(line, '\}} (\S+) (\S+)$', 1)::double as mj
+                   regexp_extract(line, '\\}} (\\S+) (\\S+)$', 2)::bigint as ts,
+                   regexp_extract(line, '\\}} (\\S+) (\\S+)$', 1)::double as mj
             from read_csv({files}, columns = {{'line': 'VARCHAR'}}, header = false, delim = '\\x01', quote = '', escape = '')
             where line like 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{%'),
         d as (select mj - lag(mj) over (partition by gpu order by ts) as step, mj from s)

@@ -31,6 +31,7 @@ create table if not exists rejects (
 create table if not exists charges (
     file_id                   integer not null,
     row_number                bigint not null,
+    charge_line               integer not null default 0,   -- 0 the line itself; 1.. credits split out of it (GCP)
     provider                  varchar,
     billing_account_id        varchar,
     sub_account_id            varchar,
@@ -101,4 +102,15 @@ create table if not exists gpu_pod_parts (
     pod         varchar,
     container   varchar,
     n_scrapes   bigint not null
+);
+
+-- What a file's rows say that is worth a look but is not an error: loaded as-is, counted here
+-- (e.g. the official FOCUS sample's BilledCost <> 0 with EffectiveCost = 0).
+create table if not exists findings (
+    file_id      integer not null,
+    finding      varchar not null,
+    rows         bigint not null,
+    first_row    bigint,
+    example      varchar,
+    message      varchar not null
 );

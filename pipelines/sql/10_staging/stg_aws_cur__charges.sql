@@ -1,4 +1,4 @@
--- AWS Cost and Usage Report, legacy (lineItem/... or Athena snake_case) -> charges.
+-- AWS Cost and Usage Report, legacy (lineItem/... or Athena snake_case) and CUR 2.0 -> charges.
 -- Input: temp table raw_cur with canonical names and row_number; {{ tags }} is the map built
 -- by the reader from the file's resourceTags/user:* columns. Grain: one row per line item.
 with source as (
@@ -28,8 +28,10 @@ typed as (
         product_family as service_category,
         sku as sku_id,
         resource_id,
-        lower(coalesce(nullif(trim(instance_type), ''), instance_type_in(usage_type))) as instance_type,
-        coalesce(region_code, nullif(regexp_replace(availability_zone, '[a-z]$', ''), '')) as region,
+        lower(coalesce(nullif(trim(instance_type), ''), try(json_extract_string(product_json, '$.instance_type')),
+                       instance_type_in(usage_type))) as instance_type,
+        coalesce(region_code, try(json_extract_string(product_json, '$.region_code')),
+                 nullif(regexp_replace(availability_zone, '[a-z]$', ''), '')) as region,
         case
             when line_item_type in ('DiscountedUsage', 'SavingsPlanCoveredUsage') then 'Committed'
             when usage_type like '%SpotUsage%' then 'Dynamic'

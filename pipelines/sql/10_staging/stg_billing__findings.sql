@@ -1,0 +1,30 @@
+-- Row patterns in staged charges that are legal but suspicious. One row per finding with the
+-- count, the first row number and an example value. Input: _staged (charges shape), _rejects.
+with lines as (
+    select s.* from _staged s anti join (select distinct row_number from _rejects) r using (row_number)
+),
+
+flagged as (
+    select row_number, 'billed_without_effective' as finding, billed_cost::varchar as example,
+           'Usage with BilledCost <> 0 but EffectiveCost = 0: amortized cost missing or the export is inconsistent' as message
+    from lines where charge_category = 'Usage' and billed_cost <> 0 and effective_cost = 0
+        and coalesce(line_item_type, '') not in ('SavingsPlanNegation')
+    union all
+    select row_number, 'negative_usage', coalesce(consumed_quantity::varchar, billed_cost::varchar),
+           'Usage line with negative quantity or cost, not marked as a credit or correction'
+    from lines where charge_category = 'Usage' and charge_class is null and (consumed_quantity < 0 or billed_cost < 0)
+        and coalesce(line_item_type, '') not in ('SavingsPlanNegation')
+    union all
+    select row_number, 'credit_effective_differs', billed_cost::varchar || ' vs ' || effective_cost::varchar,
+           'Credit whose EffectiveCost differs from BilledCost (FOCUS says they must match)'
+    from lines where charge_category = 'Credit' and effective_cost <> billed_cost
+    union all
+    select row_number, 'unknown_gpu_instance_type', instance_type,
+           'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'
+    from lines where gpu_model is null and regexp_matches(instance_type,
+        '^(ml\.)?(p[0-9]+[a-z-]*|g[0-9]+[a-z]*|gr[0-9]+)\.|^standard_n[cdv]|^(a2|a3|a4|g2)-|^gpu:')
+)
+
+select finding, count(*) as rows, min(row_number) as first_row, any_value(example) as example, any_value(message) as message
+from flagged
+group by finding

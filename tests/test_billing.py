@@ -1,0 +1,154 @@
+"""Cloud billing exports into one charges table, to the cent (issue 3)."""
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import DATA, ingest_json, run_cli
+
+# The file's own billed column, summed without meterbook's readers.
+RAW_BILLED = {
+    "focus-1.0__focus-sample-data__focus_sample.csv": "try_cast(nullif(BilledCost, 'NULL') as decimal(38, 12))",
+    "focus-0.5__focus_validator__all_pass_0.5.csv": "try_cast(BilledCost as decimal(38, 12))",
+    "aws-cur-legacy__focus-converters__sample-anonymous-aws-export-dataset.csv": "try_cast(\"lineItem/UnblendedCost\" as decimal(38, 12))",
+    "azure-ea-actual__finops-toolkit__EA_ActualCost_Small.csv": "try_cast(Cost as decimal(38, 12))",
+    "azure-ea-amortized__finops-toolkit__EA_AmortizedCost_Small.csv": "try_cast(Cost as decimal(38, 12))",
+    "azure-ea__focus-converters__sample-anonymous-ea-export-dataset.csv": "try_cast(CostInBillingCurrency as decimal(38, 12))",
+    "oci__focus-converters__reports_cost-csv_0000000030000269.csv": "try_cast(\"cost/myCost\" as decimal(38, 12))",
+}
+
+
+def raw_sum(path: Path, expr: str) -> float:
+    return float(duckdb.sql(f"select sum({expr}) from read_csv(?, all_varchar = true)", params=[str(path)]).fetchall()[0][0])
+
+
+def test_every_billing_sample_is_covered(samples):
+    names = {p.name for p in (samples / "billing").iterdir() if p.is_file()}
+    assert names - set(RAW_BILLED) == {"focus__focus_validator__sample.parquet"}
+
+
+@pytest.mark.parametrize("name", sorted(RAW_BILLED))
+def test_billing_sample_total_equals_its_billed_column(samples, warehouse, name):
+    path = samples / "billing" / name
+    (f,) = ingest_json(warehouse, path)["files"]
+    assert f["rows_read"] == f["rows_loaded"] + f["rows_rejected"]
+    assert f["rows_rejected"] == 0
+    assert round(f["totals"]["billed_cost"], 2) == round(raw_sum(path, RAW_BILLED[name]), 2)
+
+
+def test_focus_sample_anomalies_are_findings(samples, warehouse):
+    (f,) = ingest_json(warehouse, samples / "billing" / "focus-1.0__focus-sample-data__focus_sample.csv")["files"]
+    found = f["totals"]["findings"]
+    assert found["billed_without_effective"] >= 600    # 604 AWS rows per input-formats.md
+    assert found["negative_usage"] > 0
+    assert found["credit_effective_differs"] == 1
+
+
+def test_parquet_sample_without_cost_columns_is_a_clear_error(samples, warehouse):
+    """The validator's Parquet smoke file has no cost or period columns: it is read, then refused."""
+    code, _, err = run_cli("ingest", str(samples / "billing" / "focus__focus_validator__sample.parquet"),
+                           "--kind", "focus", "--warehouse", str(warehouse))
+    assert code == 1 and "Traceback" not in err
+    assert "missing required columns BilledCost, BillingCurrency, ChargePeriodStart" in err
+
+
+def test_legacy_cur_gzip_and_parquet_equal_csv(samples, warehouse, tmp_path):
+    src = samples / "billing" / "aws-cur-legacy__focus-converters__sample-anonymous-aws-export-dataset.csv"
+    gz = tmp_path / "cur-00001.csv.gz"
+    with open(src, "rb") as fin, gzip.open(gz, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
+    pq = tmp_path / "cur-athena.parquet"
+    # Athena/Parquet deliveries spell lineItem/UsageAmount as line_item_usage_amount
+    cols = duckdb.sql("select * from read_csv(?, all_varchar = true) limit 0", params=[str(src)]).columns
+    import re
+    snake = {c: re.sub(r"(?<!^)(?=[A-Z])", "_", c.replace("/", "_")).lower().replace("__", "_") for c in cols}
+    select = ", ".join(f'"{c}" as "{s}"' for c, s in snake.items())
+    duckdb.sql(f"copy (select {select} from read_csv('{src}', all_varchar = true)) to '{pq}' (format parquet)")
+    expected = raw_sum(src, RAW_BILLED[src.name])
+    for path in (gz, pq):
+        (f,) = ingest_json(tmp_path / f"{path.stem}.duckdb", path)["files"]
+        assert f["kind"] == "aws-cur" and f["rows_rejected"] == 0
+        assert round(f["totals"]["billed_cost"], 2) == round(expected, 2)
+
+
+def test_cur2_map_columns_gpu_hours_and_effective_cost(warehouse, tmp_path):
+    csv = DATA / "aws_cur2" / "cur2_gpu_instances_map_columns.csv"
+    (f,) = ingest_json(warehouse, csv)["files"]
+    assert f["kind"] == "aws-cur2"
+    # p5.48xlarge 1 h x 8 + ml.p4d.24xlarge 2 h x 8 + g6e.12xlarge (SP-covered) 1 h x 4; negation not counted
+    assert f["totals"]["gpu_hours"] == pytest.approx(28.0)
+    # 98.32 + 75.46 + 6.30 (SP rate) + 0 (negation) + 1.14 (unused commitment) - 25 (credit)
+    assert f["totals"]["effective_cost"] == pytest.approx(156.22)
+    con = duckdb.connect(str(warehouse), read_only=True)
+    tags = dict(con.execute("select resource_id, tags['team'] from charges where resource_id is not null").fetchall())
+    assert tags["i-0p5aaaa"] == "research"
+    con.close()
+    # The same data as Parquet with real MAP columns
+    pq = tmp_path / "cur2.parquet"
+    duckdb.sql(f"""copy (select * replace (cast(json(product) as map(varchar, varchar)) as product,
+                                         cast(json(resource_tags) as map(varchar, varchar)) as resource_tags)
+                   from read_csv('{csv}', all_varchar = true)) to '{pq}' (format parquet)""")
+    (g,) = ingest_json(tmp_path / "pq.duckdb", pq)["files"]
+    assert g["kind"] == "aws-cur2"
+    assert g["totals"]["gpu_hours"] == pytest.approx(28.0)
+    assert g["totals"]["effective_cost"] == pytest.approx(156.22)
+
+
+def test_gcp_detailed_export_credits_are_their_own_lines(warehouse):
+    (f,) = ingest_json(warehouse, DATA / "gcp" / "gcp_detailed_export_with_credits.jsonl")["files"]
+    assert f["kind"] == "gcp-billing" and f["format_version"] == "detailed"
+    assert (f["rows_read"], f["rows_loaded"]) == (4, 4)
+    assert f["totals"]["gpu_hours"] == pytest.approx(9.0)     # A100 GPU SKU 8 h + L4 1 h
+    assert f["totals"]["billed_cost"] == pytest.approx(19.02)  # cost 29.34 and credits -10.32, not clamped
+    con = duckdb.connect(str(warehouse), read_only=True)
+    cats = dict(con.execute("select charge_category, count(*) from charges group by all").fetchall())
+    assert cats == {"Usage": 3, "Tax": 1, "Credit": 3}
+    lineage = con.execute("select distinct row_number from charges where charge_category = 'Credit' order by 1").fetchall()
+    assert lineage == [(1,), (3,)]
+    assert con.execute("select billing_period_start from charges where row_number = 3").fetchall()[0][0].month == 10
+
+
+def test_gcp_standard_csv_export(warehouse):
+    (f,) = ingest_json(warehouse, DATA / "gcp" / "gcp_standard_export_dotted_columns.csv")["files"]
+    assert f["format_version"] == "standard"
+    assert f["totals"]["gpu_hours"] == pytest.approx(4.0)
+    assert f["totals"]["billed_cost"] == pytest.approx(7.97)
+
+
+def test_azure_amortized_reservation(warehouse):
+    (f,) = ingest_json(warehouse, DATA / "azure" / "azure_ea_amortized_reservation_gpu.csv")["files"]
+    assert f["kind"] == "azure-cost" and f["rows_rejected"] == 0
+    # ND96amsr A100 v4: 2.4 x "10 Hours" = 24 h x 8 GPUs; NC24ads A100 v4: 10 h x 1; unused reservation is not GPU time
+    assert f["totals"]["gpu_hours"] == pytest.approx(202.0)
+    assert f["totals"]["effective_cost"] == pytest.approx(661.85)
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("select tags['team'] from charges where row_number = 1").fetchall()[0][0] == "research"
+
+
+def test_restated_month_replaces_the_earlier_delivery(warehouse, tmp_path):
+    first = DATA / "focus" / "focus_1.2_minimal.csv"
+    second = tmp_path / "focus_1.2_restated.csv"
+    second.write_text(first.read_text().replace("98.32,111122223333", "90.00,111122223333", 1))
+    ingest_json(warehouse, first)
+    (f,) = ingest_json(warehouse, second)["files"]
+    assert any("restated delivery" in n for n in f["notes"])
+    alone = ingest_json(tmp_path / "alone.duckdb", second)["files"][0]["totals"]["billed_cost"]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert float(con.execute("select sum(billed_cost) from charges").fetchone()[0]) == pytest.approx(alone)
+    assert con.execute("select status from source_files order by file_id").fetchall() == [("replaced",), ("loaded",)]
+
+
+def test_parts_of_one_delivery_in_one_run_do_not_replace_each_other(warehouse, tmp_path):
+    src = (DATA / "focus" / "focus_1.2_minimal.csv").read_text().splitlines()
+    folder = tmp_path / "delivery"
+    folder.mkdir()
+    (folder / "part-1.csv").write_text("\n".join(src[:2]) + "\n")
+    (folder / "part-2.csv").write_text("\n".join([src[0]] + src[2:]) + "\n")
+    files = ingest_json(warehouse, folder)["files"]
+    assert [f["status"] for f in files] == ["loaded", "loaded"]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("select count(*) from charges").fetchone()[0] == 3
