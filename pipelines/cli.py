@@ -140,5 +140,28 @@ def report_chargeback(month: str, out: Path | None, warehouse: Path, config_path
         click.echo(f"wrote {p}")
 
 
+@main.group()
+def export() -> None:
+    """Export warehouse data in open formats."""
+
+
+@export.command("focus")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output path without suffix (default build/exports/focus-<month>); .parquet and .csv are written.")
+@warehouse_option
+@config_option
+@user_errors
+def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
+    """FOCUS 1.2 export of a month's charges, with GPU, energy and CO2e as x_ columns.
+
+    Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
+    """
+    from pipelines.export import export_focus
+    from pipelines.warehouse import connect
+    for p in export_focus(connect(warehouse), _config(config_path), month, out or Path(f"build/exports/focus-{month}")):
+        click.echo(f"wrote {p}")
+
+
 if __name__ == "__main__":
     main()

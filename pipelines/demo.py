@@ -36,7 +36,7 @@ CUR_COLUMNS = [
     "lineItem/LineItemType", "lineItem/UsageStartDate", "lineItem/UsageEndDate", "lineItem/ProductCode",
     "lineItem/UsageType", "lineItem/Operation", "lineItem/AvailabilityZone", "lineItem/ResourceId",
     "lineItem/UsageAmount", "lineItem/CurrencyCode", "lineItem/UnblendedRate", "lineItem/UnblendedCost",
-    "lineItem/LineItemDescription", "product/ProductName", "product/instanceType", "product/productFamily",
+    "lineItem/LineItemDescription", "product/ProductName", "product/sku", "product/instanceType", "product/productFamily",
     "product/regionCode", "pricing/publicOnDemandCost", "pricing/publicOnDemandRate", "pricing/term", "pricing/unit",
     "savingsPlan/SavingsPlanARN", "savingsPlan/SavingsPlanRate", "savingsPlan/SavingsPlanEffectiveCost",
     "savingsPlan/TotalCommitmentToDate", "savingsPlan/UsedCommitment", "resourceTags/user:team",
@@ -123,6 +123,7 @@ def focus_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, 
                          "ConsumedUnit": o["unit"], "PricingUnit": o["unit"], "BilledCost": money(cost),
                          "EffectiveCost": money(cost), "ListCost": money(cost), "ContractedCost": money(cost),
                          "PricingCategory": "Standard" if o["category"] == "Usage" else "",
+                         "SkuId": "" if o["category"] == "Tax" else "SKU-" + "".join(w[0] for w in o["service"].split()).upper(),
                          "Tags": _json({"team": o["team"]} if o["team"] else {})})
     return rows
 
@@ -157,6 +158,7 @@ def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, st
                   "lineItem/Operation": "RunInstances", "lineItem/AvailabilityZone": REGION + "b",
                   "lineItem/ResourceId": inst["id"], "lineItem/UsageAmount": "1.0", "pricing/unit": "Hrs",
                   "product/ProductName": "Amazon Elastic Compute Cloud", "product/instanceType": inst["type"],
+                  "product/sku": f"SKU-{inst['type']}",
                   "product/productFamily": "Compute Instance", "pricing/publicOnDemandCost": money(rate),
                   "pricing/publicOnDemandRate": str(rate), **tags}
         for h in instance_hours(inst, m0, m1):
@@ -185,7 +187,8 @@ def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, st
            "lineItem/UsageType": "ComputeSP:1yrNoUpfront", "lineItem/UsageAmount": str(hours), "pricing/unit": "Hrs",
            "lineItem/UnblendedCost": money(commitment), "lineItem/LineItemDescription": "1 year No Upfront Compute Savings Plan",
            "savingsPlan/SavingsPlanARN": sp["arn"], "savingsPlan/TotalCommitmentToDate": money(commitment),
-           "savingsPlan/UsedCommitment": money(used), "product/ProductName": "Savings Plans for AWS Compute usage"})
+           "savingsPlan/UsedCommitment": money(used), "product/ProductName": "Savings Plans for AWS Compute usage",
+           "product/sku": "SKU-COMPUTESP-1YR"})
     cr = f["credit"]
     add(**{"lineItem/LineItemType": "Credit", "identity/TimeInterval": f"{iso(m0)}/{iso(m1)}",
            "lineItem/UsageStartDate": iso(m0), "lineItem/UsageEndDate": iso(m1), "lineItem/ProductCode": "AmazonEC2",

@@ -20,9 +20,10 @@ STAGES: list[tuple[str, str]] = [
     ("20_intermediate", "int_gpu_workloads"),
     ("20_intermediate", "int_charges_teams"),
     ("20_intermediate", "int_zone_factors"),
-    ("20_intermediate", "int_energy_teams"),
+    ("20_intermediate", "int_energy_lines"),
     ("30_marts", "team_month"),
     ("30_marts", "reconciliation"),
+    ("30_marts", "focus_export"),
 ]
 
 

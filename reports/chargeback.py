@@ -45,7 +45,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         select 'measured' as basis, energy_tier as tier, sum(energy_kwh) as it_energy_kwh from gpu_hours
         where strftime(hour_start, '%Y-%m') = ? group by all
         union all
-        select 'estimated', 'tdp_model', sum(it_energy_kwh) from int_energy_teams where basis = 'estimated' and month = ?
+        select 'estimated', 'tdp_model', sum(it_energy_kwh) from int_energy_lines where basis = 'estimated' and month = ?
         order by it_energy_kwh desc""", [month, month])
     return {
         "month": month,

@@ -25,7 +25,7 @@ energy as (
         sum(co2e_kg_low) as co2e_kg_low,
         sum(co2e_kg_high) as co2e_kg_high,
         list_sort(list_distinct(flatten(list(all_assumption_ids)))) as assumption_ids
-    from int_energy_teams
+    from int_energy_lines
     group by all
 )
 

@@ -1,4 +1,5 @@
--- Energy and CO2e per team, month and source. Measured: each GPU-hour's workload share goes
+-- Energy and CO2e per month, team, billed resource and source (grain: month x team x resource
+-- x zone x basis x idle); marts roll it up by team (chargeback) or by resource (FOCUS export). Measured: each GPU-hour's workload share goes
 -- to its namespace's team; idle time goes to the team that is billed for the host (is_idle).
 -- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction.
 -- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
@@ -57,13 +58,13 @@ estimated as (
 ),
 
 unioned as (
-    select month, team, is_idle, zone, 'measured' as basis,
+    select month, team, is_idle, zone, resource_id, 'measured' as basis,
         sum(energy_kwh) as it_energy_kwh, sum(energy_kwh) as it_energy_kwh_low, sum(energy_kwh) as it_energy_kwh_high,
         sum(gpu_hours_observed) as gpu_hours, sum(util_weighted) as util_weighted,
         list_distinct(list(energy_tier)) as tiers, []::varchar[] as assumption_ids
-    from measured group by month, team, is_idle, zone
+    from measured group by month, team, is_idle, zone, resource_id
     union all
-    select e.month, e.team, e.is_idle, e.zone, 'estimated',
+    select e.month, e.team, e.is_idle, e.zone, e.resource_id, 'estimated',
         sum(e.gpu_hours_estimated * e.tdp_w * f.value) / getvariable('w_per_kw'),
         sum(e.gpu_hours_estimated * e.tdp_w_low * f.low) / getvariable('w_per_kw'),
         sum(e.gpu_hours_estimated * e.tdp_w_high * f.high) / getvariable('w_per_kw'),
@@ -71,7 +72,7 @@ unioned as (
         ['tdp_model'], list_distinct(flatten(list([e.tdp_id, f.coefficient_id])))
     from estimated e cross join fraction f
     where e.gpu_hours_estimated > 0
-    group by e.month, e.team, e.is_idle, e.zone
+    group by e.month, e.team, e.is_idle, e.zone, e.resource_id
 )
 
 select
