@@ -86,6 +86,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     reader, version = detect(head, kind)
     con.execute("begin transaction")
     try:
+        clear_scratch(con)
         con.execute("create or replace temp table _rejects (row_number bigint, column_name varchar, "
                     "check_name varchar, value varchar, message varchar)")
         staged = reader.stage(con, head, options)
@@ -112,6 +113,18 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
+
+
+def clear_scratch(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the previous file's staging objects: readers differ in which are views and which tables."""
+    for name, kind in con.execute("""
+            select view_name, 'view' from duckdb_views()
+            where temporary and (starts_with(view_name, '_') or starts_with(view_name, 'raw_'))
+            union all
+            select table_name, 'table' from duckdb_tables()
+            where temporary and (starts_with(table_name, '_') or starts_with(table_name, 'raw_'))
+            order by 2 desc""").fetchall():
+        con.execute(f'drop {kind} if exists "{name}"')
 
 
 def superseded(con: duckdb.DuckDBPyConnection, path: str, kind: str, delivery_key: str | None,

@@ -1,6 +1,8 @@
 """Opening the warehouse: one DuckDB file, schema created on first use."""
 from __future__ import annotations
 
+import os
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -40,6 +42,12 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> du
                              "Wait for the other run to finish, then run this command again") from None
         raise InputError(p, "cannot open the warehouse", str(exc).splitlines()[0], "Check the path and its permissions") from None
     con.execute("set TimeZone = 'UTC'")
+    # Bounded memory whatever the input size: DuckDB spills to disk past this (MB_MEMORY_LIMIT).
+    limit = os.environ.get("MB_MEMORY_LIMIT", "2GB")
+    if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
+        raise InputError("MB_MEMORY_LIMIT", f"not a memory size: {limit!r}", "environment", "Use e.g. 2GB or 512MiB")
+    con.execute(f"set memory_limit = '{limit}'")
+    con.execute("set enable_progress_bar = false")
     if not read_only:
         # Every table file of 00_warehouse (one per input family), in name order.
         for name in sql_files("00_warehouse"):

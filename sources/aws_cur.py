@@ -103,10 +103,9 @@ class AwsCurReader(BillingReader):
         return None
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES)
+        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES, numbered=False)
         tags = tags_map_sql(tag_cols, tag_key)
-        rows_read = con.execute("select count(*) from raw_cur").fetchone()[0]
-        stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": tags})
+        rows_read = stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": tags}, rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "legacy-csv")
 
 
@@ -122,7 +121,6 @@ class AwsCur2Reader(AwsCurReader):
         return None
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur")
-        rows_read = con.execute("select count(*) from raw_cur").fetchone()[0]
-        stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS})
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", numbered=False)
+        rows_read = stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS}, rowid_numbers=True)
         return self.finish(con, rows_read, "2.0")

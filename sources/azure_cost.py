@@ -55,7 +55,6 @@ class AzureCostReader(BillingReader):
         return None
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_azure")
-        rows_read = con.execute("select count(*) from raw_azure").fetchone()[0]
-        stage_sql(con, head.path, "stg_azure_cost__charges.sql")
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_azure", numbered=False)
+        rows_read = stage_sql(con, head.path, "stg_azure_cost__charges.sql", rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "cost-details")

@@ -48,6 +48,7 @@ class Staged:
 class Reader:
     kind: str = ""
     table: str = ""            # the fact table rows land in
+    staged: str = "_staged"    # the relation load() reads: staged rows, possibly joined to references
     description: str = ""
 
     def sniff(self, head: Head) -> str | None:   # pragma: no cover - interface
@@ -63,14 +64,14 @@ class Reader:
         Only the columns the staging model produced are inserted (the rest take their defaults).
         A source row may become several lines (a GCP row and its credits): they share row_number.
         """
-        staged = {r[0] for r in con.execute("describe _staged").fetchall()}
+        staged = {r[0] for r in con.execute(f"describe {self.staged}").fetchall()}
         cols = [r[0] for r in con.execute(
             "select column_name from information_schema.columns where table_name = ? and column_name <> 'file_id' "
             "order by ordinal_position", [self.table]).fetchall() if r[0] in staged]
         col_sql = ", ".join(f's."{c}"' for c in cols)
         con.execute(
             f'insert into {self.table} (file_id, {", ".join(cols)}) '
-            f"select ?, {col_sql} from _staged s anti join (select distinct row_number from _rejects) r using (row_number)",
+            f"select ?, {col_sql} from {self.staged} s anti join (select distinct row_number from _rejects) r using (row_number)",
             [file_id])
         return con.execute(f"select count(distinct row_number) from {self.table} where file_id = ?", [file_id]).fetchone()[0]
 

@@ -20,16 +20,17 @@ NOT_CAPACITY = ("SavingsPlanNegation", "UnusedReservation", "UnusedSavingsPlan")
 
 class BillingReader(Reader):
     table = "charges"
+    staged = "_lines"    # _staged joined to the instance catalog (a view: no second copy of the rows)
 
     def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str) -> Staged:
         resolve_gpus(con)
-        cols = {r[0] for r in con.execute("describe _staged").fetchall()}
-        sql = reject_sql(Charges, cols)
+        cols = {r[0] for r in con.execute("describe _lines").fetchall()}
+        sql = reject_sql(Charges, cols, "_lines")
         if sql:
             con.execute(sql)
         keys = con.execute("""
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
-            from _staged""").fetchone()[0]
+            from _lines""").fetchone()[0]
         con.execute("create or replace temp table _findings as " + read_sql("10_staging", "stg_billing__findings.sql"))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
@@ -59,9 +60,9 @@ class BillingReader(Reader):
 
 
 def resolve_gpus(con: duckdb.DuckDBPyConnection) -> None:
-    """Attach gpu_model, gpu_count and gpu_hours from the instance catalog to the staged rows."""
+    """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance catalog."""
     con.execute(f"""
-        create or replace temp table _staged as
+        create or replace temp view _lines as
         select s.*,
             it.gpu_model,
             it.gpu_count,

@@ -65,7 +65,6 @@ class FocusReader(BillingReader):
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         # FOCUS exports write missing values as empty cells and, in the official sample, as the
         # literal NULL; both are nulls here (and only here: other formats may mean "NULL").
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"))
-        rows_read = con.execute("select count(*) from raw_focus").fetchone()[0]
-        stage_sql(con, head.path, "stg_focus__charges.sql")
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False)
+        rows_read = stage_sql(con, head.path, "stg_focus__charges.sql", rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "1.0")

@@ -49,6 +49,5 @@ class GcpBillingReader(BillingReader):
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         canonical_view(con, head, ALIASES, REQUIRED, "raw_gcp")
-        rows_read = con.execute("select count(*) from raw_gcp").fetchone()[0]
-        stage_sql(con, head.path, "stg_gcp_billing__charges.sql")
+        rows_read = stage_sql(con, head.path, "stg_gcp_billing__charges.sql")
         return self.finish(con, rows_read, self.sniff(head) or "standard")

@@ -9,41 +9,49 @@ import duckdb
 
 from pipelines.errors import InputError
 from pipelines.warehouse import read_sql
-from sources.base import Head, duck_error, gzip_ok
+from sources.base import Head, duck_error
 
 
 def is_json_lines(head: Head) -> bool:
     return head.text.lstrip().startswith("{") and not head.parquet
 
 
-def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",)) -> tuple[str, list]:
+def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: bool = True) -> tuple[str, list]:
     """SQL (and its parameters) reading every column as text, in file order, with row numbers.
 
     Everything is read as VARCHAR so that a value that does not parse becomes a located
     reject instead of a failed or silently-null cast inside DuckDB's sniffer.
     """
+    # The path is inlined (escaped) rather than bound: the result becomes a view, and views take
+    # no parameters. A truncated gzip fails inside DuckDB's read, before anything is written.
+    path = sql_str(str(head.path))
+    # A window row number serialises the scan; readers with one line per row leave it out and
+    # number rows by their insertion order instead (stage_sql(..., rowid_numbers=True)).
+    rn = "row_number() over ()" if numbered else "null::bigint"
     if head.parquet:
-        return "select row_number() over () as row_number, * from read_parquet(?)", [str(head.path)]
+        return f"select {rn} as row_number, * from read_parquet({path})", []
     if is_json_lines(head):
-        return ("select row_number() over () as row_number, * from read_json(?, format = 'newline_delimited', "
-                "sample_size = -1)", [str(head.path)])
-    if head.gzip:
-        gzip_ok(head.path)
-    nulls = ", ".join("'" + n.replace("'", "''") + "'" for n in nullstr)
+        return (f"select {rn} as row_number, * from read_json({path}, format = 'newline_delimited', "
+                "sample_size = -1)", [])
+    nulls = ", ".join(sql_str(n) for n in nullstr)
     return (
-        "select row_number() over () as row_number, * from read_csv(?, all_varchar = true, header = true, "
+        f"select {rn} as row_number, * from read_csv({path}, all_varchar = true, header = true, "
         f"nullstr = [{nulls}], strict_mode = true, null_padding = false)",
-        [str(head.path)],
+        [],
     )
+
+
+def sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
 
 
 def source_types(con: duckdb.DuckDBPyConnection, head: Head) -> dict[str, str]:
     """Column -> DuckDB type for typed sources (Parquet, JSON); text files are all VARCHAR."""
     if not head.parquet and not is_json_lines(head):
         return {}
-    raw_sql, params = raw_relation_sql(head)
+    raw_sql, _ = raw_relation_sql(head)
     try:
-        return {r[0]: r[1] for r in con.execute(f"describe {raw_sql}", params).fetchall()}
+        return {r[0]: r[1] for r in con.execute(f"describe {raw_sql}").fetchall()}
     except duckdb.Error as exc:
         raise duck_error(head.path, exc) from None
 
@@ -65,7 +73,7 @@ def quote_ident(name: str) -> str:
 
 def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
-                   extra_prefixes: tuple[str, ...] = ()) -> list[str]:
+                   extra_prefixes: tuple[str, ...] = (), numbered: bool = True) -> list[str]:
     """Create temp table `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -86,12 +94,9 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
     for c in extras:
         select.append(f"{as_text(quote_ident(c), types.get(c))} as {quote_ident(c)}")
-    raw_sql, params = raw_relation_sql(head, nullstr)
-    rel_sql = f"select {', '.join(select)} from ({raw_sql})"
-    try:
-        con.execute(f"create or replace temp table {view} as {rel_sql}", params)
-    except duckdb.Error as exc:
-        raise duck_error(head.path, exc) from None
+    raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
+    # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
+    con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
     return extras
 
 
@@ -108,17 +113,32 @@ def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str,
     return "null::varchar"
 
 
-def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replacements: dict[str, str] | None = None) -> None:
-    """Run a staging model into temp table _staged and move its cast errors into _rejects."""
+def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replacements: dict[str, str] | None = None,
+              rowid_numbers: bool = False) -> int:
+    """Run a staging model into temp table _staged, move its cast errors into _rejects, and
+    return how many source rows were read (row numbers run 1..N; one row may give several lines).
+
+    rowid_numbers: the model yields one line per source row in file order, without numbers;
+    a table keeps insertion order, so its rowid + 1 is the data row number.
+    """
     sql = read_sql("10_staging", sql_name)
     for key, value in (replacements or {}).items():
         sql = sql.replace("{{ " + key + " }}", value)
     try:
-        con.execute(f"create or replace temp table _staged as {sql}")
+        if rowid_numbers:
+            con.execute(f"create or replace temp table _staged_rows as {sql}")
+            # rowids of rows written inside an open transaction start at a large internal offset,
+            # but they are consecutive in insertion order: number from the first one
+            base = con.execute("select coalesce(min(rowid), 0) from _staged_rows").fetchone()[0]
+            con.execute(f"create or replace temp view _staged as select rowid - {int(base)} + 1 as row_number, "
+                        "* exclude (row_number) from _staged_rows")
+        else:
+            con.execute(f"create or replace temp table _staged as {sql}")
     except duckdb.Error as exc:
         raise duck_error(path, exc) from None
     con.execute("""
         insert into _rejects
         select row_number, e.column_name, e.check_name, e.value, e.message
-        from (select row_number, unnest(_errors) as e from _staged)
+        from (select row_number, unnest(_errors) as e from _staged where len(_errors) > 0)
     """)
+    return con.execute("select coalesce(max(row_number), 0) from _staged").fetchone()[0]

@@ -1,7 +1,7 @@
 -- Row patterns in staged charges that are legal but suspicious. One row per finding with the
--- count, the first row number and an example value. Input: _staged (charges shape), _rejects.
+-- count, the first row number and an example value. Input: _lines (charges shape), _rejects.
 with lines as (
-    select s.* from _staged s anti join (select distinct row_number from _rejects) r using (row_number)
+    select s.* from _lines s anti join (select distinct row_number from _rejects) r using (row_number)
 ),
 
 flagged as (
