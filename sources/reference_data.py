@@ -22,7 +22,7 @@ import duckdb
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 
-COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions")
+COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits")
 CATALOG_FILES = ("gpu_aliases", "instance_types")
 
 # Every coefficient file ends with these columns, after its key columns.
@@ -36,6 +36,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "pue": ("provider", "region", "facility_type"),
     "embodied": ("item", "kind"),
     "assumptions": ("assumption_id",),
+    "check_limits": ("limit_id",),
 }
 
 # Full column lists of the catalog files; numeric columns are DOUBLE (gpu_count can be
