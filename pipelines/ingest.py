@@ -23,7 +23,9 @@ from sources import REGISTRY
 from sources.base import detect, read_head
 from sources.reference_data import load_reference
 
-SKIP_SUFFIXES = {".toml", ".md", ".json.manifest"}
+# In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
+SKIP_NAMES = {"readme.md", "provenance.md", "license", "license.md", "meterbook.toml"}
+SKIP_SUFFIXES = {".toml"}
 
 
 @dataclass
@@ -60,7 +62,7 @@ def expand(paths: Iterable[str | Path]) -> list[Path]:
     for p in map(Path, paths):
         if p.is_dir():
             out.extend(sorted(f for f in p.rglob("*") if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                              and f.suffix not in SKIP_SUFFIXES))
+                              and f.suffix not in SKIP_SUFFIXES and f.name.lower() not in SKIP_NAMES))
         elif p.exists():
             out.append(p)
         else:

@@ -1,0 +1,470 @@
+"""Published model reports -> the disclosure format of design.md (one accounting per record).
+
+Two inputs, one shape:
+* disclosure YAML (one accounting per YAML document, several documents per file), and
+* Hugging Face model cards: `co2_eq_emissions` in the front matter (grams; a dict, a bare number
+  or a string such as "17g") and the body's emissions / energy / hardware lines.
+
+Parsing is pure (text in, `Disclosure` out); the two readers at the end are the only I/O. Every record carries plausibility `findings`: a value
+1000x off its own body text (kg typed into the grams field), an implied grid intensity outside
+the check limits (sources/reference/check_limits.csv), a metadata location that disagrees with
+the body.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import asdict, dataclass, field, fields, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+from pipelines.errors import InputError
+from pipelines.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
+from sources.base import Head, Reader, Staged, register
+from sources.reference_data import read_rows
+
+COUNTRY_FILE = Path(__file__).parent / "country_timezones.csv"
+MISSING = "[More Information Needed]"     # the HF template's placeholder: missing, not a value
+POWER_BASES = ("tdp", "measured", "system")
+ENERGY_SCOPES = ("it", "facility")
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """One accounting, in the units of the disclosure format (design.md)."""
+
+    model: str | None = None
+    source: str | None = None
+    params: float | None = None
+    active_params: float | None = None
+    tokens: float | None = None
+    accelerator: str | None = None
+    accelerator_count: float | None = None
+    accelerator_hours: float | None = None
+    training_days: float | None = None
+    power_w: float | None = None                 # per accelerator
+    power_basis: str | None = None               # tdp | measured | system
+    pue: float | None = None
+    energy_scope: str | None = None              # it | facility: whether energy_mwh includes PUE
+    location: str | None = None                  # ISO country, US state (US-CA) or cloud region (aws:us-east-1)
+    grid_gco2e_per_kwh: float | None = None
+    energy_mwh: float | None = None
+    co2e_location_t: float | None = None
+    co2e_market_t: float | None = None
+    cost_usd: float | None = None
+    price_usd_per_accelerator_hour: float | None = None
+    # Extensions read by the reconstruct engine (pipelines/reconstruct.py) and used by the
+    # published-footprint YAMLs; not yet in design.md's list.
+    facility_type: str | None = None             # a pue.csv facility_type: hyperscale, colocation, ...
+    precision: str | None = None                 # training precision: a gpu_specs peak_flops_<precision>
+    market_gco2e_per_kwh: float | None = None    # contractual (market-based) factor, g/kWh
+    row_number: int = 1
+    findings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+FIELDS = tuple(f.name for f in fields(Disclosure) if f.name not in ("row_number", "findings"))
+EXTENSION_FIELDS = ("facility_type", "precision", "market_gco2e_per_kwh")
+DESIGN_FIELDS = tuple(f for f in FIELDS if f not in EXTENSION_FIELDS)
+TEXT_FIELDS = ("model", "source", "accelerator", "power_basis", "energy_scope", "location", "facility_type", "precision")
+LOWERCASE_FIELDS = ("power_basis", "energy_scope", "facility_type", "precision")
+NUMERIC_FIELDS = tuple(f for f in FIELDS if f not in TEXT_FIELDS)
+REQUIRED = ("model", "source")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why one YAML document cannot load; becomes a located row reject."""
+
+    column: str | None
+    check: str
+    value: str | None
+    message: str
+
+
+# ---------------------------------------------------------------- disclosure YAML
+
+def yaml_documents(text: str) -> list[tuple[int, Any]]:
+    """(row_number, document) for every non-empty YAML document; yaml.YAMLError on bad syntax."""
+    return [(i, doc) for i, doc in enumerate(yaml.safe_load_all(text), 1) if doc is not None]
+
+
+def document_problems(doc: Any) -> list[Problem]:
+    """Everything wrong with one document: unknown keys, missing model/source, bad values."""
+    if not isinstance(doc, dict):
+        return [Problem(None, "is_mapping", str(doc)[:200], "a disclosure document must be a mapping of field: value")]
+    out = [Problem(str(k), "known_key", str(doc[k])[:200],
+                   f"unknown key {k!r}; the disclosure format has: {', '.join(FIELDS)}")
+           for k in doc if k not in FIELDS]
+    for k in REQUIRED:
+        if doc.get(k) in (None, ""):
+            out.append(Problem(k, "not_nullable", None, f"{k} is required"))
+    for k in NUMERIC_FIELDS:
+        if doc.get(k) is not None and number(doc[k]) is None:
+            out.append(Problem(k, "parses_as_number", str(doc[k])[:200], f"{k} is not a number"))
+    for k, allowed in (("power_basis", POWER_BASES), ("energy_scope", ENERGY_SCOPES),
+                       ("facility_type", facility_types()), ("precision", precisions())):
+        if doc.get(k) is not None and str(doc[k]).strip().lower() not in allowed:
+            out.append(Problem(k, f"isin({', '.join(allowed)})", str(doc[k]), f"{k} must be one of {', '.join(allowed)}"))
+    return out
+
+
+def to_disclosure(doc: dict, row_number: int = 1) -> Disclosure:
+    """A valid document (see document_problems) as a Disclosure, with its findings."""
+    values: dict[str, Any] = {}
+    for k in FIELDS:
+        v = doc.get(k)
+        if k in NUMERIC_FIELDS:
+            values[k] = number(v)
+        elif v is not None:
+            values[k] = str(v).strip().lower() if k in LOWERCASE_FIELDS else str(v).strip()
+    d = Disclosure(row_number=row_number, **values)
+    return replace(d, findings=intensity_findings(d))
+
+
+def parse_disclosure_yaml(text: str) -> list[Disclosure]:
+    """Every accounting in a disclosure YAML file. Strict: any problem raises ValueError naming the
+    document; the ingest reader turns the same problems into row rejects instead."""
+    out = []
+    for row, doc in yaml_documents(text):
+        problems = document_problems(doc)
+        if problems:
+            raise ValueError(f"document {row}: " + "; ".join(p.message for p in problems))
+        out.append(to_disclosure(doc, row))
+    return out
+
+
+@lru_cache(maxsize=None)
+def facility_types() -> tuple[str, ...]:
+    """The facility types pue.csv has a row for (so the reconstruct engine can resolve them)."""
+    return tuple(sorted({r["facility_type"] for r in read_rows("pue") if r["facility_type"]}))
+
+
+@lru_cache(maxsize=None)
+def precisions() -> tuple[str, ...]:
+    """Precisions gpu_specs.csv has a dense peak for (metric peak_flops_<precision>)."""
+    return tuple(sorted({r["metric"].removeprefix("peak_flops_") for r in read_rows("gpu_specs")
+                         if r["metric"].startswith("peak_flops_")}))
+
+
+def number(v: Any) -> float | None:
+    """A YAML value as a number: ints, floats, and strings such as '1e9' or '3,311,616'."""
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v) if math.isfinite(v) else None
+    s = str(v).strip().replace(",", "").replace("_", "")
+    try:
+        x = float(s)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------- Hugging Face model cards
+
+def split_front_matter(text: str) -> tuple[dict, str]:
+    """(front matter, body); a card without front matter has {}."""
+    text = text.lstrip("\ufeff")
+    m = re.match(r"---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text, re.S)
+    if not m:
+        return {}, text
+    meta = yaml.safe_load(m.group(1)) or {}
+    return (meta if isinstance(meta, dict) else {}), text[m.end():]
+
+
+def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
+    """A Hugging Face model card as one Disclosure (co2e in tonnes, energy in MWh)."""
+    meta, body = split_front_matter(text)
+    co2 = meta.get("co2_eq_emissions")
+    co2 = co2 if isinstance(co2, dict) else {"emissions": co2}
+    meta_g = grams_from_meta(co2.get("emissions"))
+    lines = body_lines(body)
+    body_em = quantity(lines.get("emissions"), EMISSION_UNITS, lines.get("emissions_label", ""))
+    body_kwh = quantity(lines.get("energy"), ENERGY_UNITS)
+    meta_count, meta_hw = hardware(present(co2.get("hardware_used")))
+    body_count, body_hw = hardware(lines.get("hardware"))
+    meta_loc = present(co2.get("geographical_location"))
+    body_loc = parenthesised(lines.get("emissions")) or present(lines.get("region"))
+    grams = meta_g if meta_g is not None else (body_em[0] if body_em else None)
+    model = (present(meta.get("model_name")) or model_index_name(meta) or heading(body) or "unknown model")
+    measured_by = present(co2.get("source"))
+    d = Disclosure(
+        model=model,
+        source=(source or f"Hugging Face model card of {model}")
+               + (f"; co2_eq_emissions source: {measured_by}" if measured_by else ""),
+        accelerator=meta_hw or body_hw,
+        accelerator_count=meta_count if meta_count is not None else body_count,
+        accelerator_hours=number(first_number(lines.get("hours"))),
+        location=country_code(meta_loc or body_loc or "") or meta_loc or body_loc,
+        energy_mwh=body_kwh[0] / KWH_PER_MWH if body_kwh else None,
+        co2e_location_t=grams / G_PER_KG / KG_PER_T if grams is not None else None,
+    )
+    found = unit_findings(meta_g, body_em) + location_findings(meta_loc, body_loc) + intensity_findings(d)
+    return replace(d, findings=found)
+
+
+def present(v: Any) -> str | None:
+    """A card value, or None for blanks and the template's '[More Information Needed]'."""
+    if v is None:
+        return None
+    s = str(v).strip()
+    return None if not s or MISSING.lower() in s.lower() else s
+
+
+def grams_from_meta(v: Any) -> float | None:
+    """co2_eq_emissions.emissions is grams; strings like '17g' keep their first number (as huggingface_hub)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    return number(first_number(present(v)))
+
+
+def first_number(s: str | None) -> str | None:
+    m = re.search(r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?", s or "")
+    return m.group(0) if m else None
+
+
+# Labels of the card body lines we read ("- **Emissions:** 1.46 KgCO2 (Singapore)", the HF
+# template's "- **Carbon Emitted:** ...", AutoTrain's "- CO2 Emissions (in grams): 25.4").
+LINE_LABELS = {
+    "emissions": r"carbon emitted|co2 emissions|co2eq emissions|carbon emissions|emissions",
+    "energy": r"total energy consumption|energy consumption|energy consumed|energy used|energy",
+    "hardware": r"hardware type|hardware used|gpus?|hardware",
+    "hours": r"hours used|hours",
+    "region": r"compute region|geographical location|location",
+}
+EMISSION_UNITS = {"t": G_PER_KG * KG_PER_T, "tonnes": G_PER_KG * KG_PER_T, "tons": G_PER_KG * KG_PER_T,
+                  "tco2": G_PER_KG * KG_PER_T, "kg": G_PER_KG, "kgco2": G_PER_KG, "kilograms": G_PER_KG,
+                  "g": 1.0, "grams": 1.0, "gco2": 1.0}
+ENERGY_UNITS = {"mwh": KWH_PER_MWH, "kwh": 1.0, "wh": 1.0 / WH_PER_KWH}
+
+
+def body_lines(body: str) -> dict[str, str]:
+    """First value of each known label in the body's 'label: value' lines."""
+    out: dict[str, str] = {}
+    for line in body.splitlines():
+        # "- **Label:** value", "- **Label**: value", "Label (in grams): value"
+        m = re.match(r"^\s*(?:[-*+]\s*)?\**\s*([A-Za-z0-9 ]+?)\s*(\([^)]*\))?\s*(?::\s*\**|\**\s*:)\s*(.+?)\s*$", line)
+        if not m:
+            continue
+        label = m.group(1).strip().lower()
+        for key, pattern in LINE_LABELS.items():
+            if key not in out and re.fullmatch(pattern, label) and present(m.group(3)):
+                out[key] = m.group(3)
+                if key == "emissions":
+                    out["emissions_label"] = m.group(2) or ""
+    return out
+
+
+def quantity(value: str | None, units: dict[str, float], label: str = "") -> tuple[float, str, int] | None:
+    """(value in the smallest listed unit (g or kWh), number as written, decimals) from '1.46 KgCO2'."""
+    if not value:
+        return None
+    m = re.search(r"(\d[\d,]*(?:\.\d+)?)\s*([A-Za-z]+[0-9]?(?:e?q)?)?", value)
+    if not m:
+        return None
+    unit = (m.group(2) or "").lower().rstrip("eq")
+    if unit not in units:
+        grams_in_label = "gram" in label.lower() and units is EMISSION_UNITS
+        if not grams_in_label:
+            return None
+        unit = "g"
+    raw = m.group(1).replace(",", "")
+    decimals = len(raw.split(".")[1]) if "." in raw else 0
+    return float(raw) * units[unit], m.group(1), decimals
+
+
+def hardware(s: str | None) -> tuple[float | None, str | None]:
+    """'1 NVIDIA A100-SXM4-40GB' or '8 x V100' -> (count, name); a bare name has no count."""
+    if not s:
+        return None, None
+    m = re.match(r"^\s*(\d+)\s*(?:x\s+|×\s*)?(.+)$", s)
+    if m and not re.match(r"^\d", m.group(2)):
+        return float(m.group(1)), m.group(2).strip()
+    return None, s.strip()
+
+
+def parenthesised(s: str | None) -> str | None:
+    m = re.search(r"\(([^)]+)\)\s*$", s or "")
+    return present(m.group(1)) if m else None
+
+
+def heading(body: str) -> str | None:
+    # The HF template's title is "# Model Card for {{ model_id }}"
+    m = re.search(r"^#\s+(?:Model Card for\s+)?(.+?)\s*$", body, re.M | re.I)
+    return m.group(1) if m else None
+
+
+def model_index_name(meta: dict) -> str | None:
+    idx = meta.get("model-index")
+    if isinstance(idx, list) and idx and isinstance(idx[0], dict):
+        return present(idx[0].get("name"))
+    return None
+
+
+@lru_cache(maxsize=None)
+def _country_index() -> dict[str, str]:
+    """Lower-cased ISO codes and names -> ISO 3166-1 alpha-2 (from sources/country_timezones.csv)."""
+    with open(COUNTRY_FILE, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    index: dict[str, str] = {}
+    for r in rows:
+        names = [r["iso2"], r["iso3"], r["country_name"], *filter(None, r["other_names"].split(";"))]
+        for n in names:
+            index.setdefault(n.strip().lower(), r["iso2"])
+    return index
+
+
+def country_code(name: str) -> str | None:
+    """ISO alpha-2 for a country name or code, None when it names no country (e.g. a cloud region)."""
+    return _country_index().get(name.strip().lower()) if name else None
+
+
+# ---------------------------------------------------------------- plausibility findings
+
+def unit_findings(meta_g: float | None, body: tuple[float, str, int] | None) -> list[str]:
+    """The metadata grams against the body's own figure: a power-of-1000 gap is a unit slip."""
+    if meta_g is None or body is None or meta_g <= 0 or body[0] <= 0:
+        return []
+    body_g, written, decimals = body
+    orders = round(math.log10(body_g / meta_g))
+    if orders == round(math.log10(G_PER_KG)):
+        return [f"co2_eq_emissions.emissions is {meta_g:g} g but the card's text says {written} kg "
+                f"({body_g:g} g): a kg value typed into the grams field (1000x too small)"]
+    if orders == -round(math.log10(G_PER_KG)):
+        return [f"co2_eq_emissions.emissions is {meta_g:g} g, 1000x the card's text ({body_g:g} g): "
+                "grams typed where the text means kg, or the text is in the wrong unit"]
+    # Same order of magnitude: differ by more than the body's displayed precision?
+    step = body_g / float(written.replace(",", "")) * 10.0 ** -decimals
+    if abs(meta_g - body_g) > step / 2:
+        return [f"co2_eq_emissions.emissions is {meta_g:g} g but the card's text says {body_g:g} g"]
+    return []
+
+
+def location_findings(meta_loc: str | None, body_loc: str | None) -> list[str]:
+    a, b = country_code(meta_loc or ""), country_code(body_loc or "")
+    if a and b and a != b:
+        return [f"location disagrees: metadata geographical_location {meta_loc!r} ({a}) but the text says "
+                f"{body_loc!r} ({b})"]
+    return []
+
+
+@lru_cache(maxsize=None)
+def plausible_intensity() -> tuple[float, float]:
+    """(min, max) plausible grid intensity, g/kWh: the check limits grid_intensity_min/max of
+    sources/reference/check_limits.csv; without that file, the span of grid_intensity.csv."""
+    try:
+        limits = {r["limit_id"]: float(r["value"]) for r in read_rows("check_limits")}
+        return limits["grid_intensity_min"], limits["grid_intensity_max"]
+    except (FileNotFoundError, KeyError):
+        rows = [r for r in read_rows("grid_intensity") if r["basis"] == "location"]
+        return min(float(r["low"]) for r in rows), max(float(r["high"]) for r in rows)
+
+
+def intensity_findings(d: Disclosure) -> list[str]:
+    lo, hi = plausible_intensity()
+    out = []
+    if d.co2e_location_t is not None and d.energy_mwh:
+        # t / MWh = kg / kWh; x 1000 -> g / kWh
+        implied = d.co2e_location_t * KG_PER_T * G_PER_KG / (d.energy_mwh * KWH_PER_MWH)
+        if not lo <= implied <= hi:
+            out.append(f"implied grid intensity {implied:.4g} gCO2e/kWh (co2e_location_t / energy_mwh) is outside "
+                       f"the plausible {lo:g}-{hi:g} g/kWh: a unit or scope error?")
+    for k in ("grid_gco2e_per_kwh", "market_gco2e_per_kwh"):
+        v = getattr(d, k)
+        if v is not None and not lo <= v <= hi:
+            out.append(f"{k} {v:g} is outside the plausible {lo:g}-{hi:g} g/kWh")
+    return out
+
+
+# ---------------------------------------------------------------- readers (the only I/O here)
+# Kept beside the parsing so the YAML and card formats are stated once; the functions above
+# stay pure, these two classes only move their output into the warehouse.
+
+_COLUMN_TYPES = {k: ("varchar" if k in TEXT_FIELDS else "double") for k in FIELDS}
+
+
+def _read_text(head: Head) -> str:
+    try:
+        return head.path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(head.path, "cannot read the file as UTF-8 text", str(exc)[:120], "Save it as UTF-8") from None
+
+
+def _stage_rows(con: duckdb.DuckDBPyConnection, rows: list[Disclosure]) -> None:
+    cols = ", ".join(f"{k} {t}" for k, t in _COLUMN_TYPES.items())
+    con.execute(f"create or replace temp table _staged (row_number bigint, {cols}, findings varchar[])")
+    if rows:
+        marks = ", ".join("?" for _ in range(len(FIELDS) + 2))
+        con.executemany(f"insert into _staged values ({marks})",
+                        [[d.row_number, *(getattr(d, k) for k in FIELDS), list(d.findings)] for d in rows])
+
+
+@register
+class DisclosureReader(Reader):
+    kind = "disclosure"
+    table = "disclosures"
+    description = "disclosure YAML (design.md format; one accounting per YAML document)"
+
+    def sniff(self, head: Head) -> str | None:
+        name = head.path.name.lower()
+        if name.endswith((".yaml", ".yml")) and re.search(r"(?m)^model\s*:", head.text):
+            return "disclosure-yaml-1"
+        return None
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        try:
+            docs = yaml_documents(_read_text(head))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}" if mark else str(exc).splitlines()[0]
+            raise InputError(head.path, "not valid YAML", where, "Fix the YAML syntax (one accounting per document, "
+                             "documents separated by ---)") from None
+        good = []
+        for row, doc in docs:
+            problems = document_problems(doc)
+            if problems:
+                con.executemany("insert into _rejects values (?, ?, ?, ?, ?)",
+                                [(row, p.column, p.check, p.value, p.message) for p in problems])
+            else:
+                good.append(to_disclosure(doc, row))
+        _stage_rows(con, good)
+        return Staged(rows_read=len(docs), format_version="disclosure-yaml-1",
+                      notes=[f"{d.model}: {f}" for d in good for f in d.findings])
+
+    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
+        n, with_findings, n_findings, co2 = con.execute(
+            "select count(*), count(*) filter (where len(findings) > 0), coalesce(sum(len(findings)), 0), "
+            "sum(co2e_location_t) from disclosures where file_id = ?", [file_id]).fetchone()
+        return {"disclosures": n, "with_findings": with_findings, "findings": int(n_findings),
+                "co2e_location_t": float(co2) if co2 is not None else None}
+
+
+@register
+class HfModelCardReader(DisclosureReader):
+    kind = "hf-model-card"
+    description = "Hugging Face model card (.md with co2_eq_emissions front matter or an emissions section)"
+
+    def sniff(self, head: Head) -> str | None:
+        if not head.path.name.lower().endswith(".md") or not head.text.lstrip("\ufeff").startswith("---"):
+            return None
+        if re.search(r"co2_eq_emissions|environmental impact|carbon emitted", head.text, re.I):
+            return "hf-card"
+        return None
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        try:
+            d = parse_hf_card(_read_text(head), source=f"Hugging Face model card ({head.path.name})")
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(head.path, "front matter is not valid YAML", f"line {mark.line + 2}" if mark else "",
+                             "Fix the YAML between the --- lines") from None
+        _stage_rows(con, [d])
+        return Staged(rows_read=1, format_version="hf-card", notes=[f"{d.model}: {f}" for f in d.findings])
