@@ -11,6 +11,7 @@ from pipelines.config import Config
 from pipelines.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from pipelines.stages import run_stages
+from reports.methodology import methodology_context
 from reports.render import bar_chart_svg, render_pdf, write_csv
 
 CSV_COLUMNS = [
@@ -62,6 +63,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "quality": quality_summary(con),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
+        "methodology": methodology_context(con),
         "cost_chart": bar_chart_svg([t["team"] for t in teams], [float(t["billed_cost"]) for t in teams],
                                     f"billed cost ({currencies[0] if currencies else 'USD'})"),
     }

@@ -1,0 +1,70 @@
+"""The methodology appendix is generated from sources/reference and agrees with it (like cog --check)."""
+from __future__ import annotations
+
+import csv
+import html
+import re
+
+import duckdb
+import pytest
+
+from reports.methodology import methodology_context
+from reports.render import environment
+from sources.reference_data import REFERENCE_DIR, load_reference, read_rows
+
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+@pytest.fixture(scope="module")
+def rendered() -> str:
+    page = environment().get_template("partials/methodology.html").render(methodology=methodology_context(None))
+    return html.unescape(page)
+
+
+def text_of(page: str) -> str:
+    return re.sub(r"<[^>]+>", " ", re.sub(r"\{#.*?#\}", " ", page, flags=re.S))
+
+
+def test_every_assumption_and_every_file_appears(rendered):
+    for r in read_rows("assumptions"):
+        assert f">{r['assumption_id']}<" in rendered, r["assumption_id"]
+        assert r["value"] in rendered and r["notes"] in rendered
+    for p in REFERENCE_DIR.glob("*.csv"):
+        assert f"sources/reference/{p.name}" in rendered, p.name
+
+
+def test_every_number_printed_comes_from_the_reference_files(rendered):
+    """A number in the appendix is a cell of a reference CSV (or the README sentence printed
+    beside it), or a row count computed from the CSVs; nothing is typed by hand."""
+    allowed = set()
+    for p in [*REFERENCE_DIR.glob("*.csv"), REFERENCE_DIR / "README.md"]:
+        allowed |= set(NUMBER.findall(p.read_text(encoding="utf-8")))
+    ctx = methodology_context(None)
+    counts = {str(f["rows"]) for f in ctx["files"]} | {str(s["rows"]) for f in ctx["files"] for s in f["sources"]}
+    printed = NUMBER.findall(text_of(rendered))
+    assert printed, "the partial printed no numbers at all"
+    stray = sorted({n for n in printed if n not in allowed | counts})
+    assert stray == []
+
+
+def test_row_counts_are_the_files_row_counts():
+    ctx = methodology_context(None)
+    for f in ctx["files"]:
+        with open(REFERENCE_DIR / f"{f['name']}.csv", newline="", encoding="utf-8") as fh:
+            assert f["rows"] == sum(1 for _ in csv.DictReader(fh)), f["name"]
+        assert sum(s["rows"] for s in f["sources"]) <= f["rows"]
+    assert [a["id"] for a in ctx["assumptions"]] == [r["assumption_id"] for r in read_rows("assumptions")]
+
+
+def test_warehouse_reference_tables_give_the_same_appendix():
+    con = duckdb.connect()
+    load_reference(con)
+    assert methodology_context(con) == methodology_context(None)
+
+
+def test_partial_escapes_text():
+    page = environment().from_string('{% include "partials/methodology.html" %}').render(methodology={
+        "assumptions": [{"id": "<x>", "value": "1", "unit": "u", "low": "1", "high": "1", "source": "a & b",
+                         "retrieved": "", "reasoning": "<script>"}],
+        "files": [], "limits": []})
+    assert "<script>" not in page and "&lt;script&gt;" in page and "a &amp; b" in page
