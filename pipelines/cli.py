@@ -10,6 +10,7 @@ import click
 
 from pipelines.config import EXAMPLE as CONFIG_EXAMPLE
 from pipelines.errors import InputError
+from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
 KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "dcgm-prom", "prom-range",
@@ -73,10 +74,13 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True, help="Input format; auto detects it.")
 @click.option("--scrape-time", default=None, help="Scrape time (ISO 8601, UTC) for Prometheus text without timestamps.")
+@click.option("--timezone", default=None,
+              help="IANA zone of CodeCarbon's local timestamps (default: from each run's country).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
 @warehouse_option
 @user_errors
-def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, as_json: bool, warehouse: Path) -> None:
+def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, timezone: str | None, as_json: bool,
+           warehouse: Path) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
@@ -86,7 +90,8 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, as_json:
     from pipelines.ingest import ingest as run_ingest, print_progress
     from pipelines.warehouse import connect
     con = connect(warehouse)
-    results = run_ingest(con, paths, kind, {"scrape_time": scrape_time}, progress=None if as_json else print_progress)
+    options = {"scrape_time": scrape_time, "timezone": timezone}
+    results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress)
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:
@@ -113,6 +118,9 @@ def validate(warehouse: Path, as_json: bool) -> None:
                f"{summary['rows_rejected']} rejected")
     for r in summary["rejects_by_check"]:
         click.echo(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}")
+
+
+main.add_command(reconstruct)
 
 
 @main.group()

@@ -319,7 +319,7 @@ DISCLOSURE = """\
 model: Acme-Embed-1B
 source: "Acme AI model card, section Environmental impact (demo)"
 params: 1.1e9
-tokens: 2.0e11
+tokens: 5.0e10
 accelerator: NVIDIA H100 80GB HBM3
 accelerator_count: 8
 accelerator_hours: 192

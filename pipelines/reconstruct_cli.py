@@ -1,0 +1,130 @@
+"""`meterbook reconstruct`: reconstruct missing meters of published model footprints.
+
+The command object is registered in pipelines/cli.py. Only this module reads files; the
+engine (pipelines/reconstruct.py) works on plain dicts. Disclosure YAML is read with
+yaml.safe_load_all until sources/disclosure_format.py provides the shared parser.
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from pipelines.errors import InputError
+from pipelines.reconstruct import DisclosureError, normalize_disclosure, parse_overrides, reconstruct_many
+
+
+def _user_errors(fn):
+    # Same edge behaviour as pipelines.cli.user_errors (not imported: cli.py imports this module).
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+    return wrapper
+
+
+def read_disclosures(path: Path) -> list[dict[str, Any]]:
+    """Every YAML document of a file, each a disclosure mapping."""
+    if not path.is_file():
+        raise InputError(path, "file not found", "", "Check the path")
+    try:
+        docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else ""
+        raise InputError(path, f"not valid YAML: {getattr(exc, 'problem', exc)}", where,
+                         "Quote values that contain ':' or '[', e.g. model: \"BLOOM [card]\"") from None
+    if not docs:
+        raise InputError(path, "no disclosure in the file", "", "Write at least one YAML mapping with model and source")
+    for i, d in enumerate(docs, start=1):
+        if not isinstance(d, dict):
+            raise InputError(path, "a document is not a mapping", f"document {i}", "Write key: value pairs")
+    return docs
+
+
+def read_overrides(path: Path | None) -> dict[str, Any]:
+    """--assumptions FILE: YAML {id: value | {value, low, high}} or CSV with assumption_id,value,low,high."""
+    if path is None:
+        return {}
+    if not path.is_file():
+        raise InputError(path, "file not found", "", "Check the --assumptions path")
+    if path.suffix.lower() == ".csv":
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        key = "assumption_id" if rows and "assumption_id" in rows[0] else "coefficient_id"
+        raw = {r[key]: {c: r[c] for c in ("value", "low", "high") if r.get(c)} for r in rows if r.get(key)}
+    else:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise InputError(path, f"not valid YAML: {exc}", "", "Write id: value or id: {value, low, high}") from None
+    if not isinstance(raw, dict):
+        raise InputError(path, "not a mapping of assumption ids", "", "Write id: value or id: {value, low, high}")
+    try:
+        parse_overrides(raw)
+    except (DisclosureError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(path, f"bad override: {exc}", "", "Give numbers for value, low and high") from None
+    return raw
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+def render_table(results: list[dict]) -> str:
+    """Human-readable table: one block per disclosure, meters then checks and flags."""
+    lines: list[str] = []
+    for r in results:
+        lines += [f"{r['model']}", f"  {'meter':<28}{'value':>11}{'low':>11}{'high':>11}  {'unit':<9}status"]
+        for name, m in r["meters"].items():
+            lines.append(f"  {name:<28}{_fmt(m['value']):>11}{_fmt(m['low']):>11}{_fmt(m['high']):>11}  "
+                         f"{m['unit']:<9}{m['status']}")
+        for c in r["checks"]:
+            scope = f" ({c['interpretation']['scope']})" if c["interpretation"] else ""
+            lines.append(f"  check {c['meter']}: reported {_fmt(c['reported'])}, recomputed {_fmt(c['recomputed'])} "
+                         f"[{_fmt(c['low'])}, {_fmt(c['high'])}] -> {c['status']}{scope}")
+        lines += [f"  flag {f['flag']}: {f['message']}" for f in r["flags"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+@click.command("reconstruct")
+@click.argument("disclosures", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--assumptions", "assumptions_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML {id: value | {value, low, high}} (or CSV assumption_id,value,low,high) overriding "
+                   "reference coefficients, e.g. 'pue_unknown: {value: 1.2, low: 1.1, high: 1.4}'.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract: a list, one object per disclosure.")
+@click.option("--draws", type=click.IntRange(min=1), default=10_000, show_default=True, help="Monte Carlo draws.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
+@_user_errors
+def reconstruct(disclosures: tuple[Path, ...], assumptions_file: Path | None, as_json: bool, draws: int,
+                seed: int) -> None:
+    """Reconstruct missing meters (hours, kWh, CO2e, cost, FLOPs, MFU) of published model
+    footprints under stated assumptions, with 5-95 % ranges, sensitivity and consistency checks.
+
+    \b
+    Example: meterbook reconstruct tests/data/disclosures/published/llama-7b.yaml --json
+    """
+    overrides = read_overrides(assumptions_file)
+    docs, origin = [], []
+    for path in disclosures:
+        for i, d in enumerate(read_disclosures(path), start=1):
+            docs.append(d)
+            origin.append((path, i))
+    for d, (path, i) in zip(docs, origin):
+        try:
+            normalize_disclosure(d)
+        except DisclosureError as exc:
+            where = f"document {i}" + (f", {exc.where}" if exc.where else "")
+            raise InputError(path, exc.what, where, exc.fix) from None
+    results = reconstruct_many(docs, draws=draws, seed=seed, assumptions_override=overrides)
+    click.echo(json.dumps(results, indent=2) if as_json else render_table(results))

@@ -1,0 +1,78 @@
+"""Invariants of the reconstruction engine over generated disclosures (hypothesis)."""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipelines.reconstruct import reconstruct, reconstruct_many
+
+DRAWS = 300
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+positive = st.floats(min_value=1e-3, max_value=1e7, allow_nan=False, allow_infinity=False)
+accelerators = st.sampled_from(["A100-80GB", "H100", "V100", "TPU v3", "T4", "MI300X", "H800", "not-a-gpu"])
+locations = st.sampled_from(["FR", "US", "US-CA", "aws:us-east-1", "gcp:europe-west4", "azure:eastus", "XX", None])
+
+# Every optional field may be present or absent; values are arbitrary but valid.
+disclosures = st.fixed_dictionaries(
+    {"model": st.just("generated"), "source": st.just("hypothesis")},
+    optional={
+        "params": st.floats(1e6, 2e12), "tokens": st.floats(1e9, 2e13), "accelerator": accelerators,
+        "accelerator_count": st.integers(1, 30_000), "accelerator_hours": positive, "training_days": st.floats(0.1, 400),
+        "power_w": st.floats(10, 1500), "power_basis": st.sampled_from(["tdp", "measured", "system"]),
+        "pue": st.floats(1.0, 2.5), "energy_scope": st.sampled_from(["it", "facility"]), "location": locations,
+        "facility_type": st.sampled_from(["hyperscale", "hpc", "enterprise"]),
+        "grid_gco2e_per_kwh": st.floats(0, 1200), "market_gco2e_per_kwh": st.floats(0, 800),
+        "energy_mwh": st.floats(0, 1e5), "co2e_location_t": st.floats(0, 1e5), "cost_usd": st.floats(0, 1e9),
+        "price_usd_per_accelerator_hour": st.floats(0.1, 20),
+    },
+)
+
+
+@SETTINGS
+@given(disclosures)
+def test_every_meter_and_check_range_contains_its_value(d):
+    result = reconstruct(d, draws=DRAWS)
+    for name, m in result["meters"].items():
+        assert m["low"] <= m["value"] <= m["high"], (name, m)
+        assert m["low"] >= 0
+    for c in result["checks"]:
+        assert c["low"] <= c["recomputed"] <= c["high"], c
+    for entries in result["sensitivity"].values():
+        assert all(e["low"] >= 0 and e["high"] >= 0 for e in entries)
+
+
+base = {"model": "m", "source": "s", "accelerator": "A100-80GB", "accelerator_hours": 50_000.0}
+
+
+@SETTINGS
+@given(st.floats(0, 1200), st.floats(0, 1200), locations, st.sampled_from([None, 1.1, 1.5]))
+def test_co2e_rises_with_grid_intensity(g1, g2, location, pue):
+    low_g, high_g = sorted((g1, g2))
+    extra = {"location": location, "pue": pue}
+    a, b = reconstruct_many([{**base, **extra, "grid_gco2e_per_kwh": low_g},
+                             {**base, **extra, "grid_gco2e_per_kwh": high_g}], draws=DRAWS)
+    ma, mb = a["meters"]["co2e_location_kg"], b["meters"]["co2e_location_kg"]
+    assert ma["value"] <= mb["value"] and ma["low"] <= mb["low"] and ma["high"] <= mb["high"]
+
+
+@SETTINGS
+@given(st.floats(0, 1200), st.floats(0, 800), st.sampled_from(["it", "facility", None]), locations)
+def test_zero_energy_gives_zero_operational_co2e(grid, market, scope, location):
+    d = {"model": "m", "source": "s", "energy_mwh": 0, "grid_gco2e_per_kwh": grid,
+         "market_gco2e_per_kwh": market, "energy_scope": scope, "location": location}
+    meters = reconstruct(d, draws=DRAWS)["meters"]
+    for name in ("co2e_location_kg", "co2e_market_kg"):
+        assert (meters[name]["value"], meters[name]["low"], meters[name]["high"]) == (0, 0, 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(disclosures, st.integers(0, 2**32 - 1))
+def test_seeded_runs_are_reproducible(d, seed):
+    assert reconstruct(d, draws=DRAWS, seed=seed) == reconstruct(d, draws=DRAWS, seed=seed)
+
+
+def test_different_seeds_change_only_the_ranges():
+    d = {**base, "location": "XX"}
+    a, b = (reconstruct(d, draws=DRAWS, seed=s)["meters"]["co2e_location_kg"] for s in (1, 2))
+    assert a["value"] == b["value"] and (a["low"], a["high"]) != (b["low"], b["high"])
