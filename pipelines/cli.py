@@ -13,8 +13,8 @@ from pipelines.errors import InputError
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
-KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "dcgm-prom", "prom-range",
-         "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
+KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "dcgm-prom", "prom-range",
+         "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
 
 
 def user_errors(fn):
@@ -74,13 +74,15 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True, help="Input format; auto detects it.")
 @click.option("--scrape-time", default=None, help="Scrape time (ISO 8601, UTC) for Prometheus text without timestamps.")
+@click.option("--start", default=None, help="dcgmi dmon logs without times: ISO 8601 UTC time of the first sample.")
+@click.option("--interval", default=None, type=float, help="dcgmi dmon logs without times: seconds between samples (dmon -d / 1000).")
 @click.option("--timezone", default=None,
               help="IANA zone of CodeCarbon's local timestamps (default: from each run's country).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
 @warehouse_option
 @user_errors
-def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, timezone: str | None, as_json: bool,
-           warehouse: Path) -> None:
+def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: str | None, interval: float | None,
+           timezone: str | None, as_json: bool, warehouse: Path) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
@@ -90,7 +92,7 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, timezone
     from pipelines.ingest import ingest as run_ingest, print_progress
     from pipelines.warehouse import connect
     con = connect(warehouse)
-    options = {"scrape_time": scrape_time, "timezone": timezone}
+    options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
     results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress)
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))

@@ -10,7 +10,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from pipelines.config import Config
-from pipelines.units import G_PER_KG, MJ_PER_KWH, W_PER_KW
+from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
 from pipelines.warehouse import read_sql
 from schemas.gpu_hours import GpuHours
 from sources.reference_data import load_reference
@@ -32,6 +32,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
+        "s_per_h": S_PER_H,
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])

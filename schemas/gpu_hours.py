@@ -12,6 +12,9 @@ class GpuHours(pa.DataFrameModel):
     gpu_uuid: str = pa.Field(description="physical GPU; MIG instances are folded into it")
     hour_start: pd.Timestamp = pa.Field(description="UTC hour")
     energy_kwh: float = pa.Field(nullable=True, ge=0, description="IT energy of the GPU board in the hour")
+    energy_kwh_low: float = pa.Field(nullable=True, ge=0)
+    energy_kwh_high: float = pa.Field(nullable=True, ge=0)
+    estimated_kwh: float = pa.Field(nullable=True, ge=0, description="part of energy_kwh estimated over gaps")
     energy_tier: str = pa.Field(nullable=True, isin=ENERGY_TIERS)
     power_w_mean: float = pa.Field(nullable=True, ge=0)
     util_mean: float = pa.Field(nullable=True, in_range={"min_value": 0, "max_value": 1}, description="0-1 ratio")
@@ -23,3 +26,9 @@ class GpuHours(pa.DataFrameModel):
         coerce = True
         strict = False
         unique = ["gpu_uuid", "hour_start"]
+
+    @pa.dataframe_check
+    def range_holds_the_estimate(cls, df: pd.DataFrame) -> pd.Series:
+        """energy_kwh_low <= energy_kwh <= energy_kwh_high wherever energy is known."""
+        tol = 1e-9 * df["energy_kwh"].abs().fillna(0)
+        return df["energy_kwh"].isna() | ((df["energy_kwh_low"] <= df["energy_kwh"] + tol) & (df["energy_kwh"] <= df["energy_kwh_high"] + tol))

@@ -22,4 +22,8 @@ create or replace temp macro instance_type_in(txt) as nullif(lower(coalesce(
 )), '');
 -- A Prometheus label's value; `names` is an alternation of spellings (UUID|gpu_uuid). Empty = null.
 create or replace temp macro prom_label(labels, names) as
-    nullif(regexp_extract(labels, '[{,]\s*(?:' || names || ')="((?:[^"\\]|\\.)*)"', 1), '');
+    nullif(regexp_extract(labels, '(?:^|[{,])\s*(?:' || names || ')="((?:[^"\\]|\\.)*)"', 1), '');
+-- A GPU name as a join key: case and punctuation ignored, CodeCarbon's "8 x " count dropped
+-- (the same normalisation as sources.reference_data.resolve_gpu).
+create or replace temp macro gpu_key(name) as
+    regexp_replace(regexp_replace(lower(trim(name)), '^\d+\s*x\s+', ''), '[^a-z0-9]', '', 'g');

@@ -90,7 +90,9 @@ create table if not exists gpu_hour_parts (
     sm_active_sum      double,
     n_sm_active        bigint,
     tensor_active_sum  double,
-    n_tensor_active    bigint
+    n_tensor_active    bigint,
+    power_w_min        double,
+    power_w_max        double
 );
 
 -- Observed time per workload on a GPU-hour (scrapes that carried the pod's labels).

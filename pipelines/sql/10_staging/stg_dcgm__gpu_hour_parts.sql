@@ -1,36 +1,44 @@
--- Valid DCGM samples of one file (every metric: a GPU is observed even when it reports no
--- power fields) -> one row per physical GPU and UTC hour (the file's part of
--- that GPU-hour). MIG instances repeat device-level fields under the same UUID; grouping by
--- UUID and counting distinct scrape times counts such a GPU once.
-with samples as (
-    select s.* from _staged s
-    anti join (select distinct row_number from _rejects) r using (row_number)
+-- A file's telemetry groups -> one row per physical GPU and UTC hour (the file's part of that
+-- GPU-hour). Groups of one GPU differ by metric, by workload (pods run one after another) and
+-- by MIG instance (concurrent, same UUID): scrapes are summed over workloads and the maximum
+-- is taken over instances, so a MIG GPU counts once.
+with good as (
+    select * from _tel where not bad_metric and not no_gpu and n_good > 0
+),
+
+per_instance as (
+    -- scrapes of one instance in the hour: the best-covered metric, summed over its workloads
+    select gpu_uuid, hour_index, mig_instance, max(n) as n_scrapes
+    from (select gpu_uuid, hour_index, mig_instance, metric, sum(n_good) as n from good group by all)
+    group by all
 )
 
 select
-    any_value(host) as host,
-    gpu_uuid,
-    any_value(gpu_index) as gpu_index,
-    any_value(gpu_model_raw) as gpu_model_raw,
-    any_value(instance_id) as instance_id,
-    date_trunc('hour', ts) as hour_start,
-    count(distinct ts) as n_scrapes,
-    min(ts) as first_ts,
-    max(ts) as last_ts,
-    arg_min(canonical_value, ts) filter (where field = 'energy_mj') as first_energy_mj,
-    min(ts) filter (where field = 'energy_mj') as first_energy_ts,
-    arg_max(canonical_value, ts) filter (where field = 'energy_mj') as last_energy_mj,
-    max(ts) filter (where field = 'energy_mj') as last_energy_ts,
-    max(canonical_value) filter (where field = 'energy_mj') as max_energy_mj,
-    count(*) filter (where field = 'energy_mj') as n_energy,
+    any_value(g.host) as host,
+    g.gpu_uuid,
+    any_value(g.gpu_index) as gpu_index,
+    any_value(g.gpu_model_raw) as gpu_model_raw,
+    any_value(g.instance_id) as instance_id,
+    make_timestamp(g.hour_index * 3600000000) as hour_start,
+    (select max(n_scrapes) from per_instance p where p.gpu_uuid = g.gpu_uuid and p.hour_index = g.hour_index) as n_scrapes,
+    make_timestamp(min(g.t0_ms) * 1000) as first_ts,
+    make_timestamp(max(g.t1_ms) * 1000) as last_ts,
+    arg_min(g.v_first, g.t0_ms) filter (where g.field = 'energy_mj') * any_value(g.to_canonical) filter (where g.field = 'energy_mj') as first_energy_mj,
+    make_timestamp(min(g.t0_ms) filter (where g.field = 'energy_mj') * 1000) as first_energy_ts,
+    arg_max(g.v_last, g.t1_ms) filter (where g.field = 'energy_mj') * any_value(g.to_canonical) filter (where g.field = 'energy_mj') as last_energy_mj,
+    make_timestamp(max(g.t1_ms) filter (where g.field = 'energy_mj') * 1000) as last_energy_ts,
+    max(g.v_max * g.to_canonical) filter (where g.field = 'energy_mj') as max_energy_mj,
+    sum(g.n_good) filter (where g.field = 'energy_mj') as n_energy,
     null::bigint as n_energy_resets,
-    sum(canonical_value) filter (where field = 'power_w') as power_w_sum,
-    count(*) filter (where field = 'power_w') as n_power,
-    sum(canonical_value) filter (where field = 'util_ratio') as util_sum,
-    count(*) filter (where field = 'util_ratio') as n_util,
-    sum(canonical_value) filter (where field = 'sm_active_ratio') as sm_active_sum,
-    count(*) filter (where field = 'sm_active_ratio') as n_sm_active,
-    sum(canonical_value) filter (where field = 'tensor_active_ratio') as tensor_active_sum,
-    count(*) filter (where field = 'tensor_active_ratio') as n_tensor_active
-from samples
-group by gpu_uuid, date_trunc('hour', ts)
+    sum(g.v_sum * g.to_canonical) filter (where g.field = 'power_w') as power_w_sum,
+    sum(g.n_good) filter (where g.field = 'power_w') as n_power,
+    sum(g.v_sum * g.to_canonical) filter (where g.field = 'util_ratio') as util_sum,
+    sum(g.n_good) filter (where g.field = 'util_ratio') as n_util,
+    sum(g.v_sum * g.to_canonical) filter (where g.field = 'sm_active_ratio') as sm_active_sum,
+    sum(g.n_good) filter (where g.field = 'sm_active_ratio') as n_sm_active,
+    sum(g.v_sum * g.to_canonical) filter (where g.field = 'tensor_active_ratio') as tensor_active_sum,
+    sum(g.n_good) filter (where g.field = 'tensor_active_ratio') as n_tensor_active,
+    min(g.v_min * g.to_canonical) filter (where g.field = 'power_w') as power_w_min,
+    max(g.v_max * g.to_canonical) filter (where g.field = 'power_w') as power_w_max
+from good g
+group by g.gpu_uuid, g.hour_index

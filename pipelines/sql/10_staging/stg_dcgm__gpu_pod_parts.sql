@@ -1,16 +1,15 @@
--- Valid DCGM samples of one file -> observed scrapes per GPU-hour and workload labels.
--- A scrape with empty pod labels is time with no workload mapped to the GPU.
-with samples as (
-    select s.* from _staged s
-    anti join (select distinct row_number from _rejects) r using (row_number)
-)
-
+-- A file's telemetry groups -> observed scrapes per GPU-hour and workload labels (the
+-- best-covered metric of each label set). Empty pod labels are time with no workload.
 select
     gpu_uuid,
-    date_trunc('hour', ts) as hour_start,
+    make_timestamp(hour_index * 3600000000) as hour_start,
     namespace,
     pod,
     container,
-    count(distinct ts) as n_scrapes
-from samples
+    sum(n) as n_scrapes
+from (
+    select gpu_uuid, hour_index, namespace, pod, container, labels, max(n_good) as n
+    from _tel where not bad_metric and not no_gpu and n_good > 0
+    group by all
+)
 group by all

@@ -1,0 +1,100 @@
+"""Telemetry at fleet scale: N GPUs x D days at interval S, as dcgm-exporter text (concatenated
+scrapes with timestamps) and as long CSV, ingested end to end by `meterbook ingest` against a
+bare DuckDB scan that reads the same bytes, in the same run.
+
+Targets (issue 4): >= 40 % of the bare scan's throughput (bytes/s) for both shapes; peak RSS
+under 1.5 GB whatever the size; linear growth from 1 to 10 days.
+Sizes: MB_BENCH_GPUS (1000), MB_BENCH_DAYS (1), MB_BENCH_INTERVAL (10 s), MB_BENCH_LINEARITY_GPUS (50).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from benchmarks.common import BENCH_DIR, measure, report
+
+GPUS = int(os.environ.get("MB_BENCH_GPUS", "1000"))
+DAYS = float(os.environ.get("MB_BENCH_DAYS", "1"))
+INTERVAL = int(os.environ.get("MB_BENCH_INTERVAL", "10"))
+LIN_GPUS = int(os.environ.get("MB_BENCH_LINEARITY_GPUS", "50"))
+START_MS = 1791244800000    # 2026-10-06T00:00:00Z
+METRICS = ["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL",
+           "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"]
+
+
+def generate(path: Path, gpus: int, days: float, interval: int, shape: str) -> Path:
+    """Deterministic synthetic fleet: 8 GPUs a host, 13 namespaces, counter rising with power."""
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = int(gpus * days * 86400 // interval)
+    value = f"""case m.metric when '{METRICS[0]}' then (1000000000 + k * {interval} * 300000)::varchar
+                    when '{METRICS[1]}' then (250 + (g * 7 + k) % 150)::varchar || '.125'
+                    when '{METRICS[2]}' then ((g + k) % 101)::varchar else '0.512300' end"""
+    uuid = "'GPU-' || md5(g::varchar)[1:8] || '-0000-0000-0000-000000000000'"
+    if shape == "prom":
+        row = f"""m.metric || '{{gpu="' || (g % 8) || '",UUID="' || {uuid} || '",pci_bus_id="00000000:10:00.0",device="nvidia' || (g % 8)
+                  || '",modelName="NVIDIA A100-SXM4-40GB",Hostname="host-' || (g // 8) || '",container="main",namespace="ns-'
+                  || (g % 13) || '",pod="pod-' || (g % 97) || '"}} ' || {value} || ' ' || ({START_MS} + k * {interval} * 1000)::varchar"""
+        opts = "header false, quote '', escape '', delimiter '\\x01'"
+    else:
+        row = f"""strftime(make_timestamp(({START_MS} + k * {interval} * 1000) * 1000), '%Y-%m-%dT%H:%M:%SZ') || ',' || m.metric || ',host-'
+                  || (g // 8) || ',' || {uuid} || ',' || (g % 8) || ',NVIDIA A100-SXM4-40GB,ns-' || (g % 13) || ',pod-' || (g % 97)
+                  || ',' || {value}"""
+        opts = "header false, quote '', escape '', delimiter '\\x01'"
+    metrics = ", ".join(f"('{m}')" for m in METRICS)
+    with duckdb.connect() as con:
+        con.execute("set enable_progress_bar = false")
+        if shape == "csv":
+            path.write_text("timestamp,__name__,Hostname,UUID,gpu,modelName,namespace,pod,value\n")
+        con.execute(f"""copy (select {row} as line from range({n}) t(i), (select i // {gpus} as k, i % {gpus} as g) s,
+                              (values {metrics}) m(metric))
+                       to '{path}.part' ({opts})""")
+    if shape == "csv":
+        with open(path, "ab") as out, open(f"{path}.part", "rb") as part:
+            while chunk := part.read(1 << 24):
+                out.write(chunk)
+        os.remove(f"{path}.part")
+    else:
+        os.replace(f"{path}.part", path)
+    return path
+
+
+def run_case(path: Path) -> dict:
+    size = path.stat().st_size
+    bare = measure(f"""
+import duckdb
+print(duckdb.sql("select count(*) from read_csv('{path}', columns = {{'line': 'VARCHAR'}}, header = false, delim = '\\\\x01', quote = '', escape = '', auto_detect = false)").fetchall())""")
+    wh = BENCH_DIR / f"{path.stem}.duckdb"
+    wh.unlink(missing_ok=True)
+    ingest = measure(f"""
+from pathlib import Path
+from pipelines.ingest import ingest
+from pipelines.warehouse import connect
+r = ingest(connect(Path('{wh}')), [Path('{path}')])[0]
+print(r.rows_read, r.rows_loaded, r.rows_rejected, round(r.totals['energy_kwh'], 3))""")
+    return {"file": path.name, "size_mb": round(size / 1e6, 1),
+            "bare_scan_s": round(bare["wall_s"], 2), "bare_mb_per_s": round(size / 1e6 / bare["wall_s"], 1),
+            "ingest_s": round(ingest["wall_s"], 2), "ingest_mb_per_s": round(size / 1e6 / ingest["wall_s"], 1),
+            "throughput_vs_bare": round(bare["wall_s"] / ingest["wall_s"], 3),
+            "ingest_peak_rss_mb": round(ingest["peak_rss_mb"]), "result": ingest["stdout"]}
+
+
+def main() -> None:
+    cases = {}
+    for shape in ("prom", "csv"):
+        path = generate(BENCH_DIR / f"dcgm-{shape}-{GPUS}gpu-{DAYS:g}d-{INTERVAL}s.{'prom' if shape == 'prom' else 'csv'}",
+                        GPUS, DAYS, INTERVAL, shape)
+        cases[shape] = run_case(path)
+        report(f"telemetry {shape} {GPUS} GPUs x {DAYS:g} d x {INTERVAL} s", cases[shape])
+    one = run_case(generate(BENCH_DIR / f"dcgm-prom-{LIN_GPUS}gpu-1d-{INTERVAL}s.prom", LIN_GPUS, 1, INTERVAL, "prom"))
+    ten = run_case(generate(BENCH_DIR / f"dcgm-prom-{LIN_GPUS}gpu-10d-{INTERVAL}s.prom", LIN_GPUS, 10, INTERVAL, "prom"))
+    month_s = cases["prom"]["ingest_s"] * 30 / DAYS
+    report("telemetry linearity and month", {
+        "gpus": LIN_GPUS, "one_day_s": one["ingest_s"], "ten_days_s": ten["ingest_s"],
+        "ratio_10d_over_1d": round(ten["ingest_s"] / one["ingest_s"], 2),
+        "rss_1d_mb": one["ingest_peak_rss_mb"], "rss_10d_mb": ten["ingest_peak_rss_mb"],
+        "month_extrapolated_s_for_prom_case": round(month_s), "targets": "throughput_vs_bare >= 0.40, RSS < 1500 MB, ratio ~10",
+    })

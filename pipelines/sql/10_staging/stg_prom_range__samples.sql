@@ -1,0 +1,24 @@
+-- Prometheus query_range matrix -> samples. Input: view raw_prom_range(r) with one series per
+-- row (r.metric: labels incl. __name__, r.values: [unix seconds, "value"] pairs).
+-- {{ row_number }}: null for the fast pass, the sample's ordinal for locating rejects.
+with series as (
+    select
+        r.metric['__name__'] as metric,
+        array_to_string(list_transform(list_filter(map_entries(r.metric), lambda e: e.key <> '__name__'),
+                                       lambda e: e.key || '="' || e.value || '"'), ',') as labels,
+        r."values" as pairs
+    from raw_prom_range
+),
+
+samples as (
+    select metric, labels, unnest(pairs) as pair from series
+)
+
+select
+    {{ row_number }} as row_number,
+    metric,
+    labels,
+    pair ->> 1 as value_text,
+    (try_cast(pair ->> 0 as double) * 1000)::bigint as ts_ms,
+    left(pair::varchar, 200) as line
+from samples

@@ -1,0 +1,90 @@
+"""Telemetry exported from Prometheus-compatible stores: the HTTP API's query_range JSON (a
+matrix saved to a file) and long CSV (timestamp, metric, labels..., value) as Grafana or
+VictoriaMetrics export it. Both become the same samples as dcgm-exporter text."""
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from pipelines.warehouse import read_sql
+from sources.base import Head, Staged, register
+from sources.tabular import quote_ident, sql_str
+from sources.telemetry import TelemetryReader
+
+TIME_COLUMNS = ("timestamp", "time", "Time", "_time", "ts")
+METRIC_COLUMNS = ("__name__", "metric", "name", "Metric")
+VALUE_COLUMNS = ("value", "Value", "_value")
+
+
+def first_present(cols: tuple[str, ...], options: tuple[str, ...]) -> str | None:
+    return next((c for c in options if c in cols), None)
+
+
+@register
+class PromRangeReader(TelemetryReader):
+    kind = "prom-range"
+    description = "Prometheus HTTP API query_range result (matrix JSON)"
+
+    def sniff(self, head: Head) -> str | None:
+        t = head.text.lstrip()[:4096]
+        if t.startswith("{") and '"resultType"' in t and '"matrix"' in t:
+            return "api-v1-matrix"
+        return None
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        self.prepare(con)
+        # Label keys differ per series, so metric is read as a MAP; [time, "value"] pairs as JSON.
+        # The whole response is one JSON object: let DuckDB buffer the file, not a fixed 1 GB.
+        max_object = head.path.stat().st_size + (1 << 20)
+        con.execute(f"""
+            create or replace temp view raw_prom_range as
+            select unnest(data.result) as r
+            from read_json({sql_str(str(head.path))}, format = 'auto', maximum_object_size = {max_object},
+                           columns = {{'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric MAP(VARCHAR, VARCHAR), "values" JSON[])[])'}})""")
+        sql = read_sql("10_staging", "stg_prom_range__samples.sql")
+        con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
+        con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
+        rows_read, _ = self.group(con, head)
+        return Staged(rows_read=rows_read, format_version="api-v1-matrix")
+
+
+@register
+class PromCsvReader(TelemetryReader):
+    kind = "prom-csv"
+    description = "long CSV of samples (timestamp, metric, labels..., value)"
+
+    def sniff(self, head: Head) -> str | None:
+        cols = head.columns
+        if first_present(cols, TIME_COLUMNS) and first_present(cols, METRIC_COLUMNS) and first_present(cols, VALUE_COLUMNS) \
+                and ("DCGM_FI_" in head.text or "dcgm_" in head.text):
+            return "long-csv"
+        return None
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        self.prepare(con)
+        cols = head.columns
+        time_c, metric_c, value_c = (first_present(cols, o) for o in (TIME_COLUMNS, METRIC_COLUMNS, VALUE_COLUMNS))
+        # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
+        # Header names enter SQL only as escaped literals and quoted identifiers.
+        label_cols = [c for c in cols if c not in (time_c, metric_c, value_c)]
+        parts = ", ".join(f"case when nullif({quote_ident(c)}, '') is not null then "
+                          f"{sql_str(c + '=' + chr(34))} || {quote_ident(c)} || '\"' end" for c in label_cols)
+        labels = f"concat_ws(',', {parts})" if label_cols else "''"
+        src = (f"read_csv({sql_str(str(head.path))}, all_varchar = true, header = true, strict_mode = true, "
+               "null_padding = false)")
+        sql = f"""
+            select
+                row_number,
+                {quote_ident(metric_c)} as metric,
+                {labels} as labels,
+                {quote_ident(value_c)} as value_text,
+                coalesce(epoch_ms(utc_ts({quote_ident(time_c)})),
+                         (case when try_cast({quote_ident(time_c)} as double) < 1e11 then try_cast({quote_ident(time_c)} as double) * 1000
+                               else try_cast({quote_ident(time_c)} as double) end)::bigint) as ts_ms,
+                left(concat_ws(',', {quote_ident(time_c)}, {quote_ident(metric_c)}, {quote_ident(value_c)}), 200) as line
+            from (select {{{{ row_number }}}} as row_number, * from {src})"""
+        con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
+        con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
+        rows_read, _ = self.group(con, head)
+        return Staged(rows_read=rows_read, format_version="long-csv")

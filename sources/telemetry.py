@@ -1,0 +1,68 @@
+"""What every telemetry reader shares: its staging model yields `_tel_groups` (metric x label set
+x UTC hour aggregates, one pass over the file); labels are parsed once per distinct set, then
+one SQL model folds groups into GPU-hour parts and workload parts. Rejected lines are counted
+per group and, only when there are some, located line by line by the reader."""
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+import duckdb
+
+from pipelines.units import MJ_PER_KWH
+from pipelines.warehouse import read_sql
+from sources.base import Head, Reader, duck_error
+
+FIELDS_CSV = files("sources") / "dcgm_fields.csv"
+
+
+class TelemetryReader(Reader):
+    table = "gpu_hour_parts"
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("create or replace temp table dcgm_fields as select * from read_csv(?, header = true)", [str(FIELDS_CSV)])
+
+    def group(self, con: duckdb.DuckDBPyConnection, head: Head) -> tuple[int, int]:
+        """One pass over the reader's `_tel_samples` view into `_tel_groups`, then fold; rejected
+        samples are located (a second, numbered pass) only when there are some."""
+        try:
+            con.execute("create or replace temp table _tel_groups as " + read_sql("10_staging", "stg_telemetry__groups.sql"))
+        except duckdb.Error as exc:
+            raise duck_error(head.path, exc) from None
+        rows_read, rejected = self.fold(con)
+        if rejected:
+            con.execute("insert into _rejects " + read_sql("10_staging", "stg_telemetry__reject_lines.sql"))
+            located = con.execute("select count(distinct row_number) from _rejects").fetchone()[0]
+            if located != rejected:
+                raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
+        return rows_read, rejected
+
+    def fold(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        """From _tel_groups: labels, the common shape, and (rows read, rows rejected)."""
+        con.execute("create or replace temp table _tel_labelsets as " + read_sql("10_staging", "stg_dcgm__labelsets.sql"))
+        con.execute("create or replace temp table _tel as " + read_sql("10_staging", "stg_dcgm__tel.sql"))
+        return con.execute("""
+            select coalesce(sum(n_lines), 0),
+                   coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0)
+            from _tel""").fetchone()
+
+    def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
+        for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql")):
+            con.execute(f"insert into {table} by name select ? as file_id, * from ({read_sql('10_staging', model)})", [file_id])
+        return con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
+
+    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
+        gpus, samples_used, energy_mj = con.execute("""
+            with per_gpu as (
+                select gpu_uuid, sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) as used,
+                       arg_max(last_energy_mj, last_energy_ts) - arg_min(first_energy_mj, first_energy_ts) as rise_mj
+                from gpu_hour_parts where file_id = ? group by gpu_uuid)
+            select count(*), sum(used), sum(greatest(rise_mj, 0)) from per_gpu""", [file_id]).fetchone()
+        loaded = con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
+        return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),
+                "samples_other_metrics": loaded - int(samples_used or 0),
+                "energy_kwh": float(energy_mj or 0) / MJ_PER_KWH}
+
+    def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
+        con.execute("delete from gpu_hour_parts where file_id = ?", [file_id])
+        con.execute("delete from gpu_pod_parts where file_id = ?", [file_id])

@@ -1,0 +1,164 @@
+"""GPU telemetry into per-GPU-hour energy (issue 4): synthetic traces of known energy."""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.config import Config
+from pipelines.stages import run_stages
+from pipelines.warehouse import connect
+from tests.conftest import ingest_json
+from tests.telemetry_fixtures import Trace, write_long_csv, write_prom_text, write_query_range
+
+START = datetime(2026, 10, 6, 0, 0, 10)
+INTERVAL = 30
+
+
+def wavy_power(n: int, phase: float = 0.0) -> list[float]:
+    return [250 + 120 * math.sin(k / 37 + phase) + (k % 7) for k in range(n)]
+
+
+def trace(hours: float = 3, **kw) -> Trace:
+    n = int(hours * 3600 / INTERVAL)
+    return Trace(uuid=kw.pop("uuid", "GPU-11111111-2222-3333-4444-555555555555"), start=START, interval_s=INTERVAL,
+                 power_w=wavy_power(n), **kw)
+
+
+def gpu_hours(warehouse: Path) -> list[dict]:
+    con = connect(warehouse)
+    run_stages(con, Config(interval_s=INTERVAL))
+    cur = con.execute("select * from gpu_hours order by gpu_uuid, hour_start")
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    con.close()
+    return rows
+
+
+def total_kwh(rows: list[dict]) -> float:
+    return sum(r["energy_kwh"] for r in rows)
+
+
+@pytest.mark.parametrize("writer, name", [(write_prom_text, "scrapes.prom"), (write_long_csv, "export.csv"),
+                                           (write_query_range, "query_range.json")])
+def test_counter_energy_equals_the_trace_in_every_shape(tmp_path, writer, name):
+    t = trace()
+    (f,) = ingest_json(tmp_path / "wh.duckdb", writer(tmp_path / name, [t]))["files"]
+    assert f["rows_rejected"] == 0 and f["rows_read"] == f["rows_loaded"] == 2 * len(t.power_w)
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    assert {r["energy_tier"] for r in rows} == {"counter"}
+    assert total_kwh(rows) == pytest.approx(t.true_kwh(), rel=1e-3)
+    assert len(rows) == 3          # 00:00:10 .. 02:59:40: three UTC hours
+
+
+def test_counter_reset_mid_hour_loses_nothing(tmp_path):
+    t = trace(resets_at={int(1.4 * 3600 / INTERVAL)})
+    ingest_json(tmp_path / "wh.duckdb", write_prom_text(tmp_path / "reset.prom", [t]))
+    assert total_kwh(gpu_hours(tmp_path / "wh.duckdb")) == pytest.approx(t.true_kwh(), rel=1e-3)
+
+
+def test_thirty_minute_gap_is_flagged_and_counter_energy_stays_exact(tmp_path):
+    k0 = int(1.25 * 3600 / INTERVAL)
+    t = trace(drop=set(range(k0, k0 + 60)))          # 60 x 30 s = 30 minutes without scrapes
+    ingest_json(tmp_path / "wh.duckdb", write_prom_text(tmp_path / "gap.prom", [t]))
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    assert total_kwh(rows) == pytest.approx(t.true_kwh(), rel=1e-3)
+    gap_rows = [r for r in rows if r["has_gap"]]
+    assert [r["hour_start"].hour for r in gap_rows] == [1]
+    assert gap_rows[0]["gap_s"] == pytest.approx(1800, abs=INTERVAL)
+
+
+def test_power_only_gap_is_estimated_within_bounds(tmp_path):
+    k0 = int(1.25 * 3600 / INTERVAL)
+    t = trace(drop=set(range(k0, k0 + 60)))
+    lines = [ln for ln in write_prom_text(tmp_path / "all.prom", [t]).read_text().splitlines()
+             if "TOTAL_ENERGY" not in ln]
+    (tmp_path / "power.prom").write_text("\n".join(lines) + "\n")
+    ingest_json(tmp_path / "wh.duckdb", tmp_path / "power.prom")
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    hour1 = next(r for r in rows if r["hour_start"].hour == 1)
+    assert hour1["energy_tier"] == "power_integral" and hour1["has_gap"] and hour1["estimated_kwh"] > 0
+    true_hour1 = sum(p * INTERVAL for k, p in enumerate(t.power_w)
+                     if START + timedelta(seconds=k * INTERVAL) >= START.replace(hour=1, second=0)
+                     and START + timedelta(seconds=k * INTERVAL) < START.replace(hour=2, second=0)) / 3.6e6
+    assert hour1["energy_kwh_low"] <= true_hour1 <= hour1["energy_kwh_high"]
+    assert hour1["energy_kwh_low"] < hour1["energy_kwh"] < hour1["energy_kwh_high"]
+    full_hours = [r for r in rows if not r["has_gap"]]
+    assert all(r["energy_kwh_low"] == r["energy_kwh"] == r["energy_kwh_high"] for r in full_hours)
+
+
+def test_mig_gpu_with_three_instances_counts_once(tmp_path):
+    t = trace()
+    single = write_prom_text(tmp_path / "single.prom", [t]).read_text().splitlines()
+    mig = [ln.replace('"}', f'",GPU_I_PROFILE="1g.10gb",GPU_I_ID="{i}"}}') for ln in single if not ln.startswith("#")
+           for i in (1, 2, 3)]
+    (tmp_path / "mig.prom").write_text("\n".join(mig) + "\n")
+    ingest_json(tmp_path / "wh.duckdb", tmp_path / "mig.prom")
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    assert len({r["gpu_uuid"] for r in rows}) == 1 and len(rows) == 3
+    assert total_kwh(rows) == pytest.approx(t.true_kwh(), rel=1e-3)
+    assert max(r["coverage"] for r in rows) <= 1.0
+
+
+def test_sentinels_are_rejected_and_never_become_energy(tmp_path):
+    t = trace(hours=1)
+    path = write_prom_text(tmp_path / "s.prom", [t])
+    label = t.labels(0)
+    with open(path, "a") as fh:
+        last_ms = int((START + timedelta(seconds=len(t.power_w) * INTERVAL) - datetime(1970, 1, 1)).total_seconds() * 1000)
+        fh.write(f"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{{label}}} 9223372036854775794 {last_ms}\n")
+        fh.write(f"DCGM_FI_DEV_POWER_USAGE{{{label}}} 140737488355328 {last_ms}\n")
+    (f,) = ingest_json(tmp_path / "wh.duckdb", path)["files"]
+    assert f["rows_rejected"] == 2 and f["rows_read"] == f["rows_loaded"] + 2
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    assert {r[0] for r in con.execute("select check_name from rejects").fetchall()} == {"dcgm_blank_sentinel"}
+    lines = path.read_text().splitlines()
+    assert {r[0] for r in con.execute("select row_number from rejects").fetchall()} == {len(lines) - 1, len(lines)}
+    con.close()
+    assert total_kwh(gpu_hours(tmp_path / "wh.duckdb")) == pytest.approx(t.true_kwh(), rel=1e-3)
+
+
+def test_same_telemetry_twice_changes_nothing_and_a_second_month_adds(tmp_path):
+    wh = tmp_path / "wh.duckdb"
+    oct_ = write_prom_text(tmp_path / "oct.prom", [trace()])
+    ingest_json(wh, oct_)
+    before = [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in gpu_hours(wh)]
+    assert ingest_json(wh, oct_)["files"][0]["status"] == "unchanged"
+    assert [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in gpu_hours(wh)] == before
+    nov = Trace(uuid=trace().uuid, start=datetime(2026, 11, 3), interval_s=INTERVAL, power_w=wavy_power(240))
+    ingest_json(wh, write_prom_text(tmp_path / "nov.prom", [nov]))
+    after = [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in gpu_hours(wh)]
+    assert after[:len(before)] == before and len(after) == len(before) + 2
+
+
+def test_dmon_log_with_repeated_headers_parses(tmp_path):
+    path = Path(__file__).parent / "data" / "dcgm" / "dmon_repeated_headers_with_time_prefix.log"
+    (f,) = ingest_json(tmp_path / "wh.duckdb", path)["files"]
+    assert f["kind"] == "dcgm-dmon"
+    assert f["rows_read"] == 30 * 2 * 5 and f["rows_rejected"] == 1          # one N/A
+    # energy = sum of power x 10 s after the first sample, per GPU (200+s W and 210+s W)
+    truth_kwh = sum(10 * (200 + s) + 10 * (210 + s) for s in range(1, 30)) / 3.6e6
+    assert f["totals"]["energy_kwh"] == pytest.approx(truth_kwh, rel=1e-9)
+    assert total_kwh(gpu_hours(tmp_path / "wh.duckdb")) == pytest.approx(truth_kwh, rel=1e-9)
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    (check, value), = con.execute("select check_name, value from rejects").fetchall()
+    assert check == "dcgm_blank_sentinel"
+
+
+def test_dmon_without_times_needs_start_and_interval(tmp_path):
+    src = (Path(__file__).parent / "data" / "dcgm" / "dmon_repeated_headers_with_time_prefix.log").read_text()
+    bare = tmp_path / "dmon.log"
+    bare.write_text("\n".join(ln.split(" ", 1)[1] if ln.startswith("2026") else ln for ln in src.splitlines()) + "\n")
+    from tests.conftest import run_cli
+    code, _, err = run_cli("ingest", str(bare), "--warehouse", str(tmp_path / "a.duckdb"))
+    assert code == 1 and "--start" in err and "Traceback" not in err
+    code, out, err = run_cli("ingest", str(bare), "--warehouse", str(tmp_path / "b.duckdb"), "--start", "2026-10-06T00:00:00Z",
+                             "--interval", "10", "--json")
+    assert code == 0, err
+    import json
+    (f,) = json.loads(out)["files"]
+    assert f["rows_rejected"] == 1 and f["totals"]["energy_kwh"] == pytest.approx(
+        sum(10 * (200 + s) + 10 * (210 + s) for s in range(1, 30)) / 3.6e6, rel=1e-9)
