@@ -32,11 +32,12 @@ def scrape_time(head: Head, option: str | None) -> tuple[datetime, str]:
 
 
 def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
-    # One VARCHAR column per line: a delimiter and quote that never occur keep lines whole.
+    # Split at '}' by the CSV parser (see stg_dcgm_prom__samples.sql); short lines pad with nulls.
     con.execute(f"""
-        create or replace temp view raw_prom_lines as
-        select line from read_csv({sql_str(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
-                                  delim = '\\x01', quote = '', escape = '', auto_detect = false, compression = 'auto')""")
+        create or replace temp view raw_prom_cols as
+        select * from read_csv({sql_str(str(head.path))}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
+                               header = false, delim = '}}', quote = '', escape = '', auto_detect = false,
+                               null_padding = true, strict_mode = true, compression = 'auto')""")
 
 
 @register

@@ -76,8 +76,7 @@ class PromCsvReader(TelemetryReader):
         sql = f"""
             select
                 row_number,
-                {quote_ident(metric_c)} as metric,
-                {labels} as labels,
+                {quote_ident(metric_c)} || '{{' || {labels} as series,
                 {quote_ident(value_c)} as value_text,
                 coalesce(epoch_ms(utc_ts({quote_ident(time_c)})),
                          (case when try_cast({quote_ident(time_c)} as double) < 1e11 then try_cast({quote_ident(time_c)} as double) * 1000

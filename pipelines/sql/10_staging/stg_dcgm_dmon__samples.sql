@@ -37,12 +37,11 @@ located as (
 
 select
     {{ row_number }} as row_number,
-    'dmon:' || f.name as metric,
-    case l.entity_type
+    'dmon:' || f.name || '{' || case l.entity_type
         when 'GPU' then 'gpu="' || l.entity_id || '",Hostname="' || d.host || '"'
         when 'GPU-I' then 'GPU_I_ID="' || l.entity_id || '",Hostname="' || d.host || '"'
         else 'entity="' || l.entity_type || ' ' || coalesce(l.entity_id, '') || '"'
-    end as labels,
+    end as series,
     case when l.values[f.i] = 'N/A' then dcgm_blank_min()::varchar else l.values[f.i] end as value_text,
     coalesce(l.prefix_ms, d.start_ms + (l.k - 1) * d.interval_ms) as ts_ms,
     'line ' || l.line_no || ': ' || left(l.line, 180) as line

@@ -1,29 +1,37 @@
--- Prometheus text exposition -> samples (metric, label text, value text, time in ms), a view:
--- string splitting, not regex (5x faster over a whole file). Comments and blank lines are not
--- samples. Input: view raw_prom_lines(line); _scrape(scrape_ms) for samples without their own
--- timestamp. OpenMetrics timestamps are seconds, Prometheus text milliseconds (1e11 s = year 5138).
--- {{ row_number }} is null for the fast pass and the line number for the pass that locates rejects.
+-- Prometheus text exposition -> samples (series, value text, time in ms), as a view.
+-- The file is read as CSV split at '}' (quote and escape off): DuckDB's parallel parser then
+-- cuts `metric{labels` from ` value [timestamp]` for us, and the series string is the group
+-- key as is - labels are parsed later, once per series. Up to three '}' inside label values
+-- are put back together; more is a parse error for the whole file.
+-- Input: view raw_prom_cols(a, b, c, d); _scrape(scrape_ms) for samples without a timestamp.
+-- OpenMetrics timestamps are seconds, Prometheus text milliseconds (1e11 s is year 5138).
+-- {{ row_number }} is null for the fast pass and the line number for locating rejects.
 with lines as (
-    select * from (select {{ row_number }} as row_number, line from raw_prom_lines)
-    where line <> '' and not starts_with(line, '#') and trim(line) <> ''
+    select * from (select {{ row_number }} as row_number, a, b, c, d from raw_prom_cols)
+    where a <> '' and not starts_with(a, '#') and not (starts_with(a, ' ') and starts_with(ltrim(a), '#'))
 ),
 
 split as (
     select
         row_number,
-        case when strpos(line, '{') > 0 then split_part(line, '{', 1) else split_part(trim(line), ' ', 1) end as metric,
-        case when strpos(line, '{') > 0 then split_part(split_part(line, '{', 2), '} ', 1) else '' end as labels,
-        trim(case when strpos(line, '{') > 0 then split_part(line, '} ', 2)
-                  else substr(trim(line), strpos(trim(line), ' ') + 1) end) as rest,
-        left(line, 200) as line
+        case when b is null then split_part(trim(a), ' ', 1)
+             when c is null then a
+             when d is null then a || '}' || b
+             else a || '}' || b || '}' || c end as series,
+        -- ' value [timestamp]' after the labels; a label-less sample is 'metric value [timestamp]'
+        case when b is null then substr(trim(a), strpos(trim(a), ' ')) else coalesce(d, c, b) end as rest,
+        left(concat_ws('}', a, b, c, d), 200) as line
     from lines
 )
 
 select
     row_number,
-    metric,
-    labels,
-    split_part(rest, ' ', 1) as value_text,
+    series,
+    coalesce(nullif(split_part(rest, ' ', 2), ''), split_part(trim(rest), ' ', 1)) as value_text,
     coalesce((case when ts < 1e11 then ts * 1000 else ts end)::bigint, (select scrape_ms from _scrape)) as ts_ms,
     line
-from (select *, try_cast(nullif(split_part(rest, ' ', 2), '') as double) as ts from split)
+from (
+    select *, coalesce(try_cast(nullif(split_part(rest, ' ', 3), '') as double),
+                       try_cast(nullif(split_part(trim(rest), ' ', 2), '') as double)) as ts
+    from split
+)

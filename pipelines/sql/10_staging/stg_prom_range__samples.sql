@@ -16,8 +16,7 @@ samples as (
 
 select
     {{ row_number }} as row_number,
-    metric,
-    labels,
+    metric || '{' || labels as series,
     pair ->> 1 as value_text,
     (try_cast(pair ->> 0 as double) * 1000)::bigint as ts_ms,
     left(pair::varchar, 200) as line

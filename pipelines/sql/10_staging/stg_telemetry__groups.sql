@@ -1,11 +1,11 @@
--- Telemetry samples -> one row per metric x label set x UTC hour, in one pass: raw samples are
--- never materialised (a month of a large fleet is billions of samples but thousands of label
--- sets). Bad values are counted per group and kept out of the aggregates.
--- Input: view _tel_samples(metric, labels, value_text, ts_ms, line) built by the reader.
+-- Telemetry samples -> one row per series (metric{labels) x UTC hour, in one pass: raw samples
+-- are never materialised (a month of a large fleet is billions of samples but thousands of
+-- series), and the series string is split into metric and labels per group, not per sample.
+-- Bad values are counted per group and kept out of the aggregates.
+-- Input: view _tel_samples(series, value_text, ts_ms, line) built by the reader.
 with checked as (
     select
-        metric,
-        labels,
+        series,
         ts_ms,
         v,
         v is null or ts_ms is null as bad_syntax,
@@ -21,8 +21,8 @@ valued as (
 )
 
 select
-    metric,
-    labels,
+    split_part(series, '{', 1) as metric,
+    case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end as labels,
     ts_ms // 3600000 as hour_index,
     count(*) as n_lines,
     count(*) filter (where bad_syntax) as n_bad_syntax,
@@ -38,4 +38,4 @@ select
     min(good) as v_min,
     sum(good) as v_sum
 from valued
-group by all
+group by series, ts_ms // 3600000

@@ -1,7 +1,15 @@
 -- Locate a telemetry file's rejected samples (run only when its groups counted some): the same
 -- tests as stg_telemetry__groups and stg_dcgm__tel, sample by sample, with row numbers.
--- Input: view _tel_samples_numbered(row_number, metric, labels, value_text, ts_ms, line).
-with checked as (
+-- Input: view _tel_samples_numbered(row_number, series, value_text, ts_ms, line).
+with parsed as (
+    select
+        *,
+        split_part(series, '{', 1) as metric,
+        case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end as labels
+    from _tel_samples_numbered
+),
+
+checked as (
     select
         row_number,
         coalesce(metric, '') as metric,
@@ -11,7 +19,7 @@ with checked as (
         ts_ms,
         prom_label(labels, 'UUID|gpu_uuid') is null and prom_label(labels, 'gpu') is null as no_gpu,
         coalesce(regexp_full_match(metric, '[a-zA-Z_:][a-zA-Z0-9_:]*'), false) as good_name
-    from _tel_samples_numbered
+    from parsed
 )
 
 select row_number, metric as column_name, check_name, value, message from (
