@@ -3,21 +3,15 @@
 -- series), and the series string is split into metric and labels per group, not per sample.
 -- Bad values are counted per group and kept out of the aggregates.
 -- Input: view _tel_samples(series, value_text, ts_ms, line) built by the reader.
-with checked as (
+with valued as (
+    -- A good value is a finite, non-negative reading below DCGM's blank sentinels, with a time
+    -- (NaN and infinities fail the comparisons). Which test a bad one fails is worked out only
+    -- when there are some, by the pass that locates them (stg_telemetry__reject_lines.sql).
     select
         series,
         ts_ms,
-        v,
-        v is null or ts_ms is null as bad_syntax,
-        isnan(v) or isinf(v) as bad_nonfinite,
-        v >= dcgm_blank_min() as bad_sentinel,
-        v < 0 as bad_negative   -- no DCGM field is negative
-    from (select *, try_cast(value_text as double) as v from _tel_samples)
-),
-
-valued as (
-    select *, case when not (bad_syntax or bad_nonfinite or bad_sentinel or bad_negative) then v end as good
-    from checked
+        case when v >= 0 and v < dcgm_blank_min() and ts_ms is not null then v end as good
+    from (select series, ts_ms, try_cast(value_text as double) as v from _tel_samples)
 )
 
 select
@@ -25,10 +19,6 @@ select
     case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end as labels,
     ts_ms // 3600000 as hour_index,
     count(*) as n_lines,
-    count(*) filter (where bad_syntax) as n_bad_syntax,
-    count(*) filter (where bad_nonfinite) as n_bad_nonfinite,
-    count(*) filter (where bad_sentinel) as n_bad_sentinel,
-    count(*) filter (where bad_negative) as n_negative,
     count(good) as n_good,
     min(ts_ms) filter (where good is not null) as t0_ms,
     max(ts_ms) filter (where good is not null) as t1_ms,
