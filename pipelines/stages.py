@@ -9,6 +9,7 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
+from pipelines.allocation import METERS, scaling_fits_table
 from pipelines.config import Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
 from pipelines.warehouse import read_sql
@@ -21,9 +22,14 @@ STAGES: list[tuple[str, str]] = [
     ("20_intermediate", "int_charges_teams"),
     ("20_intermediate", "int_zone_factors"),
     ("20_intermediate", "int_energy_lines"),
+    ("20_intermediate", "int_alloc_sources"),
+    ("20_intermediate", "int_alloc_targets"),
+    ("30_marts", "allocation_lines"),
     ("30_marts", "team_month"),
     ("30_marts", "reconciliation"),
     ("30_marts", "focus_export"),
+    ("python", "int_scaling_fits"),
+    ("30_marts", "findings_month"),
 ]
 
 
@@ -36,15 +42,33 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])
-    ns = pd.DataFrame(list(config.namespace_teams.items()), columns=["namespace", "team"], dtype="string")
-    hosts = pd.DataFrame(list(config.hosts.items()), columns=["host", "resource_id"], dtype="string")
-    con.register("_ns", ns)
-    con.register("_hosts", hosts)
-    con.execute("create or replace temp table cfg_namespace_teams as select namespace::varchar as namespace, team::varchar as team from _ns")
-    con.execute("create or replace temp table cfg_hosts as select host::varchar as host, resource_id::varchar as resource_id from _hosts")
-    con.unregister("_ns")
-    con.unregister("_hosts")
+    tables = {
+        "cfg_namespace_teams": (["namespace", "team"], list(config.namespace_teams.items()), ["varchar"] * 2),
+        "cfg_hosts": (["host", "resource_id"], list(config.hosts.items()), ["varchar"] * 2),
+        "cfg_account_teams": (["account", "team"], list(config.account_teams.items()), ["varchar"] * 2),
+        "cfg_team_rules": (["ord", "field", "tag_key", "pattern", "team"],
+                           [(i, r.field, r.tag_key, r.pattern, r.team) for i, r in enumerate(config.team_rules)],
+                           ["integer", "varchar", "varchar", "varchar", "varchar"]),
+        "cfg_alloc_rules": (["category", "rule"], list(config.allocation.items()), ["varchar"] * 2),
+        "cfg_alloc_weights": (["team", "weight"], list(config.weights.items()), ["varchar", "double"]),
+        "cfg_market_intensity": (["zone", "g_per_kwh"], list(config.market_intensity.items()), ["varchar", "double"]),
+        "cfg_findings": (["param", "value"], list(config.findings.items()), ["varchar", "double"]),
+        "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
+                       ["varchar", "varchar", "integer"]),
+    }
+    for name, (columns, rows, types) in tables.items():
+        temp_table(con, name, columns, rows, types)
 
+
+def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple], types: list[str]) -> None:
+    """A typed temp table from Python rows (config reaches SQL as data, never as pasted text)."""
+    cols = ", ".join(f"{c} {t}" for c, t in zip(columns, types))
+    con.execute(f"create or replace temp table {name} ({cols})")
+    if rows:
+        con.executemany(f"insert into {name} values ({', '.join('?' * len(columns))})", [list(r) for r in rows])
+
+
+PYTHON_STAGES = {"int_scaling_fits": scaling_fits_table}
 
 # Rollups small enough for pandas, validated by their pandera model after every run.
 VALIDATED: dict[str, type[pa.DataFrameModel]] = {"gpu_hours": GpuHours}
@@ -56,7 +80,13 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     con.execute("begin transaction")
     try:
         for folder, name in STAGES:
-            con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
+            if folder == "python":
+                # Fits that need scipy: computed from the warehouse, written back as a table.
+                con.register("_py_stage", PYTHON_STAGES[name](con))
+                con.execute(f"create or replace table {name} as select * from _py_stage")
+                con.unregister("_py_stage")
+            else:
+                con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")

@@ -1,11 +1,62 @@
--- Charges with their team (first configured tag key present wins) and their month.
--- Variables: tag_keys (list, priority order), unallocated (team name for untagged spend).
+-- Charges with their team, how it was resolved, their allocation category and source group.
+-- Resolution, first hit wins: billing tag keys in priority order, then [[teams.rules]] in file
+-- order, then [teams.accounts] (sub account before billing account). Rules come before accounts
+-- because a rule names something narrower (a tag value, a service) than a whole account.
+-- Nothing is dropped: a charge no step resolves keeps team = the unallocated name, and its
+-- category says which [allocation] rule distributes it (allocation_lines keeps it visible).
+-- Variables: tag_keys, unallocated. Tables: cfg_team_rules, cfg_account_teams.
+with base as (
+    select
+        c.*,
+        list_filter(
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': c.tags[k]}),
+            lambda x: x.value is not null and x.value <> '')[1] as tag_hit,
+        strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
+        lower(c.provider) || ':' || c.region as zone,
+        coalesce(c.sub_account_id, c.billing_account_id) as account
+    from charges c
+),
+
+rule_hits as (
+    select b.file_id, b.row_number, b.charge_line, arg_min(r.team, r.ord) as team, min(r.ord) as ord
+    from base b
+    join cfg_team_rules r on regexp_matches(
+        case r.field when 'tag' then b.tags[r.tag_key] when 'account' then b.account
+                     when 'service' then b.service_name end, r.pattern)
+    group by all
+),
+
+resolved as (
+    select
+        b.*,
+        coalesce(b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
+        case when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
+             when rh.team is not null then 'rule:' || (rh.ord + 1)
+             when coalesce(sa.team, ba.team) is not null then 'account'
+             else 'none' end as team_source
+    from base b
+    left join rule_hits rh using (file_id, row_number, charge_line)
+    left join cfg_account_teams sa on sa.account = b.sub_account_id
+    left join cfg_account_teams ba on ba.account = b.billing_account_id
+),
+
+categorised as (
+    select
+        *,
+        -- A resolved team makes any line direct (a tagged credit is that team's credit).
+        case when resolved_team is not null then 'direct'
+             when charge_category = 'Credit' or line_item_type in ('Credit', 'Refund')
+                  or (charge_class = 'Correction' and billed_cost < 0) then 'credits'
+             when commitment_discount_id is not null and charge_category = 'Purchase' then 'commitment'
+             when resource_id is not null then 'untagged'
+             else 'shared_services' end as alloc_category
+    from resolved
+)
+
 select
-    c.*,
-    coalesce(
-        list_filter(list_transform(getvariable('tag_keys'), lambda k: c.tags[k]), lambda v: v is not null and v <> '')[1],
-        getvariable('unallocated')
-    ) as team,
-    strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
-    lower(c.provider) || ':' || c.region as zone
-from charges c
+    * exclude (tag_hit),
+    coalesce(resolved_team, getvariable('unallocated')) as team,
+    concat_ws('|', 'charge', alloc_category, billing_currency, 'account=' || coalesce(account, ''),
+              coalesce('resource=' || resource_id, 'service=' || coalesce(service_name, '')),
+              'team=' || coalesce(resolved_team, '')) as source_group
+from categorised

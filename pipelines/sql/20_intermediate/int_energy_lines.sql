@@ -1,10 +1,13 @@
 -- Energy and CO2e per month, team, billed resource and source (grain: month x team x resource
--- x zone x basis x idle); marts roll it up by team (chargeback) or by resource (FOCUS export). Measured: each GPU-hour's workload share goes
--- to its namespace's team; idle time goes to the team that is billed for the host (is_idle).
+-- x zone x basis x idle); allocation_lines distributes it (chargeback), the FOCUS export rolls
+-- it up by resource. Measured: each GPU-hour's workload share goes to its namespace's team
+-- (team null: a namespace nothing maps); idle time has team null and is_idle, and is shared by
+-- the [allocation] idle rule downstream. Estimated lines carry the billed resource's team.
+-- Market-based CO2e: facility energy x the zone's configured contractual factor, null without one.
 -- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction.
 -- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
 with resources as (
-    select resource_id, mode(team) as team, any_value(zone) as zone, any_value(gpu_model) as gpu_model,
+    select resource_id, mode(resolved_team) as team, any_value(zone) as zone, any_value(gpu_model) as gpu_model,
            month, sum(gpu_hours) as gpu_hours_billed
     from int_charges_teams
     where resource_id is not null
@@ -18,7 +21,7 @@ hosts as (
 measured as (
     select
         strftime(w.hour_start, '%Y-%m') as month,
-        coalesce(nt.team, case when w.is_idle then r.team end, getvariable('unallocated')) as team,
+        w.team,
         w.is_idle,
         coalesce(r.zone, nullif(getvariable('default_zone'), '')) as zone,
         h.resource_id,
@@ -27,7 +30,6 @@ measured as (
         w.gpu_hours_observed * w.util_mean as util_weighted,
         w.energy_tier
     from int_gpu_workloads w
-    left join cfg_namespace_teams nt on nt.namespace = w.namespace
     left join hosts h on h.host = w.host
     left join resources r on r.resource_id = h.resource_id and r.month = strftime(w.hour_start, '%Y-%m')
 ),
@@ -84,6 +86,8 @@ select
     u.it_energy_kwh_low * z.pue_low * z.intensity_g_per_kwh_low / getvariable('g_per_kg') as co2e_kg_low,
     u.it_energy_kwh_high * z.pue_high * z.intensity_g_per_kwh_high / getvariable('g_per_kg') as co2e_kg_high,
     list_distinct(list_concat(u.assumption_ids, [z.pue_id, z.intensity_id])) as all_assumption_ids,
+    u.it_energy_kwh * z.pue * mi.g_per_kwh / getvariable('g_per_kg') as co2e_market_kg,
     z.intensity_fallback
 from unioned u
 left join int_zone_factors z on z.zone = u.zone
+left join cfg_market_intensity mi on mi.zone = u.zone

@@ -1,53 +1,114 @@
--- Grain: one row per team and month. Money in the billing currency (exact decimals), GPU-hours
--- from the bill, observed GPU-hours and utilization from telemetry, energy and CO2e with ranges.
-with cost as (
-    select month, team, billing_currency as currency,
-        sum(billed_cost) as billed_cost,
-        sum(effective_cost) as effective_cost,
-        sum(list_cost) as list_cost,
-        coalesce(sum(gpu_hours), 0) as gpu_hours,
-        count(*) as charge_rows
-    from int_charges_teams
+-- Grain: one row per team and month (and billing currency). Built from allocation_lines only,
+-- so every meter of every team sums, with the unallocated row, to its source total. Money in
+-- the billing currency (exact decimals); gpu_hours = billed GPU-hours as allocated;
+-- gpu_hours_observed / idle_gpu_hours / effective_gpu_hours from telemetry; energy and CO2e
+-- with ranges. Split columns: *_direct (own charges, telemetry split, unobserved hours),
+-- *_idle (idle GPU time shared by the idle rule), *_shared (untagged, shared services,
+-- commitment fees), *_credits (credits and refunds). Previous-month change in the same currency.
+-- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
+-- DOUBLE here, as the report's arithmetic expects.
+with lines as (
+    select *,
+        case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
+             when rule like 'idle:%' then 'idle'
+             when rule like 'credits:%' then 'credits'
+             else 'shared' end as part
+    from allocation_lines
+),
+
+cost as (
+    select month, team, currency,
+        sum(amount) filter (where meter = 'billed_cost') as billed_cost,
+        sum(amount) filter (where meter = 'effective_cost') as effective_cost,
+        sum(amount) filter (where meter = 'list_cost') as list_cost,
+        sum(amount) filter (where meter = 'gpu_hours')::double as gpu_hours,
+        sum(amount) filter (where meter = 'billed_cost' and part = 'direct') as billed_cost_direct,
+        sum(amount) filter (where meter = 'billed_cost' and part = 'idle') as billed_cost_idle,
+        sum(amount) filter (where meter = 'billed_cost' and part = 'shared') as billed_cost_shared,
+        sum(amount) filter (where meter = 'billed_cost' and part = 'credits') as billed_cost_credits,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'direct') as effective_cost_direct,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'idle') as effective_cost_idle,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'shared') as effective_cost_shared,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'credits') as effective_cost_credits
+    from lines
+    where currency is not null
     group by all
 ),
 
 energy as (
     select month, team,
-        sum(gpu_hours) filter (where basis = 'measured') as gpu_hours_observed,
-        sum(gpu_hours) filter (where basis = 'measured' and is_idle) as idle_gpu_hours,
-        sum(util_weighted) / nullif(sum(gpu_hours) filter (where basis = 'measured'), 0) as util_mean,
-        sum(it_energy_kwh) as it_energy_kwh,
-        sum(it_energy_kwh) filter (where basis = 'measured') as it_energy_kwh_measured,
-        sum(facility_energy_kwh) as facility_energy_kwh,
-        sum(facility_energy_kwh_low) as facility_energy_kwh_low,
-        sum(facility_energy_kwh_high) as facility_energy_kwh_high,
-        sum(co2e_kg) as co2e_kg,
-        sum(co2e_kg_low) as co2e_kg_low,
-        sum(co2e_kg_high) as co2e_kg_high,
-        list_sort(list_distinct(flatten(list(all_assumption_ids)))) as assumption_ids
-    from int_energy_lines
+        sum(amount) filter (where meter = 'gpu_hours_observed')::double as gpu_hours_observed,
+        sum(amount) filter (where meter = 'gpu_hours_observed' and part = 'idle')::double as idle_gpu_hours,
+        sum(amount) filter (where meter = 'effective_gpu_hours')::double as effective_gpu_hours,
+        sum(amount) filter (where meter = 'it_energy_kwh')::double as it_energy_kwh,
+        sum(amount) filter (where meter = 'it_energy_kwh_measured')::double as it_energy_kwh_measured,
+        sum(amount) filter (where meter = 'facility_energy_kwh')::double as facility_energy_kwh,
+        sum(amount) filter (where meter = 'facility_energy_kwh_low')::double as facility_energy_kwh_low,
+        sum(amount) filter (where meter = 'facility_energy_kwh_high')::double as facility_energy_kwh_high,
+        sum(amount) filter (where meter = 'co2e_kg')::double as co2e_kg,
+        sum(amount) filter (where meter = 'co2e_kg_low')::double as co2e_kg_low,
+        sum(amount) filter (where meter = 'co2e_kg_high')::double as co2e_kg_high,
+        sum(amount) filter (where meter = 'co2e_market_kg')::double as co2e_market_kg
+    from lines
+    where currency is null
     group by all
+),
+
+-- Which coefficient rows a team's energy rests on: those of the energy lines it received.
+assumptions as (
+    select l.month, l.team, list_sort(list_distinct(flatten(list(e.all_assumption_ids)))) as assumption_ids
+    from (select distinct month, team, source_group from lines where currency is null) l
+    join (select month, all_assumption_ids,
+                 concat_ws('|', 'energy', basis, 'resource=' || coalesce(resource_id, ''),
+                           case when is_idle then 'idle' else 'team=' || coalesce(team, '') end) as source_group
+          from int_energy_lines) e using (month, source_group)
+    group by all
+),
+
+joined as (
+    select
+        coalesce(c.month, e.month) as month,
+        coalesce(c.team, e.team) as team,
+        c.currency,
+        coalesce(c.billed_cost, 0) as billed_cost,
+        coalesce(c.effective_cost, 0) as effective_cost,
+        coalesce(c.list_cost, 0) as list_cost,
+        coalesce(c.gpu_hours, 0) as gpu_hours,
+        coalesce(e.gpu_hours_observed, 0) as gpu_hours_observed,
+        coalesce(e.idle_gpu_hours, 0) as idle_gpu_hours,
+        e.effective_gpu_hours / nullif(e.gpu_hours_observed, 0) as util_mean,
+        coalesce(e.it_energy_kwh, 0) as it_energy_kwh,
+        coalesce(e.it_energy_kwh_measured, 0) as it_energy_kwh_measured,
+        coalesce(e.facility_energy_kwh, 0) as facility_energy_kwh,
+        coalesce(e.facility_energy_kwh_low, 0) as facility_energy_kwh_low,
+        coalesce(e.facility_energy_kwh_high, 0) as facility_energy_kwh_high,
+        coalesce(e.co2e_kg, 0) as co2e_kg,
+        coalesce(e.co2e_kg_low, 0) as co2e_kg_low,
+        coalesce(e.co2e_kg_high, 0) as co2e_kg_high,
+        coalesce(a.assumption_ids, []) as assumption_ids,
+        coalesce(c.billed_cost_direct, 0) as billed_cost_direct,
+        coalesce(c.billed_cost_idle, 0) as billed_cost_idle,
+        coalesce(c.billed_cost_shared, 0) as billed_cost_shared,
+        coalesce(c.billed_cost_credits, 0) as billed_cost_credits,
+        coalesce(c.effective_cost_direct, 0) as effective_cost_direct,
+        coalesce(c.effective_cost_idle, 0) as effective_cost_idle,
+        coalesce(c.effective_cost_shared, 0) as effective_cost_shared,
+        coalesce(c.effective_cost_credits, 0) as effective_cost_credits,
+        coalesce(c.effective_cost_idle, 0) as idle_cost,
+        coalesce(e.effective_gpu_hours, 0) as effective_gpu_hours,
+        c.effective_cost / nullif(e.effective_gpu_hours, 0) as cost_per_effective_gpu_hour,
+        e.co2e_market_kg
+    from cost c
+    full outer join energy e on e.month = c.month and e.team = c.team
+    left join assumptions a on a.month = coalesce(c.month, e.month) and a.team = coalesce(c.team, e.team)
 )
 
 select
-    coalesce(c.month, e.month) as month,
-    coalesce(c.team, e.team) as team,
-    c.currency,
-    coalesce(c.billed_cost, 0) as billed_cost,
-    coalesce(c.effective_cost, 0) as effective_cost,
-    coalesce(c.list_cost, 0) as list_cost,
-    coalesce(c.gpu_hours, 0) as gpu_hours,
-    coalesce(e.gpu_hours_observed, 0) as gpu_hours_observed,
-    coalesce(e.idle_gpu_hours, 0) as idle_gpu_hours,
-    e.util_mean,
-    coalesce(e.it_energy_kwh, 0) as it_energy_kwh,
-    coalesce(e.it_energy_kwh_measured, 0) as it_energy_kwh_measured,
-    coalesce(e.facility_energy_kwh, 0) as facility_energy_kwh,
-    coalesce(e.facility_energy_kwh_low, 0) as facility_energy_kwh_low,
-    coalesce(e.facility_energy_kwh_high, 0) as facility_energy_kwh_high,
-    coalesce(e.co2e_kg, 0) as co2e_kg,
-    coalesce(e.co2e_kg_low, 0) as co2e_kg_low,
-    coalesce(e.co2e_kg_high, 0) as co2e_kg_high,
-    coalesce(e.assumption_ids, []) as assumption_ids
-from cost c
-full outer join energy e on e.month = c.month and e.team = c.team
+    j.*,
+    p.billed_cost as billed_cost_prev_month,
+    j.billed_cost - p.billed_cost as billed_cost_change,
+    j.effective_cost - p.effective_cost as effective_cost_change,
+    j.facility_energy_kwh - p.facility_energy_kwh as facility_energy_kwh_change
+from joined j
+left join joined p on p.team = j.team and p.currency is not distinct from j.currency
+    and p.month = strftime(strptime(j.month, '%Y-%m') - interval 1 month, '%Y-%m')

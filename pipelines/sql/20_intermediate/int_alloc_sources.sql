@@ -1,0 +1,59 @@
+-- What there is to allocate: one row per month x source group x meter, amount in DECIMAL(38, 12).
+-- Charges: grouped by category, currency, account, resource (else service) and resolved team
+-- (int_charges_teams.source_group), meters billed/effective/list cost and billed GPU-hours.
+-- Energy: one group per month x basis x resource x team piece (idle its own piece), meters
+-- observed and effective GPU-hours, IT/facility energy, CO2e (location, ranges, market). Doubles
+-- become decimals here, once per group, so the allocation below is exact against these totals.
+with charge_groups as (
+    select month, source_group, alloc_category as category, billing_currency as currency, resource_id,
+        any_value(service_name) as service_name, any_value(account) as account,
+        any_value(resolved_team) as team,
+        sum(billed_cost) as billed_cost, sum(effective_cost) as effective_cost, sum(list_cost) as list_cost,
+        sum(gpu_hours)::decimal(38, 12) as gpu_hours,
+        count(*) as charge_rows
+    from int_charges_teams
+    group by month, source_group, alloc_category, billing_currency, resource_id
+),
+
+energy_groups as (
+    select month,
+        concat_ws('|', 'energy', basis, 'resource=' || coalesce(resource_id, ''),
+                  case when is_idle then 'idle' else 'team=' || coalesce(team, '') end) as source_group,
+        case when is_idle then 'idle' when team is null then 'untagged' else 'direct' end as category,
+        null::varchar as currency, resource_id, null::varchar as service_name, null::varchar as account,
+        any_value(team) as team,
+        sum(gpu_hours) filter (where basis = 'measured')::decimal(38, 12) as gpu_hours_observed,
+        sum(util_weighted)::decimal(38, 12) as effective_gpu_hours,
+        sum(it_energy_kwh)::decimal(38, 12) as it_energy_kwh,
+        sum(it_energy_kwh) filter (where basis = 'measured')::decimal(38, 12) as it_energy_kwh_measured,
+        sum(facility_energy_kwh)::decimal(38, 12) as facility_energy_kwh,
+        sum(facility_energy_kwh_low)::decimal(38, 12) as facility_energy_kwh_low,
+        sum(facility_energy_kwh_high)::decimal(38, 12) as facility_energy_kwh_high,
+        sum(co2e_kg)::decimal(38, 12) as co2e_kg,
+        sum(co2e_kg_low)::decimal(38, 12) as co2e_kg_low,
+        sum(co2e_kg_high)::decimal(38, 12) as co2e_kg_high,
+        sum(co2e_market_kg)::decimal(38, 12) as co2e_market_kg
+    from int_energy_lines
+    group by all
+),
+
+charge_meters as (
+    unpivot charge_groups
+    on billed_cost, effective_cost, list_cost, gpu_hours
+    into name meter value amount
+),
+
+energy_meters as (
+    unpivot energy_groups
+    on gpu_hours_observed, effective_gpu_hours, it_energy_kwh, it_energy_kwh_measured, facility_energy_kwh,
+       facility_energy_kwh_low, facility_energy_kwh_high, co2e_kg, co2e_kg_low, co2e_kg_high, co2e_market_kg
+    into name meter value amount
+)
+
+select month, source_group, category, currency, resource_id, service_name, account, team, meter,
+    amount::decimal(38, 12) as amount
+from charge_meters
+union all by name
+select month, source_group, category, currency, resource_id, service_name, account, team, meter,
+    amount::decimal(38, 12) as amount
+from energy_meters

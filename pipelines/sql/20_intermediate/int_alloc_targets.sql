@@ -1,0 +1,195 @@
+-- Who receives each source group, by which rule, with what weight. Grain: month x source group
+-- x team x rule; weights are relative within a group (allocation_lines normalises and rounds).
+--   direct            a resolved team takes its own charges and its measured energy
+--   telemetry_split   a billed resource whose GPUs show namespaces: by GPU-hours per team
+--   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
+--                     teams that used that node (proportional to their GPU-hours, or even), or
+--                     configured weights, or left unallocated; no user on the node -> owner
+--   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
+--   <category>:<rule> untagged, shared_services, commitment, credits: proportional to each
+--                     team's directly attributed billed cost (energy groups: facility kWh) in
+--                     the month and currency, even over those teams, weights, or unallocated
+--   credits:follows   a credit goes where the charges of its resource (else its service in the
+--                     same account) went, in proportion to their billed cost
+--   <category>:no_basis  nothing to share over: left with the unallocated team, visible
+with groups as (
+    select distinct month, source_group, split_part(source_group, '|', 1) as kind, category, currency,
+        resource_id, service_name, account, team
+    from int_alloc_sources
+),
+
+billed as (
+    select source_group, amount as billed from int_alloc_sources where meter = 'billed_cost'
+),
+
+node_use as (
+    select strftime(w.hour_start, '%Y-%m') as month, h.resource_id, w.is_idle,
+        case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
+        sum(w.gpu_hours_observed) as hours
+    from int_gpu_workloads w
+    left join cfg_hosts h on h.host = w.host
+    group by all
+),
+
+nodes as (
+    select n.month, n.resource_id, sum(n.hours) as observed_h,
+        coalesce(sum(n.hours) filter (where n.is_idle), 0) as idle_h,
+        any_value(b.billed_h) as billed_h, any_value(b.owner) as owner
+    from node_use n
+    left join (select month, resource_id, sum(gpu_hours) as billed_h, mode(resolved_team) as owner
+               from int_charges_teams where resource_id is not null group by all) b
+        on b.month = n.month and b.resource_id = n.resource_id
+    group by n.month, n.resource_id
+),
+
+idle_rule as (
+    select rule from cfg_alloc_rules where category = 'idle'
+),
+
+idle_split as (
+    select u.month, u.resource_id, u.team, 'idle:' || r.rule as rule,
+        case r.rule when 'proportional' then u.hours else 1 end as w
+    from node_use u cross join idle_rule r
+    where not u.is_idle and r.rule in ('proportional', 'even')
+    union all
+    select n.month, n.resource_id, cw.team, 'idle:weights', cw.weight
+    from nodes n cross join cfg_alloc_weights cw cross join idle_rule r
+    where r.rule = 'weights'
+    union all
+    select n.month, n.resource_id, getvariable('unallocated'), 'idle:unallocated', 1
+    from nodes n cross join idle_rule r
+    where r.rule = 'unallocated'
+),
+
+idle_shares as (
+    select month, resource_id, team, rule, w / sum(w) over (partition by month, resource_id) as frac
+    from (select month, resource_id, team, rule, sum(w) as w from idle_split where w > 0 group by all)
+    union all
+    select n.month, n.resource_id, coalesce(n.owner, getvariable('unallocated')),
+        case when n.owner is null then 'idle:no_basis' else 'idle:owner' end, 1
+    from nodes n
+    where not exists (select 1 from idle_split s where s.month = n.month
+                      and s.resource_id is not distinct from n.resource_id and s.w > 0)
+),
+
+node_targets as (
+    select g.source_group, u.team, 'telemetry_split' as rule, u.hours as w
+    from groups g join node_use u on u.month = g.month and u.resource_id = g.resource_id and not u.is_idle
+    where g.kind = 'charge' and g.category in ('direct', 'untagged')
+    union all
+    select g.source_group, s.team, s.rule, n.idle_h * s.frac
+    from groups g
+    join nodes n on n.month = g.month and n.resource_id = g.resource_id
+    join idle_shares s on s.month = g.month and s.resource_id = g.resource_id
+    where g.kind = 'charge' and g.category in ('direct', 'untagged')
+    union all
+    select g.source_group, coalesce(n.owner, getvariable('unallocated')), 'unobserved',
+        greatest(coalesce(n.billed_h, 0) - n.observed_h, 0)
+    from groups g join nodes n on n.month = g.month and n.resource_id = g.resource_id
+    where g.kind = 'charge' and g.category in ('direct', 'untagged')
+),
+
+first_stage as (
+    select source_group, team, rule, w from node_targets where w > 0
+    union all
+    select g.source_group, g.team, 'direct', 1
+    from groups g
+    where g.category = 'direct' and g.source_group not in (select source_group from node_targets where w > 0)
+    union all
+    select g.source_group, s.team, s.rule, s.frac
+    from groups g join idle_shares s on s.month = g.month and s.resource_id is not distinct from g.resource_id
+    where g.kind = 'energy' and g.category = 'idle'
+),
+
+basis as (
+    select g.month, g.kind, g.currency, f.team,
+        greatest(sum(coalesce(case g.kind when 'charge' then b.billed else e.amount end, 0) * f.w / f.total), 0) as w
+    from (select *, sum(w) over (partition by source_group) as total from first_stage) f
+    join groups g using (source_group)
+    left join billed b using (source_group)
+    left join int_alloc_sources e on e.source_group = f.source_group and e.meter = 'facility_energy_kwh'
+    group by all
+),
+
+by_rule as (
+    select g.source_group, g.category, r.rule, g.month, g.kind, g.currency
+    from groups g join cfg_alloc_rules r on r.category = g.category
+    where g.category in ('untagged', 'shared_services', 'commitment')
+      and g.source_group not in (select source_group from first_stage)
+),
+
+rule_targets as (
+    select rg.source_group, b.team, rg.category || ':' || rg.rule as rule,
+        case rg.rule when 'proportional' then b.w else 1 end as w
+    from by_rule rg
+    join basis b on b.month = rg.month and b.kind = rg.kind and b.currency is not distinct from rg.currency
+    where rg.rule in ('proportional', 'even') and b.w > 0
+    union all
+    select rg.source_group, cw.team, rg.category || ':weights', cw.weight
+    from by_rule rg cross join cfg_alloc_weights cw where rg.rule = 'weights'
+    union all
+    select rg.source_group, getvariable('unallocated'), rg.category || ':unallocated', 1
+    from by_rule rg where rg.rule = 'unallocated'
+),
+
+settled as (
+    select source_group, team, rule, w from first_stage
+    union all
+    select source_group, team, rule, w from rule_targets where w > 0
+),
+
+related as (
+    select c.source_group, g.source_group as related_group
+    from groups c
+    join groups g on g.month = c.month and g.kind = 'charge' and g.currency = c.currency
+        and g.category in ('direct', 'untagged')
+        and ((c.resource_id is not null and g.resource_id = c.resource_id)
+             or (c.resource_id is null and g.service_name = c.service_name and g.account = c.account))
+    where c.category = 'credits'
+),
+
+follows as (
+    select r.source_group, t.team, 'credits:follows' as rule,
+        sum(abs(b.billed) * t.w / t.total) as w
+    from related r
+    join (select *, sum(w) over (partition by source_group) as total from settled) t on t.source_group = r.related_group
+    join billed b on b.source_group = r.related_group
+    group by all
+    having sum(abs(b.billed) * t.w / t.total) > 0
+),
+
+credit_rule as (
+    select g.source_group, r.rule, g.month, g.kind, g.currency
+    from groups g join cfg_alloc_rules r on r.category = 'credits'
+    where g.category = 'credits' and g.source_group not in (select source_group from follows)
+),
+
+credit_targets as (
+    select cr.source_group, b.team, 'credits:' || cr.rule as rule,
+        case cr.rule when 'proportional' then b.w else 1 end as w
+    from credit_rule cr
+    join basis b on b.month = cr.month and b.kind = cr.kind and b.currency is not distinct from cr.currency
+    where cr.rule in ('proportional', 'even') and b.w > 0
+    union all
+    select cr.source_group, cw.team, 'credits:weights', cw.weight
+    from credit_rule cr cross join cfg_alloc_weights cw where cr.rule = 'weights'
+    union all
+    select cr.source_group, getvariable('unallocated'), 'credits:unallocated', 1
+    from credit_rule cr where cr.rule = 'unallocated'
+),
+
+all_targets as (
+    select * from settled
+    union all
+    select * from follows
+    union all
+    select * from credit_targets where w > 0
+)
+
+select g.month, g.source_group, t.team, t.rule, sum(t.w) as weight
+from all_targets t join groups g using (source_group)
+group by all
+union all
+select g.month, g.source_group, getvariable('unallocated'), g.category || ':no_basis', 1
+from groups g
+where g.source_group not in (select source_group from all_targets)

@@ -1,0 +1,149 @@
+-- Grain: month x finding x subject. What deserves a look, with the money or GPU-hours at stake.
+-- value/low/high are in `unit`; cost_usd is the spend concerned (or saving, see finding) in the
+-- billing currency; assumption_ids name the coefficient rows used (sources/reference).
+--   low_utilization     a busy GPU with more than low_util_min_hours hours under low_util_threshold
+--   idle_gpu_hours      per billed resource: GPU time with no workload and its effective cost
+--   commitment_candidate on-demand GPU capacity running more than (1 - discount) of the month
+--   spot_candidate      value = preemptions per hour at which Spot stops paying
+--   owned_break_even    value = months to recover the purchase at this month's spend
+--   gpu_hours_gap       billed vs telemetry GPU-hours beyond the tolerance
+--   energy_gap          a CodeCarbon run's GPU energy (its PUE undone) vs DCGM energy of the
+--                       busy GPUs of the same model over the run's window, when exactly as many
+--                       such GPUs were busy as the run used (otherwise the run is not matchable)
+--   scaling_efficiency  value = E(K) at the GPU count used; detail has K* (int_scaling_fits)
+with a as (
+    select assumption_id, value, low, high, coefficient_id from ref_assumptions
+),
+
+param as (
+    select a.assumption_id, coalesce(f.value, a.value) as value, a.coefficient_id
+    from a left join cfg_findings f on 'findings_' || f.param = a.assumption_id
+),
+
+thr as (
+    select
+        (select value from param where assumption_id = 'findings_low_util_threshold') as util,
+        (select value from param where assumption_id = 'findings_low_util_min_hours') as min_h,
+        (select value from param where assumption_id = 'reconciliation_gap_tolerance_fraction') as tol
+),
+
+resource_rate as (
+    select month, resource_id, sum(effective_cost)::double / nullif(sum(gpu_hours), 0) as usd_per_gpu_h
+    from int_charges_teams where gpu_hours > 0 group by all
+),
+
+low_util as (
+    select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, h.resource_id,
+        mode(coalesce(w.team, getvariable('unallocated'))) as team,
+        sum(w.gpu_hours_observed) as hours, sum(w.gpu_hours_observed * w.util_mean) / sum(w.gpu_hours_observed) as util
+    from int_gpu_workloads w cross join thr
+    left join cfg_hosts h on h.host = w.host
+    where not w.is_idle and w.util_mean < thr.util
+    group by all
+),
+
+on_demand as (
+    select month, resource_id, any_value(resolved_team) as team, any_value(instance_type) as instance_type,
+        max(gpu_count) as gpus, sum(effective_cost)::double as cost,
+        sum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
+        (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
+    from int_charges_teams
+    where gpu_hours > 0 and coalesce(pricing_category, 'Standard') in ('Standard', 'On-Demand')
+        and commitment_discount_id is null
+    group by all
+),
+
+coef as (
+    select
+        max(value) filter (where assumption_id = 'savings_plan_discount_gpu') as sp, max(low) filter (where assumption_id = 'savings_plan_discount_gpu') as sp_lo, max(high) filter (where assumption_id = 'savings_plan_discount_gpu') as sp_hi,
+        max(value) filter (where assumption_id = 'spot_discount_gpu') as sd, max(low) filter (where assumption_id = 'spot_discount_gpu') as sd_lo, max(high) filter (where assumption_id = 'spot_discount_gpu') as sd_hi,
+        max(value) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh, max(low) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh_lo, max(high) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh_hi,
+        max(value) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx, max(low) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx_lo, max(high) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx_hi,
+        max(value) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox, max(low) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox_lo, max(high) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox_hi
+    from a
+),
+
+run_overlap as (
+    select r.file_id, r.row_number, r.project, r.run_id, r.start_utc, r.end_utc, r.gpu_count,
+        r.gpu_energy_kwh / coalesce(nullif(r.pue, 0), 1) as run_kwh,
+        count(distinct g.gpu_uuid) as gpus,
+        sum(g.energy_kwh * (1 - w.idle_share)
+            * (epoch(least(g.hour_start + interval 1 hour, r.end_utc)) - epoch(greatest(g.hour_start, r.start_utc)))
+            / (epoch(g.hour_start + interval 1 hour) - epoch(g.hour_start))) as tel_kwh
+    from runs r
+    join gpu_hours g on g.hour_start < r.end_utc and g.hour_start + interval 1 hour > r.start_utc
+    join ref_gpu_aliases al on al.alias = g.gpu_model_raw and al.gpu_model = r.gpu_model
+    join (select gpu_uuid, hour_start, coalesce(sum(share) filter (where is_idle), 0) as idle_share
+          from int_gpu_workloads group by all) w using (gpu_uuid, hour_start)
+    where r.start_utc is not null and r.gpu_energy_kwh > 0 and w.idle_share < 1
+    group by all
+),
+
+findings as (
+    select month, 'low_utilization' as finding, host || '/' || gpu_uuid as subject, resource_id, team,
+        hours as value, 'h' as unit, hours as low, hours as high,
+        hours * r.usd_per_gpu_h as cost_usd,
+        printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%)', hours, 100 * low_util.util, 100 * thr.util) as detail,
+        (select list(coefficient_id) from param where assumption_id in ('findings_low_util_threshold', 'findings_low_util_min_hours')) as assumption_ids
+    from low_util cross join thr left join resource_rate r using (month, resource_id)
+    where hours > thr.min_h
+    union all
+    select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'), l.resource_id, null,
+        sum(l.amount) filter (where l.meter = 'gpu_hours_observed')::double, 'h', null, null,
+        sum(l.amount) filter (where l.meter = 'effective_cost')::double,
+        'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule', []::varchar[]
+    from allocation_lines l where l.rule like 'idle:%' group by l.month, l.resource_id
+    union all
+    select o.month, 'commitment_candidate', o.resource_id, o.resource_id, o.team,
+        o.run_h / o.month_h, 'fraction of month', null, null, o.cost * c.sp,
+        printf('%s ran %.0f of %.0f h on demand; a commitment pays above %.0f%% (saving %.0f-%.0f USD)',
+               o.instance_type, o.run_h, o.month_h, 100 * (1 - c.sp), o.cost * c.sp_lo, o.cost * c.sp_hi),
+        ['assumptions:savings_plan_discount_gpu']
+    from on_demand o cross join coef c where o.run_h / o.month_h > 1 - c.sp
+    union all
+    select o.month, 'spot_candidate', o.resource_id, o.resource_id, o.team,
+        c.sd / ((1 - c.sd) * c.lh), 'preemptions/h', c.sd_lo / ((1 - c.sd_lo) * c.lh_hi), c.sd_hi / ((1 - c.sd_hi) * c.lh_lo),
+        o.cost * c.sd,
+        printf('Spot saves %.0f USD at no interruptions and stops paying above %.2f interruptions per hour', o.cost * c.sd, c.sd / ((1 - c.sd) * c.lh)),
+        ['assumptions:spot_discount_gpu', 'assumptions:spot_lost_hours_per_preemption']
+    from on_demand o cross join coef c
+    union all
+    select o.month, 'owned_break_even', o.resource_id, o.resource_id, o.team,
+        o.gpus * c.cx / nullif(greatest(o.cost - o.gpus * c.ox, 0), 0), 'months',
+        o.gpus * c.cx_lo / nullif(greatest(o.cost - o.gpus * c.ox_lo, 0), 0),
+        o.gpus * c.cx_hi / nullif(greatest(o.cost - o.gpus * c.ox_hi, 0), 0),
+        o.cost,
+        printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running); null = never',
+               o.gpus::int, c.cx, 100 * o.run_h / o.month_h),
+        ['assumptions:owned_capex_usd_per_gpu', 'assumptions:owned_opex_usd_per_gpu_month']
+    from on_demand o cross join coef c
+    union all
+    select n.month, 'gpu_hours_gap', n.resource_id, n.resource_id, null,
+        coalesce(b.billed_h, 0) - n.observed_h, 'h', null, null, null,
+        printf('billed %.1f GPU-h, telemetry %.1f GPU-h', coalesce(b.billed_h, 0), n.observed_h),
+        (select list(coefficient_id) from param where assumption_id = 'reconciliation_gap_tolerance_fraction')
+    from (select strftime(w.hour_start, '%Y-%m') as month, h.resource_id, sum(w.gpu_hours_observed) as observed_h
+          from int_gpu_workloads w left join cfg_hosts h on h.host = w.host group by all) n
+    left join (select month, resource_id, sum(gpu_hours) as billed_h from int_charges_teams group by all) b
+        using (month, resource_id)
+    cross join thr
+    where abs(coalesce(b.billed_h, 0) - n.observed_h) > thr.tol * greatest(coalesce(b.billed_h, 0), n.observed_h)
+    union all
+    select strftime(o.end_utc, '%Y-%m'), 'energy_gap', coalesce(o.project, '') || '/' || coalesce(o.run_id, o.row_number::varchar),
+        null, null, o.tel_kwh - o.run_kwh, 'kWh', null, null, null,
+        printf('CodeCarbon %.3f kWh GPU energy (PUE removed), DCGM %.3f kWh on %d busy GPUs over the run', o.run_kwh, o.tel_kwh, o.gpus),
+        (select list(coefficient_id) from param where assumption_id = 'reconciliation_gap_tolerance_fraction')
+    from run_overlap o cross join thr
+    where o.gpus = o.gpu_count and abs(o.tel_kwh - o.run_kwh) > thr.tol * greatest(o.tel_kwh, o.run_kwh)
+    union all
+    select month, 'scaling_efficiency', project, null, null,
+        efficiency_at_used, 'fraction', null, null, cost_at_used_usd - cost_at_opt_usd,
+        printf('%s at GPU counts %s: serial fraction %.3f, communication %.4f per GPU; E(%d) = %.2f; cost-optimal K* = %s (range %s-%s) vs %d used',
+               project, gpu_counts, serial_fraction, comm_fraction, k_used, efficiency_at_used,
+               coalesce(k_opt::varchar, 'n/a'), coalesce(k_opt_low::varchar, 'n/a'), coalesce(k_opt_high::varchar, 'n/a'), k_used),
+        ['assumptions:wallclock_value_usd_per_h']
+    from int_scaling_fits
+)
+
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, detail, assumption_ids
+from findings

@@ -1,0 +1,103 @@
+"""Shared by the allocation and findings tests (no tests here): hand-built months, charges and
+per-GPU-hour telemetry written straight into a fresh warehouse, then the stages from int_gpu_workloads on.
+
+gpu_hours is given (not built from scrapes) so these tests pin allocation, not energy tiers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from pipelines.config import Config
+from pipelines.stages import PYTHON_STAGES, STAGES, apply_config
+from pipelines.warehouse import connect, read_sql
+from sources.reference_data import load_reference
+
+MONTH = "2026-10"
+M0 = datetime(2026, 10, 1)
+
+
+@dataclass
+class Charge:
+    cost: str                            # billed cost, decimal text
+    tags: dict[str, str] = field(default_factory=dict)
+    resource_id: str | None = None
+    service: str = "Amazon Elastic Compute Cloud"
+    category: str = "Usage"              # FOCUS ChargeCategory
+    account: str = "111122223333"
+    gpu_hours: float | None = None
+    effective: str | None = None         # effective cost, default = billed
+    line_item_type: str | None = None
+    commitment_id: str | None = None
+
+
+@dataclass
+class GpuHour:
+    host: str
+    gpu: str
+    hour: int                            # hours after the month start
+    energy_kwh: float
+    util: float
+    pods: dict[str | None, int]          # namespace (None = idle) -> scrapes in the hour
+
+
+def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
+    con = connect(tmp / "wh.duckdb")
+    for i, c in enumerate(charges):
+        con.execute("""insert into charges (file_id, row_number, provider, billing_account_id, sub_account_id,
+            billing_period_start, charge_period_start, charge_category, line_item_type, service_name, resource_id,
+            region, commitment_discount_id, billed_cost, effective_cost, list_cost, billing_currency, tags,
+            gpu_model, gpu_count, gpu_hours)
+            values (1, ?, 'AWS', ?, ?, ?, ?, ?, ?, ?, ?, 'us-east-1', ?, ?::decimal(38, 12), ?::decimal(38, 12),
+                    ?::decimal(38, 12), 'USD', ?::map(varchar, varchar), ?, ?, ?)""",
+                    [i + 1, c.account, c.account, M0, M0, c.category, c.line_item_type, c.service, c.resource_id,
+                     c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.tags,
+                     "A100-SXM4-40GB" if c.gpu_hours else None, 1.0 if c.gpu_hours else None, c.gpu_hours])
+    gh = pd.DataFrame([{"host": h.host, "gpu_uuid": h.gpu, "gpu_index": "0", "gpu_model_raw": "NVIDIA A100-SXM4-40GB",
+                        "instance_id": None, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,
+                        "energy_tier": "counter", "power_w_mean": None, "util_mean": h.util, "sm_active_mean": None,
+                        "tensor_active_mean": None, "coverage": 1.0, "n_scrapes": sum(h.pods.values())} for h in hours],
+                      columns=["host", "gpu_uuid", "gpu_index", "gpu_model_raw", "instance_id", "hour_start", "energy_kwh",
+                               "energy_tier", "power_w_mean", "util_mean", "sm_active_mean", "tensor_active_mean",
+                               "coverage", "n_scrapes"])
+    pods = pd.DataFrame([{"file_id": 1, "gpu_uuid": h.gpu, "hour_start": M0 + timedelta(hours=h.hour), "namespace": ns or "",
+                          "pod": (ns + "-0") if ns else "", "container": "", "n_scrapes": n}
+                         for h in hours for ns, n in h.pods.items()],
+                        columns=["file_id", "gpu_uuid", "hour_start", "namespace", "pod", "container", "n_scrapes"])
+    con.register("_gh", gh)
+    con.execute("""create or replace table gpu_hours as select host::varchar as host, gpu_uuid::varchar as gpu_uuid,
+        gpu_index::varchar as gpu_index, gpu_model_raw::varchar as gpu_model_raw, instance_id::varchar as instance_id,
+        hour_start::timestamp as hour_start, energy_kwh::double as energy_kwh, energy_tier::varchar as energy_tier,
+        power_w_mean::double as power_w_mean, util_mean::double as util_mean, sm_active_mean::double as sm_active_mean,
+        tensor_active_mean::double as tensor_active_mean, coverage::double as coverage, n_scrapes::bigint as n_scrapes from _gh""")
+    if len(pods):
+        con.register("_pods", pods)
+        con.execute("insert into gpu_pod_parts select * from _pods")
+    run_after_gpu_hours(con, config)
+    return con
+
+
+def run_after_gpu_hours(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+    load_reference(con)
+    apply_config(con, config)
+    for folder, name in STAGES:
+        if name == "gpu_hours":
+            continue
+        if folder == "python":
+            con.register("_py", PYTHON_STAGES[name](con))
+            con.execute(f"create or replace table {name} as select * from _py")
+        else:
+            con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
+
+
+def team_amounts(con: duckdb.DuckDBPyConnection, meter: str = "billed_cost") -> dict[str, Decimal]:
+    return dict(con.execute("select team, sum(amount) from allocation_lines where meter = ? group by team", [meter]).fetchall())
+
+
+def lines(con: duckdb.DuckDBPyConnection, meter: str = "billed_cost") -> set[tuple[str, str, Decimal]]:
+    return set(con.execute("select team, rule, sum(amount) from allocation_lines where meter = ? group by all", [meter]).fetchall())
