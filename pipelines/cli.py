@@ -134,19 +134,41 @@ def report() -> None:
 @click.option("--month", required=True, help="Month, YYYY-MM.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder (default build/reports/<month>).")
+@click.option("--per-team", is_flag=True, help="Also write one statement PDF per team (only that team's data) to <out>/teams/.")
 @warehouse_option
 @config_option
 @user_errors
-def report_chargeback(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
-    """Chargeback PDF and CSV: cost per team, GPU-hours, energy, CO2e, reconciled to the bill.
+def report_chargeback(month: str, out: Path | None, per_team: bool, warehouse: Path, config_path: Path | None) -> None:
+    """Chargeback PDF/A and CSV: cost per team, GPU-hours, energy, CO2e, reconciled to the bill.
 
-    Example: meterbook report chargeback --month 2026-10 --out build/reports/2026-10
+    Example: meterbook report chargeback --month 2026-10 --per-team --out build/reports/2026-10
     """
     from reports.chargeback import write_chargeback
     from pipelines.warehouse import connect
     out = out or Path("build/reports") / month
-    paths = write_chargeback(connect(warehouse), _config(config_path), month, out)
+    paths = write_chargeback(connect(warehouse), _config(config_path), month, out, per_team=per_team)
     for p in paths:
+        click.echo(f"wrote {p}")
+
+
+@report.command("audit")
+@click.option("--model", "models", multiple=True, help="Only disclosures of this model (repeatable; default all).")
+@click.option("--month", default=None, help="Also audit the month's team footprints (YYYY-MM).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default build/reports/audit, or build/reports/<month> with --month).")
+@warehouse_option
+@config_option
+@user_errors
+def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, warehouse: Path,
+                 config_path: Path | None) -> None:
+    """Footprint-audit PDF/A: reported vs reconstructed meters with ranges, tornado charts, findings.
+
+    Example: meterbook report audit --model Acme-Embed-1B --month 2026-10 --out build/reports/audit
+    """
+    from reports.audit import write_audit
+    from pipelines.warehouse import connect
+    out = out or Path("build/reports") / (month or "audit")
+    for p in write_audit(connect(warehouse), _config(config_path), list(models), month, out):
         click.echo(f"wrote {p}")
 
 

@@ -1,7 +1,17 @@
-"""Chargeback report: query the marts for one month, build the context, render PDF + CSV."""
+"""Chargeback report: query the marts for one month, build the context, render PDF + CSV.
+
+One context feeds the monthly PDF and the per-team statements. Marts another stage may add
+(`allocation_lines`, `findings_month`, extra `team_month` columns) are rendered when present and
+generically (their columns as they come), so the report works with and without them.
+"""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import hashlib
+import json
+import os
+import re
+import shutil
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -11,17 +21,157 @@ from pipelines.config import Config
 from pipelines.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from pipelines.stages import run_stages
+from reports import charts
 from reports.methodology import methodology_context
-from reports.render import bar_chart_svg, render_pdf, write_csv
+from reports.provenance import document_date, provenance
+from reports.render import TEMPLATES, attachment_files, csv_text, environment
 
 CSV_COLUMNS = [
     "month", "team", "currency", "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed",
     "idle_gpu_hours", "util_mean", "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh",
     "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high", "assumption_ids",
 ]
+TOTAL_KEYS = ("billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed", "idle_gpu_hours",
+              "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh", "facility_energy_kwh_low",
+              "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high")
+ASSUMPTION_COLUMNS = ["coefficient_id", "value", "unit", "low", "high", "source", "notes"]
+HISTORY_MONTHS = 6      # trend window on a team page: the month and the five before it
+TEAM_LINES = 12         # lines printed per team page (the rest summed as one row), so a page stays one page
+TEAM_JOBS = 5
+TOP_FINDINGS = 6        # on the first page; the Findings section lists all
+ALLOCATION_METERS = ("billed_cost", "effective_cost", "gpu_hours", "facility_energy_kwh", "co2e_kg")
+CHUNK_TEAMS = 25        # team pages per process when a report is rendered in parts (and the most in one document)
+PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)
+PART_LABELS = {"all": "page", "front": "summary", "teams": "", "appendix": "appendix"}
+CHART_TEAMS = 20        # bars per chart; the rest are one "other teams" bar (the table lists all)
+MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return con.execute("select count(*) from information_schema.tables where table_name = ?", [name]).fetchone()[0] > 0
+
+
+def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        out.setdefault(r["team"], []).append({k: v for k, v in r.items() if k not in ("team", "month")})
+    return out
+
+
+def team_lines(con: duckdb.DuckDBPyConnection, month: str) -> tuple[str, dict[str, list[dict]]]:
+    """Per team, what its figures are made of: the allocation engine's lines when that mart exists,
+    else the bill's lines grouped by service, category and instance type."""
+    if table_exists(con, "allocation_lines"):
+        try:   # the engine's lines pivoted: one row per category and rule, the main meters as columns
+            meters = ", ".join(f"sum(amount) filter (where meter = '{m}') as {m}" for m in ALLOCATION_METERS)
+            return "allocation", _by_team(rows_as_dicts(con, f"""
+                select team, coalesce(category, '–') as category, coalesce(rule, '–') as rule,
+                       count(distinct source_group) as sources, {meters}
+                from allocation_lines where month = ? group by all
+                order by team, billed_cost desc nulls last, category, rule""", [month]))
+        except duckdb.Error:   # another shape of the mart: print its rows as they come
+            return "allocation_raw", _by_team(rows_as_dicts(
+                con, "select * from allocation_lines where month = ? order by all", [month]))
+    rows = rows_as_dicts(con, """
+        select team, coalesce(service_name, '–') as service, charge_category as category,
+               coalesce(instance_type, '') as instance_type, count(*) as line_items,
+               sum(billed_cost) as billed_cost, sum(effective_cost) as effective_cost,
+               coalesce(sum(gpu_hours), 0) as gpu_hours
+        from int_charges_teams where month = ? group by all
+        order by team, billed_cost desc, service, category, instance_type""", [month])
+    out = _by_team(rows)
+    for team, lines in out.items():
+        if len(lines) > TEAM_LINES:
+            rest = lines[TEAM_LINES - 1:]
+            out[team] = lines[:TEAM_LINES - 1] + [{
+                "service": f"{len(rest)} other lines", "category": "", "instance_type": "",
+                "line_items": sum(r["line_items"] for r in rest), "billed_cost": sum(r["billed_cost"] for r in rest),
+                "effective_cost": sum(r["effective_cost"] for r in rest), "gpu_hours": sum(r["gpu_hours"] for r in rest)}]
+    return "bill", out
+
+
+def top_jobs(con: duckdb.DuckDBPyConnection, month: str, unallocated: str) -> dict[str, list[dict]]:
+    """Busiest jobs (namespace/pod) per team by observed GPU-hours; idle time is not a job."""
+    return _by_team(rows_as_dicts(con, f"""
+        with jobs as (
+            select coalesce(nt.team, ?) as team, coalesce(w.namespace, '–') as ns, coalesce(w.pod, '–') as job,
+                   sum(w.gpu_hours_observed) as gpu_hours, sum(w.energy_kwh) as it_energy_kwh,
+                   sum(w.gpu_hours_observed * w.util_mean) / nullif(sum(w.gpu_hours_observed), 0) as util_mean
+            from int_gpu_workloads w left join cfg_namespace_teams nt on nt.namespace = w.namespace
+            where strftime(w.hour_start, '%Y-%m') = ? and not w.is_idle
+            group by all
+        )
+        select team, ns as namespace, job, gpu_hours, it_energy_kwh, util_mean from jobs
+        qualify row_number() over (partition by team order by gpu_hours desc, ns, job) <= {TEAM_JOBS}
+        order by team, gpu_hours desc, ns, job""", [unallocated, month]))
+
+
+def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:
+    months = [r[0] for r in con.execute(
+        "select distinct month from team_month where month <= ? order by month desc limit ?", [month, HISTORY_MONTHS]).fetchall()][::-1]
+    rows = rows_as_dicts(con, """select month, team, billed_cost, gpu_hours, idle_gpu_hours, facility_energy_kwh, co2e_kg
+                                 from team_month where month in (select unnest(?::varchar[]))""", [months])
+    out: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        out.setdefault(r["team"], {})[r["month"]] = r
+    return months, out
+
+
+def default_findings(teams: list[dict], totals: dict, tiers: list[dict], difference: Any, unallocated: dict | None,
+                     currency: str) -> list[dict]:
+    """Facts that need no threshold: the reconciliation, the unallocated share, who idles most,
+    whose GPUs are least used, and how much energy rests on estimates."""
+    out = [{"finding": "reconciliation", "subject": "invoice",
+            "message": f"Allocated billed cost equals the invoice (difference {difference:.2f})" if difference == 0
+            else f"Allocated billed cost differs from the invoice by {difference:.2f} {currency}"}]
+    billed = float(totals["billed_cost"] or 0)
+    if unallocated and billed:
+        out.append({"finding": "unallocated", "subject": unallocated["team"],
+                    "message": f"{float(unallocated['billed_cost']) / billed:.0%} of billed cost carries no team tag"})
+    idle = [t for t in teams if t["idle_gpu_hours"]]
+    if idle:
+        t = max(idle, key=lambda t: (t["idle_gpu_hours"], t["team"]))
+        out.append({"finding": "most_idle", "subject": t["team"],
+                    "message": f"{t['idle_gpu_hours']:,.1f} idle GPU-hours, {t['idle_gpu_hours'] / (totals['idle_gpu_hours'] or 1):.0%} of all idle time"})
+    used = [t for t in teams if t["util_mean"] is not None and t["gpu_hours_observed"]]
+    if used:
+        t = min(used, key=lambda t: (t["util_mean"], t["team"]))
+        out.append({"finding": "lowest_utilization", "subject": t["team"],
+                    "message": f"lowest mean GPU utilization: {t['util_mean']:.0%} over {t['gpu_hours_observed']:,.0f} observed GPU-hours"})
+    est = sum(float(r["it_energy_kwh"] or 0) for r in tiers if r["basis"] == "estimated")
+    if totals["it_energy_kwh"]:
+        out.append({"finding": "estimated_energy", "subject": "energy",
+                    "message": f"{est / float(totals['it_energy_kwh']):.0%} of IT energy is estimated from billed GPU-hours (no telemetry)"})
+    return out
+
+
+def findings(con: duckdb.DuckDBPyConnection, month: str, fallback: list[dict]) -> tuple[str, list[dict]]:
+    """The month's findings, largest cost first (the mart's when it exists, else the computed ones)."""
+    if table_exists(con, "findings_month"):
+        rows = [{k: v for k, v in r.items() if k != "month"}
+                for r in rows_as_dicts(con, "select * from findings_month where month = ? order by all", [month])]
+        return "mart", sorted(rows, key=lambda r: -float(r.get("cost_usd") or 0))
+    return "computed", fallback
+
+
+def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str], list[float]]:
+    """The n largest teams by `key`, the rest summed as one bar: 200 bars would not be readable."""
+    n = n or CHART_TEAMS
+    ranked = sorted(teams, key=lambda t: (-float(t[key] or 0), t["team"]))
+    labels, values = [t["team"] for t in ranked[:n]], [float(t[key] or 0) for t in ranked[:n]]
+    if len(ranked) > n:
+        labels.append(f"{len(ranked) - n} other teams")
+        values.append(sum(float(t[key] or 0) for t in ranked[n:]))
+    return labels, values
+
+
+def _check_month(month: str) -> None:
+    if not MONTH.fullmatch(month or ""):
+        raise InputError(f"--month {month}", "not a month", "expected YYYY-MM", "Pass e.g. --month 2026-10")
 
 
 def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
+    _check_month(month)
     run_stages(con, config)
     teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
     if not teams:
@@ -33,40 +183,72 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     if len(currencies) > 1:
         raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
                          "Report one billing account per currency (ingest them into separate warehouses)")
+    currency = currencies[0] if currencies else "USD"
     recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by file_id", [month])
-    totals = {k: sum((t[k] or 0) for t in teams) for k in (
-        "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed", "idle_gpu_hours",
-        "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh", "facility_energy_kwh_low",
-        "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high")}
-    util = con.execute("""select sum(coverage * util_mean) / nullif(sum(coverage), 0) from gpu_hours
-                          where strftime(hour_start, '%Y-%m') = ?""", [month]).fetchone()[0]
+    totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
+    util, coverage = con.execute("""select sum(coverage * util_mean) / nullif(sum(coverage), 0), avg(coverage)
+                                    from gpu_hours where strftime(hour_start, '%Y-%m') = ?""", [month]).fetchone()
     invoice = recon[0]["invoice_billed_cost"] if recon else 0
+    difference = (totals["billed_cost"] - invoice) if recon else 0
     ids = sorted({i for t in teams for i in (t["assumption_ids"] or [])})
     tiers = rows_as_dicts(con, """
         select 'measured' as basis, energy_tier as tier, sum(energy_kwh) as it_energy_kwh from gpu_hours
         where strftime(hour_start, '%Y-%m') = ? group by all
         union all
         select 'estimated', 'tdp_model', sum(it_energy_kwh) from int_energy_lines where basis = 'estimated' and month = ?
-        order by it_energy_kwh desc""", [month, month])
+        order by it_energy_kwh desc, tier""", [month, month])
+    unallocated = next((t for t in teams if t["team"] == config.unallocated), None)
+    extra_cols = [c for c in teams[0] if c not in CSV_COLUMNS]   # columns a newer team_month adds
+    lines_kind, lines = team_lines(con, month)
+    jobs = top_jobs(con, month, config.unallocated)
+    months, hist = history(con, month)
+    findings_kind, found = findings(con, month, default_findings(teams, totals, tiers, difference, unallocated, currency))
+    team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
+                  for t in teams]
     return {
         "month": month,
-        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "currency": currencies[0] if currencies else "USD",
+        "created": document_date(month),
+        "currency": currency,
         "teams": teams,
+        "team_pages": team_pages,
+        "lines_kind": lines_kind,
+        "extra_columns": extra_cols,
         "totals": totals,
         "util_mean": util,
+        "telemetry_coverage": coverage,
         "unallocated_name": config.unallocated,
-        "unallocated": next((t for t in teams if t["team"] == config.unallocated), None),
+        "unallocated": unallocated,
+        "unallocated_lines": lines.get(config.unallocated, []),
         "reconciliation": recon,
         "invoice_billed_cost": invoice,
-        "reconciliation_difference": (totals["billed_cost"] - invoice) if recon else 0,
+        "reconciliation_difference": difference,
+        "findings_kind": findings_kind,
+        "findings": found,
+        "top_findings": TOP_FINDINGS,
         "quality": quality_summary(con),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology": methodology_context(con),
-        "cost_chart": bar_chart_svg([t["team"] for t in teams], [float(t["billed_cost"]) for t in teams],
-                                    f"billed cost ({currencies[0] if currencies else 'USD'})"),
+        "provenance": provenance(con),
+        "cost_chart": charts.bar_chart_svg(*top_n(teams, "billed_cost"), f"billed cost ({currency})"),
+        "energy_chart": charts.bar_chart_svg(*top_n(teams, "co2e_kg"), "CO2e, kg (location-based)"),
+        "chart_teams": CHART_TEAMS,
+        "tier_chart": charts.bar_chart_svg([f"{r['basis']}: {r['tier']}" for r in tiers],
+                                           [float(r["it_energy_kwh"] or 0) for r in tiers], "IT energy, kWh"),
     }
+
+
+def team_page(team: dict, lines: list[dict], jobs: list[dict], months: list[str], hist: dict[str, dict]) -> dict:
+    trend = [{"month": m, **{k: hist[m][k] for k in ("billed_cost", "gpu_hours", "idle_gpu_hours", "co2e_kg")}}
+             if m in hist else {"month": m, "billed_cost": None, "gpu_hours": None, "idle_gpu_hours": None, "co2e_kg": None}
+             for m in months]
+    # One month is a point, not a trend: the chart is drawn from two months on (the table always).
+    chart = charts.trend_chart_svg(months, {"billed cost": [None if r["billed_cost"] is None else float(r["billed_cost"])
+                                                            for r in trend]}, "billed cost", height_in=1.4) if len(months) > 1 else ""
+    idle_share = (team["idle_gpu_hours"] / team["gpu_hours_observed"]) if team["gpu_hours_observed"] else None
+    columns = [c for c in (lines[0] if lines else {})]
+    return {"team": team, "lines": lines, "line_columns": columns, "jobs": jobs, "trend": trend,
+            "trend_chart": chart, "idle_share": idle_share}
 
 
 def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[str, Any]]:
@@ -76,12 +258,148 @@ def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dic
     tables = [r[0] for r in con.execute(
         "select table_name from information_schema.columns where column_name = 'coefficient_id' and table_name like 'ref_%'").fetchall()]
     union = " union all ".join(
-        f"select coefficient_id, value, unit, low, high, source, notes from {t}" for t in tables)
+        f"select coefficient_id, value, unit, low, high, source, notes from {t}" for t in sorted(tables))
     return rows_as_dicts(con, f"select * from ({union}) where coefficient_id in (select unnest(?::varchar[])) order by 1", [ids])
 
 
-def write_chargeback(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path) -> list[Path]:
-    ctx = build_context(con, config, month)
-    csv_path = write_csv(out / "chargeback.csv", ctx["teams"], CSV_COLUMNS)
-    pdf_path = render_pdf("chargeback.html", ctx, out / "chargeback.pdf")
-    return [pdf_path, csv_path]
+def _provenance_json(ctx: dict[str, Any]) -> str:
+    files = [{k: f[k] for k in ("file_id", "path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
+             for f in ctx["quality"]["file_list"]]
+    return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": files}, indent=2, default=str)
+
+
+def attachments(ctx: dict[str, Any], teams: list[dict], name: str) -> dict[str, tuple[str, str]]:
+    return {
+        f"{name}.csv": (csv_text(teams, CSV_COLUMNS + ctx["extra_columns"]), "Per-team figures behind the tables, exact amounts"),
+        "assumptions.csv": (csv_text(ctx["assumptions"], ASSUMPTION_COLUMNS), "Coefficients and assumptions the estimates used"),
+        "provenance.json": (_provenance_json(ctx), "Warehouse hash, assumptions version, source files with sha256"),
+    }
+
+
+def statement_file(team: str) -> str:
+    """A safe, unique file name for a team's statement: team names are user text (tags)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", team).strip("-.")[:40] or "team"
+    return f"{slug}-{hashlib.sha256(team.encode()).hexdigest()[:8]}.pdf"
+
+
+def _statement_data(ctx: dict[str, Any]) -> None:
+    """Give each team page what its statement shows besides the page: its findings and assumptions."""
+    for i, page in enumerate(ctx["team_pages"]):
+        name, ids = page["team"]["team"], set(page["team"]["assumption_ids"] or [])
+        page["index"] = i
+        page["findings"] = [f for f in ctx["findings"] if name in (f.get("subject"), f.get("team"))]
+        page["assumptions"] = [a for a in ctx["assumptions"] if a["coefficient_id"] in ids]
+
+
+def report_html(ctx: dict[str, Any], part: str = "all", **extra: Any) -> str:
+    """The HTML of the report (or of one part of it) for a build_context() context."""
+    if ctx.get("team_pages") and "index" not in ctx["team_pages"][0]:
+        ctx = dict(ctx, team_pages=[dict(p) for p in ctx["team_pages"]])
+        _statement_data(ctx)
+    return environment().get_template("chargeback.html").render(
+        **{"per_team": False, **ctx, "part": part, "part_label": PART_LABELS[part], "team_count": len(ctx["teams"]), **extra})
+
+
+def _html(ctx: dict[str, Any], part: str, **extra: Any):
+    from weasyprint import HTML
+    return HTML(string=report_html(ctx, part, **extra), base_url=str(TEMPLATES)).render()
+
+
+def _sections(doc) -> dict[str, list]:
+    """Pages by section id (team-<i>, statement-<i>); a page without an anchor continues the last."""
+    out: dict[str, list] = {}
+    current = None
+    for page in doc.pages:
+        ids = [a for a in page.anchors if a.startswith(("team-", "statement-"))]
+        current = ids[0] if ids else current
+        out.setdefault(current, []).append(page)
+    return out
+
+
+def _render_part(args: tuple) -> list[Path]:
+    """One process: lay out a part once, write its pages for the monthly report and, for a part of
+    team pages with per_team, each team's statement (its page + its statement appendix)."""
+    ctx, part, pages, path, per_team, main = args
+    if part != "teams":
+        doc = _html(ctx, part)
+        doc.write_pdf(path, pdf_variant=PDF_VARIANT, **({"attachments": attachment_files(attachments(ctx, ctx["teams"], "chargeback"), ctx["created"])}
+                                                        if part in ("all", "front") else {}))
+        return [path]
+    doc = _html(ctx, part, team_pages=pages, per_team=per_team)
+    sections = _sections(doc)
+    written = []
+    if main:
+        doc.copy([pg for p in pages for pg in sections[f"team-{p['index']}"]]).write_pdf(path, pdf_variant=PDF_VARIANT)
+        written.append(path)
+    if per_team:
+        for p in pages:
+            team = p["team"]
+            sctx = {**ctx, "assumptions": p["assumptions"]}
+            spath = path.parent.parent / "teams" / statement_file(team["team"])
+            spath.parent.mkdir(parents=True, exist_ok=True)
+            doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"]).write_pdf(
+                spath, pdf_variant=PDF_VARIANT, attachments=attachment_files(attachments(sctx, [team], "statement"), ctx["created"]))
+            written.append(spath)
+    return written
+
+
+def _merge(parts: list[Path], out: Path) -> Path:
+    """Concatenate part PDFs; the first (front matter) keeps its catalog: PDF/A output intent, XMP
+    metadata and the attached CSV and assumptions."""
+    from pypdf import PdfReader, PdfWriter
+    writer = PdfWriter(clone_from=str(parts[0]))
+    for p in parts[1:]:
+        writer.append(PdfReader(str(p)))
+    with open(out, "wb") as fh:
+        writer.write(fh)
+    for p in parts:
+        p.unlink()
+    return out
+
+
+def write_chargeback(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path,
+                     per_team: bool = False, workers: int | None = None) -> list[Path]:
+    return render_all(build_context(con, config, month), out, per_team, workers)
+
+
+def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: int | None = None,
+               single_up_to: int | None = None) -> list[Path]:
+    """chargeback.pdf, chargeback.csv and, with per_team, teams/<team>.pdf; returns their paths.
+
+    Up to `single_up_to` teams the report is one WeasyPrint document (pages numbered "page x of y").
+    Beyond, it is laid out in parts, one process per core (WeasyPrint uses one core per document):
+    front matter, team pages in chunks, appendix, then concatenated; each team page is laid out
+    once and serves both the monthly report and that team's statement.
+    """
+    single_up_to = CHUNK_TEAMS if single_up_to is None else single_up_to
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = dict(ctx)
+    ctx["team_pages"] = [dict(p) for p in ctx["team_pages"]]
+    _statement_data(ctx)
+    csv_path = out / "chargeback.csv"
+    csv_path.write_text(csv_text(ctx["teams"], CSV_COLUMNS + ctx["extra_columns"]), encoding="utf-8", newline="")
+    pdf = out / "chargeback.pdf"
+    single = len(ctx["teams"]) <= single_up_to
+    workers = workers or os.cpu_count() or 1
+    pages = ctx["team_pages"]
+    size = max(1, min(CHUNK_TEAMS, -(-len(pages) // (2 * workers))))
+    chunks = [pages[i:i + size] for i in range(0, len(pages), size)]
+    slim = {k: v for k, v in ctx.items() if k != "team_pages"}
+    parts = out / ".parts"
+    jobs = [(slim | {"team_pages": pages}, "all", [], pdf, per_team, True)] if single else \
+        [(slim | {"team_pages": []}, "front", [], parts / "0-front.pdf", per_team, True)]
+    if not single or per_team:
+        jobs += [(slim, "teams", c, parts / f"1-teams-{i:04d}.pdf", per_team, not single) for i, c in enumerate(chunks)]
+    if not single:
+        jobs.append((slim | {"team_pages": []}, "appendix", [], parts / "2-appendix.pdf", per_team, True))
+    parts.mkdir(exist_ok=True)
+    if len(jobs) == 1:
+        written = [_render_part(jobs[0])]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            written = list(pool.map(_render_part, jobs))
+    statements = sorted(p for w in written for p in w if p.parent.name == "teams")
+    if not single:
+        _merge([p for w in written for p in w if p.parent == parts], pdf)
+    shutil.rmtree(parts, ignore_errors=True)
+    return [pdf, csv_path] + statements

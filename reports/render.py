@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+from datetime import datetime
 from decimal import Decimal
 from importlib.metadata import version
 from importlib.resources import files
@@ -11,8 +13,11 @@ from typing import Any, Iterable
 
 import jinja2
 
+from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
+
 TEMPLATES = files("templates")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+CSV_FLOAT_DIGITS = 12
 
 
 def money(x: Any, places: int = 2) -> str:
@@ -26,6 +31,20 @@ def number(x: Any, places: int = 0) -> str:
     if x is None:
         return "–"
     return f"{float(x):,.{places}f}".replace("-", "−")
+
+
+def sig(x: Any, digits: int = 3) -> str:
+    """Three significant figures: audit meters span 0.48 (MFU) to 3.3e20 (FLOP) in one column."""
+    if x is None:
+        return "–"
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    a = abs(x)
+    if a >= 1e9 or a < 1e-3:
+        return f"{x:.{digits - 1}e}".replace("-", "−")
+    places = max(0, digits - 1 - math.floor(math.log10(a)))
+    return f"{x:,.{places}f}".replace("-", "−")
 
 
 def short_path(p: Any) -> str:
@@ -43,17 +62,33 @@ def pct(x: Any, places: int = 0) -> str:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, number=number, pct=pct, short_path=short_path)
+    env.filters.update(money=money, number=number, pct=pct, short_path=short_path, sig=sig)
     env.globals["meterbook_version"] = version("meterbook")
     return env
 
 
-def render_pdf(template: str, context: dict[str, Any], out: Path) -> Path:
+def render_pdf(template: str, context: dict[str, Any], out: Path,
+               attachments: dict[str, tuple[str, str]] | None = None) -> Path:
+    """Render to PDF/A-3b with `attachments` ({file name: (text, description)}) embedded as data.
+
+    PDF/A-3 is the archival profile that allows embedded files: the CSV behind the tables and the
+    assumptions travel inside the signed document. The creation date comes from the template's
+    dcterms.created meta (a date the data fixes), so the same inputs give the same bytes.
+    """
     from weasyprint import HTML
     html = environment().get_template(template).render(**context)
     out.parent.mkdir(parents=True, exist_ok=True)
-    HTML(string=html, base_url=str(TEMPLATES)).write_pdf(out)
+    HTML(string=html, base_url=str(TEMPLATES)).write_pdf(
+        out, pdf_variant="pdf/a-3b", attachments=attachment_files(attachments or {}, context["created"]))
     return out
+
+
+def attachment_files(attachments: dict[str, tuple[str, str]], created: str) -> list:
+    """WeasyPrint attachments dated like the document (WeasyPrint would stamp the wall clock)."""
+    from weasyprint import Attachment
+    when = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    return [Attachment(string=text, name=name, description=desc, relationship="Data", created=when, modified=when)
+            for name, (text, desc) in attachments.items()]
 
 
 def safe_cell(v: Any) -> Any:
@@ -63,36 +98,29 @@ def safe_cell(v: Any) -> Any:
     return v
 
 
+def csv_cell(v: Any) -> Any:
+    if isinstance(v, list):
+        # a joined list is text like any other: neutralise it too (lists may hold user text)
+        return safe_cell(";".join(map(str, v)))
+    if isinstance(v, float):
+        # DuckDB sums floats in parallel, so the last bits vary run to run; 12 significant digits
+        # (far below any displayed precision) keep the CSV, and the PDF that embeds it, identical
+        # for identical inputs.
+        return float(f"{v:.{CSV_FLOAT_DIGITS}g}")
+    return safe_cell(v)
+
+
+def csv_text(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:
+    """Money stays exact (DECIMAL); floats are rounded to CSV_FLOAT_DIGITS significant digits."""
+    fh = io.StringIO()
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([csv_cell(r.get(c)) for c in columns])
+    return fh.getvalue()
+
+
 def write_csv(path: Path, rows: Iterable[dict[str, Any]], columns: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([safe_cell(r.get(c)) if not isinstance(r.get(c), list) else ";".join(map(str, r.get(c)))
-                        for c in columns])
+    path.write_text(csv_text(rows, columns), encoding="utf-8", newline="")
     return path
-
-
-def bar_chart_svg(labels: list[str], values: list[float], unit: str) -> str:
-    """A horizontal bar chart as inline SVG (vector, grayscale-safe: bars are labelled with values)."""
-    import matplotlib
-    matplotlib.use("svg")
-    import matplotlib.pyplot as plt
-    plt.rcParams.update({"font.family": "DejaVu Sans", "font.size": 8, "svg.fonttype": "none"})
-    fig, ax = plt.subplots(figsize=(6.3, 0.22 * max(len(labels), 3) + 0.6))
-    y = range(len(labels))[::-1]
-    ax.barh(list(y), values, color="#4a6c8f", height=0.6)
-    ax.set_yticks(list(y), labels)
-    for yi, v in zip(y, values):
-        ax.text(v, yi, f"  {v:,.0f}", va="center", fontsize=7)
-    ax.set_xlabel(unit)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    ax.set_xlim(0, max(values + [1]) * 1.18)
-    fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.index("<svg"):]

@@ -43,3 +43,29 @@ def ingest_json(warehouse: Path, *paths: Path | str, kind: str = "auto") -> dict
     res = CliRunner().invoke(main, ["ingest", *map(str, paths), "--warehouse", str(warehouse), "--json", "--kind", kind])
     assert res.exit_code == 0, res.output + repr(res.exception)
     return json.loads(res.stdout)
+
+
+# --- golden files (reports) ---------------------------------------------------------------
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="Rewrite tests/golden/* from the current output instead of comparing to it.")
+
+
+@pytest.fixture
+def golden(request):
+    """golden(name, text): compare text to tests/golden/<name>, or write it with --update-golden."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if update or not path.exists():
+            if not update:
+                pytest.fail(f"{path} missing: run pytest with --update-golden to create it, then review it")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return
+        assert text == path.read_text(encoding="utf-8"), f"{name} differs from the golden file; if intended, rerun with --update-golden"
+    return check

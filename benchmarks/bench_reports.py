@@ -1,0 +1,84 @@
+"""Chargeback rendering at 200 teams: the monthly PDF and one statement per team.
+
+Builds the demo month's report context once from a throwaway warehouse, then widens it to a
+synthetic 200-team month (each team a copy of a demo team under a new name, with scaled figures),
+and times write-out through the same code path as `meterbook report chargeback --per-team`.
+Target: under a minute on a 2-core machine.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import BENCH_DIR, report
+
+TEAMS = 200
+
+
+def synthetic_context(ctx: dict, teams: int) -> dict:
+    """ctx with `teams` team pages: demo teams copied round-robin, renamed and scaled."""
+    pages = ctx["team_pages"]
+    out = copy.copy(ctx)
+    out["team_pages"], out["teams"] = [], []
+    for i in range(teams):
+        page = copy.deepcopy(pages[i % len(pages)])
+        t = page["team"]
+        t["team"] = f"team-{i:03d}"
+        scale = 1 + (i % 17) / 10
+        for k in ("billed_cost", "effective_cost", "list_cost"):
+            t[k] = t[k] * type(t[k])(str(scale)) if t[k] is not None else None
+        out["team_pages"].append(page)
+        out["teams"].append(t)
+    out["findings"] = ctx["findings"] + [{"finding": "most_idle", "subject": "team-007", "message": "synthetic"}]
+    return out
+
+
+def _cpu() -> float:
+    import resource
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def main() -> None:
+    from pipelines.config import load_config
+    from pipelines.warehouse import connect
+    from reports import chargeback as cb
+    from reports import charts
+    work = Path(tempfile.mkdtemp(dir=BENCH_DIR if BENCH_DIR.exists() else None))
+    demo = work / "demo"
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "demo", "--out", str(demo)], check=True, capture_output=True)
+    wh = work / "wh.duckdb"
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", str(demo / "billing"), str(demo / "dcgm"),
+                    "--warehouse", str(wh)], check=True, capture_output=True)
+    con = connect(wh)
+    t0 = time.perf_counter()
+    ctx = cb.build_context(con, load_config(demo / "meterbook.toml"), "2026-10")
+    t_ctx = time.perf_counter() - t0
+    big = synthetic_context(ctx, TEAMS)
+    big["cost_chart"] = charts.bar_chart_svg(*cb.top_n(big["teams"], "billed_cost"), "billed cost")
+    big["energy_chart"] = charts.bar_chart_svg(*cb.top_n(big["teams"], "co2e_kg"), "CO2e, kg")
+    out = work / "reports"
+    cpu0 = _cpu()
+    t0 = time.perf_counter()
+    paths = cb.render_all(big, out, per_team=True)
+    t_render = time.perf_counter() - t0
+    cpu = _cpu() - cpu0
+    from pypdf import PdfReader
+    report("chargeback_200_teams", {
+        "teams": TEAMS, "cpus": os.cpu_count(), "context_s (demo month, warehouse)": round(t_ctx, 2),
+        "render_s (main + 200 statements)": round(t_render, 1),
+        # CPU seconds over this process and its workers: wall time on a busy machine says little,
+        # CPU / cores is the floor on an idle one.
+        "render_cpu_s": round(cpu, 1),
+        "main_pdf_pages": len(PdfReader(paths[0]).pages), "statements": len(paths) - 2,
+        "main_pdf_mb": round(paths[0].stat().st_size / 1e6, 2),
+    })
+
+
+if __name__ == "__main__":
+    main()

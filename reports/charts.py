@@ -1,0 +1,154 @@
+"""Charts as inline vector SVG (matplotlib), readable in grayscale.
+
+Series differ by hatch pattern, marker and line style, not by colour alone, and every bar carries
+its value. WeasyPrint's SVG renderer ignores part of the CSS matplotlib writes in `style="..."`
+attributes, so `_svg` rewrites each declaration as a presentation attribute (stroke-width="0.8")
+and drops the <style> block; text stays text (svg.fonttype none), so it is searchable in the PDF.
+Output is deterministic (no date metadata, fixed id salt), so a re-render gives the same bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("svg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HATCHES = ("", "///", "...", "xxx", "\\\\\\", "ooo", "---", "+++")
+GRAYS = ("#4d4d4d", "#a6a6a6", "#d9d9d9", "#7a7a7a")
+MARKERS = ("o", "s", "^", "D")
+LINES = ("-", "--", ":", "-.")
+RC = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
+      "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
+STYLE_ATTR = re.compile(r'style="([^"]*)"')
+
+
+def _label(text: object) -> str:
+    # "$" would start matplotlib mathtext: a team called "a$b$" must print as written.
+    return str(text).replace("$", r"\$")
+
+
+def _attrs(m: re.Match) -> str:
+    out = []
+    for decl in m.group(1).split(";"):
+        if ":" in decl:
+            k, v = decl.split(":", 1)
+            k, v = k.strip(), v.strip()
+            if k == "font":   # shorthand "400 7.5px 'DejaVu Sans'": WeasyPrint wants the parts
+                parts = v.split(" ", 2)
+                if len(parts) == 3:
+                    out += [f'font-weight="{parts[0]}"', f'font-size="{parts[1]}"', 'font-family="DejaVu Sans"']
+                continue
+            out.append(f'{k}="{v}"'.replace("'", ""))
+    return " ".join(out)
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<defs>\s*<style[^>]*>.*?</style>\s*</defs>", "", svg, flags=re.S)
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    return _scope_ids(STYLE_ATTR.sub(_attrs, svg))
+
+
+def _scope_ids(svg: str) -> str:
+    """Several charts share one HTML document, so ids must be unique across them: drop the ids no
+    one references (matplotlib names every group patch_1, text_1, ...) and prefix the referenced
+    ones (markers, clip paths, hatches) with a hash of this chart, which stays deterministic."""
+    referenced = set(re.findall(r"#([\w.-]+)", svg)) & set(re.findall(r'\sid="([^"]+)"', svg))
+    prefix = "c" + hashlib.sha1(svg.encode()).hexdigest()[:8] + "-"
+    svg = re.sub(r'\sid="([^"]+)"', lambda m: f' id="{prefix}{m.group(1)}"' if m.group(1) in referenced else "", svg)
+    return re.sub(r"#([\w.-]+)", lambda m: f"#{prefix}{m.group(1)}" if m.group(1) in referenced else m.group(0), svg)
+
+
+def _axes(width_in: float, height_in: float):
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(width_in, height_in))
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig, ax
+
+
+def bar_chart_svg(labels: Sequence[str], values: Sequence[float], unit: str, fmt: str = "{:,.0f}",
+                  width_in: float = 6.3) -> str:
+    """Horizontal bars, largest first as given; each bar hatched by rank and labelled with its value."""
+    with plt.rc_context(RC):
+        fig, ax = _axes(width_in, 0.2 * max(len(labels), 3) + 0.6)
+        y = list(range(len(labels)))[::-1]
+        for i, (yi, v) in enumerate(zip(y, values)):
+            ax.barh(yi, v, color="white", edgecolor="#333333", hatch=HATCHES[i % len(HATCHES)], height=0.65,
+                    linewidth=0.6)
+            ax.text(v, yi, "  " + fmt.format(v), va="center", fontsize=6.5)
+        ax.set_yticks(y, [_label(s) for s in labels])
+        ax.set_xlabel(_label(unit))
+        top = max(list(values) + [0])
+        ax.set_xlim(min(list(values) + [0]) * 1.2, (top or 1) * 1.2)
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def trend_chart_svg(months: Sequence[str], series: dict[str, Sequence[float | None]], unit: str,
+                    width_in: float = 6.3, height_in: float = 1.7) -> str:
+    """One line per series over months; series differ by marker and dash, and end with a label."""
+    with plt.rc_context(RC):
+        fig, ax = _axes(width_in, height_in)
+        x = list(range(len(months)))
+        for i, (name, vals) in enumerate(series.items()):
+            pts = [(xi, v) for xi, v in zip(x, vals) if v is not None]
+            if not pts:
+                continue
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color="#222222", marker=MARKERS[i % 4],
+                    linestyle=LINES[i % 4], linewidth=1, markersize=3.5, label=_label(name))
+        ax.set_xticks(x, list(months))
+        ax.set_ylabel(_label(unit))
+        ax.set_ylim(bottom=0)
+        if len(series) > 1:
+            ax.legend(frameon=False, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def tornado_chart_svg(rows: Sequence[dict], central: float, unit: str, width_in: float = 6.3) -> str:
+    """Tornado: each assumption's low end (hatched ///) and high end (dotted) around the central value
+    (the vertical line); the template's caption says so, the axis label only carries the unit."""
+    rows = list(rows)[:8]
+    with plt.rc_context(RC):
+        fig, ax = _axes(width_in, 0.25 * max(len(rows), 2) + 0.7)
+        y = list(range(len(rows)))[::-1]
+        for yi, r in zip(y, rows):
+            for end, hatch in (("low", "///"), ("high", "...")):
+                v = r[end]
+                ax.barh(yi, v - central, left=central, color="white", edgecolor="#333333", hatch=hatch,
+                        height=0.6, linewidth=0.6)
+        ax.axvline(central, color="#000000", linewidth=0.8)
+        ax.set_yticks(y, [_label(r["assumption"]) for r in rows])
+        ax.set_xlabel(_label(unit))
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def range_chart_svg(labels: Sequence[str], values: Sequence[float], lows: Sequence[float],
+                    highs: Sequence[float], reported: Sequence[float | None], unit: str, width_in: float = 6.3) -> str:
+    """Central value as a hatched bar with a low-high whisker; a reported figure as a black diamond."""
+    with plt.rc_context(RC):
+        fig, ax = _axes(width_in, 0.3 * max(len(labels), 2) + 0.7)
+        y = list(range(len(labels)))[::-1]
+        for i, (yi, v, lo, hi, rep) in enumerate(zip(y, values, lows, highs, reported)):
+            ax.barh(yi, v, color="white", edgecolor="#333333", hatch=HATCHES[(i % 3) + 1], height=0.55, linewidth=0.6)
+            ax.plot([lo, hi], [yi, yi], color="#000000", linewidth=1.2)
+            ax.plot([lo, lo], [yi - 0.15, yi + 0.15], color="#000000", linewidth=1.2)
+            ax.plot([hi, hi], [yi - 0.15, yi + 0.15], color="#000000", linewidth=1.2)
+            if rep is not None:
+                ax.plot([rep], [yi], marker="D", color="#000000", markersize=4, linestyle="none")
+        ax.set_yticks(y, [_label(s) for s in labels])
+        ax.set_xlabel(_label(unit))
+        ax.set_xlim(left=0)
+        fig.tight_layout()
+        return _svg(fig)

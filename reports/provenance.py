@@ -1,0 +1,57 @@
+"""What a signed report must state so it can be re-derived: which inputs, which assumptions, which code.
+
+- warehouse hash: sha256 over the sorted sha256 of every loaded source file plus the assumptions
+  version, so two warehouses built from the same files and reference data print the same hash
+  whatever order or day they were loaded in;
+- assumptions version: sha256 over sources/reference/*.csv (file name and bytes, sorted by name);
+- the meterbook version.
+Printed as short prefixes (16 hex digits) in the footer; full values go into the attached JSON.
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import date
+from importlib.metadata import version
+from typing import Any
+
+import duckdb
+
+from sources.reference_data import REFERENCE_DIR
+
+SHORT = 16   # hex digits in the footer: 64 bits, enough to tell builds apart by eye
+
+
+def assumptions_version() -> str:
+    h = hashlib.sha256()
+    for p in sorted(REFERENCE_DIR.glob("*.csv")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def source_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return sorted(r[0] for r in con.execute("select sha256 from source_files where status = 'loaded'").fetchall())
+
+
+def warehouse_hash(con: duckdb.DuckDBPyConnection, assumptions: str | None = None) -> str:
+    h = hashlib.sha256()
+    for s in source_hashes(con):
+        h.update(s.encode() + b"\n")
+    h.update(b"reference:" + (assumptions or assumptions_version()).encode())
+    return h.hexdigest()
+
+
+def provenance(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    av = assumptions_version()
+    wh = warehouse_hash(con, av)
+    return {"warehouse_hash": wh, "assumptions_version": av, "meterbook_version": version("meterbook"),
+            "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT]}
+
+
+def document_date(month: str | None) -> str:
+    """The PDF's creation date: the first day after the reported month (a date the data fixes,
+    never the wall clock, so re-rendering the same inputs gives the same bytes)."""
+    if not month:
+        return "2000-01-01T00:00:00Z"   # an audit of disclosures alone has no period
+    y, m = map(int, month.split("-"))
+    d = date(y + m // 12, m % 12 + 1, 1)
+    return f"{d.isoformat()}T00:00:00Z"

@@ -1,0 +1,209 @@
+"""Chargeback PDFs read back with pypdf: totals equal the marts, sections, fonts, attachments,
+per-team statements, escaping, determinism, golden text."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from pypdf import PdfReader
+
+from pipelines.cli import main
+from reports.render import money
+
+MONTH = "2026-10"
+SCRIPT = "<script>alert(1)</script>"
+SECTIONS = ["Top findings", "Per team", "Team: research", "Unallocated and idle", "Findings", "Reconciliation to the bill",
+            "Data quality", "Energy by source", "Assumptions used", "Methodology", "Lineage"]
+
+
+def _stable(page: str) -> str:
+    """Page text without what legitimately varies: the hashes (inputs, reference data) and the page
+    count (the methodology appendix grows with the reference files)."""
+    page = re.sub(r"warehouse \w+ · assumptions \w+", "warehouse … · assumptions …", page)
+    return re.sub(r"page \d+ of \d+", "page … of …", page)
+
+
+def cli(*args: str) -> str:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    return res.output
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> dict:
+    """The demo month with one team tag replaced by a script, ingested and reported with --per-team."""
+    root = tmp_path_factory.mktemp("reports")
+    cli("demo", "--month", MONTH, "--out", str(root / "demo"))
+    focus = next((root / "demo" / "billing").glob("focus-*.csv"))
+    focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT}""'), encoding="utf-8")
+    wh = root / "wh.duckdb"
+    d = root / "demo"
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), "--warehouse", str(wh))
+    out = root / "out"
+    output = cli("report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
+                 "--out", str(out), "--per-team")
+    return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+
+
+def marts(wh: Path, sql: str, params=()) -> list[tuple]:
+    with duckdb.connect(str(wh), read_only=True) as con:
+        return con.execute(sql, list(params)).fetchall()
+
+
+def text(pdf: Path) -> str:
+    return "\n".join(p.extract_text() for p in PdfReader(pdf).pages)
+
+
+def attachment(pdf: Path, name: str) -> str:
+    return PdfReader(pdf).attachments[name][0].decode("utf-8")
+
+
+def test_cli_says_where_it_wrote(demo):
+    assert f"wrote {demo['out'] / 'chargeback.pdf'}" in demo["output"]
+    assert "teams" in demo["output"]
+
+
+def test_first_page_totals_equal_the_marts(demo):
+    billed, effective, gpu_h, co2e = marts(demo["wh"], """select sum(billed_cost), sum(effective_cost), sum(gpu_hours), sum(co2e_kg)
+                                                         from team_month where month = ?""", [MONTH])[0]
+    invoice = marts(demo["wh"], "select sum(billed_cost) from reconciliation where month = ?", [MONTH])[0][0]
+    first = PdfReader(demo["out"] / "chargeback.pdf").pages[0].extract_text()
+    assert billed == invoice
+    assert f"USD {money(billed)}" in first and f"USD {money(effective)}" in first
+    assert f"{gpu_h:,.0f}" in first and f"{co2e:,.0f} kg" in first
+    assert "difference 0.00" in first
+
+
+def test_every_section_is_present(demo):
+    body = text(demo["out"] / "chargeback.pdf")
+    missing = [s for s in SECTIONS if s not in body]
+    assert not missing
+    teams = [r[0] for r in marts(demo["wh"], "select team from team_month where month = ?", [MONTH])]
+    assert all(f"Team: {t}" in body for t in teams), "one page per team"
+
+
+def test_sha256_of_every_input_is_in_the_lineage(demo):
+    body = re.sub(r"\s", "", text(demo["out"] / "chargeback.pdf"))
+    for (sha,) in marts(demo["wh"], "select sha256 from source_files"):
+        assert sha in body
+
+
+def test_fonts_are_embedded_and_pdfa(demo):
+    reader = PdfReader(demo["out"] / "chargeback.pdf")
+    for page in reader.pages:
+        for font in page["/Resources"].get("/Font", {}).values():
+            font = font.get_object()
+            desc = (font["/DescendantFonts"][0].get_object() if "/DescendantFonts" in font else font)["/FontDescriptor"]
+            assert any(k in desc for k in ("/FontFile", "/FontFile2", "/FontFile3")), font["/BaseFont"]
+    assert "/OutputIntents" in reader.trailer["/Root"]
+    xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data().decode()
+    assert "<pdfaid:part>3</pdfaid:part>" in xmp or 'pdfaid:part="3"' in xmp
+
+
+def test_attachments_parse_back_to_the_marts(demo):
+    pdf = demo["out"] / "chargeback.pdf"
+    rows = list(csv.DictReader(io.StringIO(attachment(pdf, "chargeback.csv"))))
+    expected = dict(marts(demo["wh"], "select team, billed_cost from team_month where month = ?", [MONTH]))
+    assert {r["team"]: Decimal(r["billed_cost"]) for r in rows} == {k: Decimal(str(v)) for k, v in expected.items()}
+    assert (demo["out"] / "chargeback.csv").read_text(encoding="utf-8") == attachment(pdf, "chargeback.csv")
+    used = list(csv.DictReader(io.StringIO(attachment(pdf, "assumptions.csv"))))
+    assert used and all(r["coefficient_id"] for r in used)
+    prov = json.loads(attachment(pdf, "provenance.json"))
+    assert {f["sha256"] for f in prov["source_files"]} == {r[0] for r in marts(demo["wh"], "select sha256 from source_files")}
+    assert prov["warehouse_short"] in text(pdf)
+
+
+def test_per_team_statements_hold_only_their_team(demo):
+    teams = [r[0] for r in marts(demo["wh"], "select team from team_month where month = ?", [MONTH])]
+    statements = sorted((demo["out"] / "teams").glob("*.pdf"))
+    assert len(statements) == len(teams)
+    seen = set()
+    for pdf in statements:
+        rows = list(csv.DictReader(io.StringIO(attachment(pdf, "statement.csv"))))
+        assert len(rows) == 1
+        team = rows[0]["team"].lstrip("'")
+        seen.add(team)
+        body = text(pdf)
+        assert f"Team: {team}" in body
+        assert not [t for t in teams if t != team and f"Team: {t}\n" in body + "\n"]
+        assert all(f"Team: {t}" not in body for t in teams if t != team and not t.startswith(team))
+    assert seen == set(teams)
+
+
+def test_script_in_a_tag_renders_as_text(demo):
+    body = text(demo["out"] / "chargeback.pdf")
+    assert f"Team: {SCRIPT}" in body
+    from reports.chargeback import build_context, report_html
+    from pipelines.config import load_config
+    from pipelines.warehouse import connect
+    con = connect(demo["wh"])
+    try:
+        ctx = build_context(con, load_config(demo["config"]), MONTH)
+    finally:
+        con.close()
+    html = report_html(ctx)
+    assert SCRIPT not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_same_inputs_give_the_same_pdf(demo, tmp_path):
+    again = tmp_path / "again"
+    cli("report", "chargeback", "--month", MONTH, "--warehouse", str(demo["wh"]), "--config", str(demo["config"]),
+        "--out", str(again))
+    assert (again / "chargeback.pdf").read_bytes() == (demo["out"] / "chargeback.pdf").read_bytes()
+    assert not re.search(r"generated \d{4}-\d\d-\d\d", text(again / "chargeback.pdf"))
+
+
+def test_report_in_parts_matches_the_single_document(demo, tmp_path):
+    """The many-teams path (parts laid out in parallel, then concatenated) on the demo month."""
+    from pipelines.config import load_config
+    from pipelines.warehouse import connect
+    from reports.chargeback import build_context, render_all
+    con = connect(demo["wh"])
+    try:
+        ctx = build_context(con, load_config(demo["config"]), MONTH)
+    finally:
+        con.close()
+    paths = render_all(ctx, tmp_path, per_team=True, workers=2, single_up_to=0)
+    parts, single = text(paths[0]), text(demo["out"] / "chargeback.pdf")
+    for s in SECTIONS:
+        assert s in parts
+    assert sorted(re.findall(r"Team: (.+)", parts)) == sorted(re.findall(r"Team: (.+)", single))
+    assert PdfReader(paths[0]).attachments.keys() >= {"chargeback.csv", "assumptions.csv", "provenance.json"}
+    assert len([p for p in paths if p.parent.name == "teams"]) == len(ctx["teams"])
+
+
+def _rounded_csv(text_: str) -> str:
+    """The CSV at displayed precision: money to the cent, other figures to one decimal."""
+    out = []
+    for r in csv.DictReader(io.StringIO(text_)):
+        vals = []
+        for k, v in r.items():
+            try:
+                f = float(v)
+                vals.append(f"{f:.2f}" if k.endswith("cost") else f"{f:.1f}")
+            except ValueError:
+                vals.append(v)
+        out.append(",".join(vals))
+    return "\n".join(sorted(out)) + "\n"
+
+
+def test_golden_first_page_and_csv(demo, golden):
+    first = PdfReader(demo["out"] / "chargeback.pdf").pages[0].extract_text()
+    golden("chargeback_page1.txt", _stable(first) + "\n")
+    golden("chargeback_teams.csv", _rounded_csv((demo["out"] / "chargeback.csv").read_text(encoding="utf-8")))
+
+
+def test_unknown_month_is_one_error_line(demo):
+    res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2031-01", "--warehouse", str(demo["wh"]),
+                                    "--config", str(demo["config"]), "--out", str(demo["root"] / "x")])
+    assert res.exit_code == 1 and res.output.startswith("Error:")
+    res = CliRunner().invoke(main, ["report", "chargeback", "--month", "10-2026", "--warehouse", str(demo["wh"])])
+    assert res.exit_code == 1 and "YYYY-MM" in res.output
