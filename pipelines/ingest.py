@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -20,12 +21,13 @@ import duckdb
 
 from pipelines.errors import InputError
 from sources import REGISTRY
-from sources.base import detect, read_head
+from sources.base import detect, duck_error, read_head
 from sources.reference_data import load_reference
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
 SKIP_NAMES = {"readme.md", "provenance.md", "license", "license.md", "meterbook.toml"}
-SKIP_SUFFIXES = {".toml"}
+# A warehouse (and its write-ahead log) kept beside the exports is never an input.
+SKIP_SUFFIXES = {".toml", ".duckdb", ".wal"}
 
 
 @dataclass
@@ -109,12 +111,23 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
                     [file_id, resolved, sha, reader.kind, staged.format_version or version, staged.rows_read, rows_loaded,
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
         con.execute("commit")
-    except BaseException:
+    except BaseException as exc:
         con.execute("rollback")
+        if is_data_error(exc, path):
+            raise duck_error(path, exc) from None
         raise
     this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
+
+
+def is_data_error(exc: BaseException, path: Path) -> bool:
+    """A DuckDB error caused by the file's bytes (bad encoding or quoting past the sniffed sample,
+    a gzip stream cut short), not by our SQL: the user gets one Error: line, not a traceback.
+    Binder/catalog/parser errors stay tracebacks - they are our bugs and must be seen."""
+    if isinstance(exc, (duckdb.InvalidInputException, duckdb.ConversionException)):
+        return True
+    return isinstance(exc, duckdb.IOException) and ("gzip" in str(exc).lower() or str(path) in str(exc))
 
 
 def clear_scratch(con: duckdb.DuckDBPyConnection) -> None:
@@ -126,19 +139,37 @@ def clear_scratch(con: duckdb.DuckDBPyConnection) -> None:
             select table_name, 'table' from duckdb_tables()
             where temporary and (starts_with(table_name, '_') or starts_with(table_name, 'raw_'))
             order by 2 desc""").fetchall():
-        con.execute(f'drop {kind} if exists "{name}"')
+        # names come from the catalog (ours), but are quoted as identifiers anyway: never pasted raw
+        con.execute(f'drop {kind} if exists "{name.replace(chr(34), chr(34) * 2)}"')
 
 
 def superseded(con: duckdb.DuckDBPyConnection, path: str, kind: str, delivery_key: str | None,
                this_run: set[int]) -> list[tuple[int, str, str]]:
     """Loaded files a new file replaces: the same path with other content, or (billing) an
-    earlier delivery of the same accounts and periods - clouds restate a month by re-delivering it."""
+    earlier delivery of the same accounts and periods - clouds restate a month by re-delivering it.
+
+    Files of one delivery share a folder (CUR: <period>/<assemblyId>/part-N; Azure and FOCUS
+    exports: <period>/<runId>/part_N), so a file with the same key in the same folder is another
+    part of it, whichever run loads it: a part that arrives late must not replace the others.
+    A same-key file from another folder is a re-delivery; two of them in one run are refused,
+    since nothing says which is newer and keeping both would count the month twice.
+    """
     rows = con.execute("""
-        select file_id, kind, case when path = ? then 'same path, new content' else 'restated delivery ' || delivery_key end
+        select file_id, kind, path, case when path = ? then 'same path, new content' else 'restated delivery ' || delivery_key end
         from source_files
-        where status = 'loaded' and (path = ? or (kind = ? and delivery_key = ? and ? is not null))""",
+        where status = 'loaded' and (path = ? or (kind = ? and delivery_key = ? and ? is not null))
+        order by file_id""",
         [path, path, kind, delivery_key, delivery_key]).fetchall()
-    return [r for r in rows if r[0] not in this_run]
+    out = []
+    for file_id, old_kind, old_path, why in rows:
+        if old_path != path and os.path.dirname(old_path) == os.path.dirname(path):
+            continue
+        if file_id in this_run:
+            raise InputError(path, f"a second delivery of {delivery_key} in one run",
+                             f"also in {os.path.dirname(old_path)}",
+                             "Ingest one delivery at a time, oldest first: each later one replaces the earlier")
+        out.append((file_id, old_kind, why))
+    return out
 
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",

@@ -154,8 +154,9 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
         version = reader.sniff(head)
         if version is None:
             guess = next((r.kind for r in REGISTRY.values() if r.sniff(head)), None)
-            hint = f"it looks like {guess}; pass --kind {guess}" if guess else "check the file"
-            raise InputError(head.path, f"not a {kind} file", "header does not match", hint[0].upper() + hint[1:])
+            hint = f"it looks like {guess}; pass --kind {guess}" if guess else f"check that it is a {reader.description}"
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise InputError(head.path, f"not {article} {kind} file", "header does not match", hint[0].upper() + hint[1:])
         return reader, version
     if not head.data.strip(b"\xef\xbb\xbf \r\n\t"):
         raise InputError(head.path, "empty file", "0 bytes of content", "Export the data again, or leave this file out")
@@ -164,6 +165,8 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
         if version is not None:
             return reader, version
     shown = ", ".join(head.columns[:4]) if head.columns else head.text[:40].replace("\n", " ")
+    # A binary file has no line breaks: its "header" is the whole head, up to 256 KiB on one line
+    shown = shown if len(shown) <= 80 else shown[:80] + "..."
     raise InputError(head.path, "not a known input format", f"starts with: {shown!r}",
                      f"Pass --kind with one of {', '.join(sorted(REGISTRY))}, or check that this is the export you meant")
 
@@ -171,7 +174,19 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
 def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file") -> InputError:
     """Turn a DuckDB read error into an Error: line that names the place when DuckDB gives it."""
     msg = str(exc)
-    where = next((ln.strip() for ln in msg.splitlines() if "line" in ln.lower()), msg.splitlines()[0] if msg else "")
+    # DuckDB quotes the offending line ("Original Line: ...", up to megabytes of the user's data):
+    # leave it out, and keep the sentence after the location, which says what is wrong.
+    lines = [ln.strip() for ln in msg.splitlines() if ln.strip() and not ln.lstrip().startswith("Original Line")]
+    where = next((ln for ln in lines if "line" in ln.lower()), lines[0] if lines else "")
+    if len(lines) > 1 and lines[0] == where and not lines[1].startswith(("Possible Solution", "file =")):
+        where += ": " + lines[1]
+    # A truncated .gz or non-UTF-8 bytes are the common causes; name them so the fix is obvious
+    # (DuckDB raises both from inside the read, long after detection looked at the first bytes).
+    low = msg.lower()
+    if "gzip" in low:
+        return InputError(path, "truncated or corrupt gzip", msg.splitlines()[0][:200], "Download or copy the file again")
+    if "encoding" in low or "utf-8" in low or "unicode" in low:
+        return InputError(path, "not UTF-8 text", where[:200], "Save or export the file as UTF-8")
     return InputError(path, "cannot parse the file", where[:200], fix)
 
 

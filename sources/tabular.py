@@ -96,7 +96,12 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
         select.append(f"{as_text(quote_ident(c), types.get(c))} as {quote_ident(c)}")
     raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
     # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
-    con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
+    # Creating the view binds it, and binding makes DuckDB sniff the file: non-UTF-8 bytes or a
+    # truncated gzip fail here, so they must become an InputError here too (not a traceback).
+    try:
+        con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
+    except duckdb.Error as exc:
+        raise duck_error(head.path, exc) from None
     return extras
 
 

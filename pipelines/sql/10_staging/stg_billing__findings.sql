@@ -19,6 +19,14 @@ flagged as (
            'Credit whose EffectiveCost differs from BilledCost (FOCUS says they must match)'
     from lines where charge_category = 'Credit' and effective_cost <> billed_cost
     union all
+    -- Billing periods are calendar months in every format we read. A day of slack each side
+    -- absorbs GCP's invoice month (America/Los_Angeles); Correction lines restate earlier periods.
+    select row_number, 'outside_billing_period', strftime(charge_period_start, '%Y-%m-%dT%H:%M:%SZ'),
+           'charge period starts outside its billing period (a month from the billing period start) and is not a correction'
+    from lines where billing_period_start is not null and coalesce(charge_class, '') <> 'Correction'
+        and (charge_period_start < billing_period_start - interval 1 day
+             or charge_period_start >= billing_period_start + interval 1 month + interval 1 day)
+    union all
     select row_number, 'unknown_gpu_instance_type', instance_type,
            'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'
     from lines where gpu_model is null and regexp_matches(instance_type,
