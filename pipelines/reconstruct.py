@@ -39,7 +39,7 @@ from scipy.special import betaincinv
 from scipy.stats import qmc
 
 from pipelines import estimators as est
-from pipelines.units import KG_PER_T, KWH_PER_MWH
+from pipelines.units import KG_PER_T, KWH_PER_MWH, PERCENT
 from sources import reference_data as rd
 
 P_LOW, P_HIGH = 5.0, 95.0   # the contract's low/high percentiles
@@ -692,7 +692,7 @@ class MonteCarlo:
             raise ValueError("draws must be at least 1")
         sampler = qmc.LatinHypercube(d=len(SLOTS), rng=np.random.default_rng(seed))
         self.u = sampler.random(draws)
-        self._k_low, self._k_high = (max(0, math.ceil(round(draws * p / 100.0, 9)) - 1) for p in (P_LOW, P_HIGH))
+        self._k_low, self._k_high = (max(0, math.ceil(round(draws * p / PERCENT, 9)) - 1) for p in (P_LOW, P_HIGH))
         self._vars: dict[tuple, np.ndarray] = {}
         self._ratios: dict[tuple, tuple[float, float]] = {(): (1.0, 1.0)}
 

@@ -11,6 +11,10 @@ KWH_PER_MWH = 1000.0
 # DCGM writes "no value" as huge numbers: DCGM_FP64_BLANK = 2**47 and the int64 blanks from
 # 0x7ffffffffffffff0 up (dcgm_structs.h). No real reading comes near 2**47.
 DCGM_BLANK_MIN = 2.0 ** 47
+# int32 fields (utilization, clocks, temperatures) write their blanks as 0x7ffffff0..0x7fffffff.
+# An energy counter passing through that 16-value window would lose one sample, not energy.
+DCGM_INT32_BLANK_MIN = 0x7FFFFFF0
+DCGM_INT32_BLANK_MAX = 0x7FFFFFFF
 
 
 def mj_to_kwh(mj: float) -> float:
@@ -22,3 +26,4 @@ H_PER_DAY = 24.0
 H_PER_YEAR = 8766.0         # Julian year (365.25 d x 24 h), the usual amortisation year
 J_PER_KWH = 3.6e6
 TOKENS_PER_MILLION = 1.0e6
+PERCENT = 100.0             # percentiles and percentages

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.errors import InputError
-from pipelines.units import DCGM_BLANK_MIN
+from pipelines.units import DCGM_BLANK_MIN, DCGM_INT32_BLANK_MAX, DCGM_INT32_BLANK_MIN, S_PER_H
 
 DEFAULT_WAREHOUSE = Path("build/meterbook.duckdb")
 SQL_DIR = files("pipelines") / "sql"
@@ -60,4 +60,6 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> du
 def add_macros(con: duckdb.DuckDBPyConnection) -> None:
     """The parsing macros of the staging models (temp, so they exist per connection)."""
     con.execute(f"create or replace temp macro dcgm_blank_min() as {DCGM_BLANK_MIN!r}")
+    con.execute(f"create or replace temp macro dcgm_int32_blank(v) as v between {DCGM_INT32_BLANK_MIN} and {DCGM_INT32_BLANK_MAX}")
+    con.execute(f"create or replace temp macro s_per_h() as {S_PER_H!r}")
     con.execute(read_sql("00_warehouse", "macros.sql"))

@@ -27,3 +27,8 @@ create or replace temp macro prom_label(labels, names) as
 -- (the same normalisation as sources.reference_data.resolve_gpu).
 create or replace temp macro gpu_key(name) as
     regexp_replace(regexp_replace(lower(trim(name)), '^\d+\s*x\s+', ''), '[^a-z0-9]', '', 'g');
+-- The physical GPU a sample belongs to: its UUID, else host + index (exporters without UUIDs);
+-- null when the labels name neither (exporter dummy values, labels we cannot split).
+create or replace temp macro gpu_identity(labels) as coalesce(
+    prom_label(labels, 'UUID|gpu_uuid'),
+    prom_label(labels, 'Hostname|hostname|NODE_NAME|node') || '/gpu' || prom_label(labels, 'gpu'));

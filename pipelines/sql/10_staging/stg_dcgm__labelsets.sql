@@ -9,6 +9,7 @@ with sets as (
 select
     labels,
     prom_label(labels, 'UUID|gpu_uuid') as uuid_label,
+    gpu_identity(labels) as gpu_uuid,
     prom_label(labels, 'gpu') as gpu_index,
     prom_label(labels, 'modelName|model_name') as gpu_model_raw,
     prom_label(labels, 'Hostname|hostname|NODE_NAME|node') as host,

@@ -1,15 +1,16 @@
 -- Telemetry groups with their labels and canonical field: the common shape every telemetry
 -- reader (Prometheus text, query_range JSON, long CSV, dmon) produces, and the rejects rule.
 -- Grain: metric x label set x UTC hour. Lines of a group are rejected together when the group
--- names no GPU or has no valid metric name; otherwise only its bad values are.
+-- names no GPU (no UUID, and no host + gpu index) or has no valid metric name; otherwise only
+-- its bad values are.
 select
     g.*,
     l.* exclude (labels),
-    coalesce(l.uuid_label, l.host || '/gpu' || l.gpu_index) as gpu_uuid,
+    l.gpu_uuid,
     f.field,
     f.to_canonical,
     not regexp_full_match(g.metric, '[a-zA-Z_:][a-zA-Z0-9_:]*') as bad_metric,
-    l.uuid_label is null and l.gpu_index is null as no_gpu
+    l.gpu_uuid is null as no_gpu
 from _tel_groups g
 join _tel_labelsets l using (labels)
 left join dcgm_fields f on f.field_name = g.metric

@@ -74,7 +74,7 @@ typed as (
         null::varchar as commitment_discount_id,
         case when charge_line > 0 then null
              when lower(pricing_unit) = 'hour' then num(amount_in_pricing_units)
-             when lower(usage_unit) = 'seconds' then num(usage_amount) / 3600.0
+             when lower(usage_unit) = 'seconds' then num(usage_amount) / s_per_h()
              else num(usage_amount) end as consumed_quantity,
         case when charge_line > 0 then null
              when lower(pricing_unit) = 'hour' or lower(usage_unit) = 'seconds' then 'Hours'

@@ -10,7 +10,7 @@ with valued as (
     select
         series,
         ts_ms,
-        case when v >= 0 and v < dcgm_blank_min() and ts_ms is not null then v end as good
+        case when v >= 0 and v < dcgm_blank_min() and ts_ms is not null and not dcgm_int32_blank(v) then v end as good
     from (select series, ts_ms, try_cast(value_text as double) as v from _tel_samples)
 )
 

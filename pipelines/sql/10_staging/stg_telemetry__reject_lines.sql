@@ -17,7 +17,7 @@ checked as (
         value_text,
         try_cast(value_text as double) as v,
         ts_ms,
-        prom_label(labels, 'UUID|gpu_uuid') is null and prom_label(labels, 'gpu') is null as no_gpu,
+        gpu_identity(labels) is null as no_gpu,
         coalesce(regexp_full_match(metric, '[a-zA-Z_:][a-zA-Z0-9_:]*'), false) as good_name
     from parsed
 )
@@ -34,7 +34,7 @@ select row_number, metric as column_name, check_name, value, message from (
     select row_number, metric, 'finite', value_text, 'value is NaN or infinite' from checked where isnan(v) or isinf(v)
     union all
     select row_number, metric, 'dcgm_blank_sentinel', value_text, 'DCGM blank sentinel (no reading), treated as missing'
-    from checked where v >= dcgm_blank_min()
+    from checked where v >= dcgm_blank_min() or dcgm_int32_blank(v)
     union all
     select row_number, metric, 'greater_than_or_equal_to(0)', value_text, 'negative reading' from checked where v < 0
 )
