@@ -25,7 +25,8 @@ demo: venv
 report: demo
 	$(MB) ingest $(DEMO)/billing $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures --warehouse $(WH)
 	$(MB) validate --warehouse $(WH)
-	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
+	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT) --per-team
+	$(MB) report audit --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
 
 test: venv
 	$(BIN)/python -m pytest
