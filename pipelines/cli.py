@@ -1,32 +1,18 @@
 """meterbook: the thin command line. Library errors become one `Error:` line and exit code 1."""
 from __future__ import annotations
 
-import functools
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from pipelines.config import EXAMPLE as CONFIG_EXAMPLE
-from pipelines.errors import InputError
+from pipelines.cli_support import user_errors
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
 KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "dcgm-prom", "prom-range",
          "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
-
-
-def user_errors(fn):
-    """Print InputError as `Error: ...` and exit 1; never a traceback for a user's mistake."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except InputError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(1)
-    return wrapper
 
 
 def warehouse_option(fn):

@@ -7,29 +7,16 @@ yaml.safe_load_all until sources/disclosure_format.py provides the shared parser
 from __future__ import annotations
 
 import csv
-import functools
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 import yaml
 
+from pipelines.cli_support import user_errors
 from pipelines.errors import InputError
 from pipelines.reconstruct import DisclosureError, normalize_disclosure, parse_overrides, reconstruct_many
-
-
-def _user_errors(fn):
-    # Same edge behaviour as pipelines.cli.user_errors (not imported: cli.py imports this module).
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except InputError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(1)
-    return wrapper
 
 
 def read_disclosures(path: Path) -> list[dict[str, Any]]:
@@ -105,7 +92,7 @@ def render_table(results: list[dict]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON contract: a list, one object per disclosure.")
 @click.option("--draws", type=click.IntRange(min=1), default=10_000, show_default=True, help="Monte Carlo draws.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
-@_user_errors
+@user_errors
 def reconstruct(disclosures: tuple[Path, ...], assumptions_file: Path | None, as_json: bool, draws: int,
                 seed: int) -> None:
     """Reconstruct missing meters (hours, kWh, CO2e, cost, FLOPs, MFU) of published model
