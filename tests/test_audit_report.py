@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -15,26 +14,10 @@ from pypdf import PdfReader
 from pipelines.cli import main
 from pipelines.reconstruct import reconstruct
 from reports.render import sig
+from tests.pdf_helpers import cli, stable, text
 
 DATA = Path(__file__).parent / "data" / "disclosures" / "published"
 MODELS = ["Llama 2 7B", "GPT-3 175B"]
-
-
-def _stable(page: str) -> str:
-    """Page text without what legitimately varies: the hashes (inputs, reference data) and the page
-    count (the methodology appendix grows with the reference files)."""
-    page = re.sub(r"warehouse \w+ · assumptions \w+", "warehouse … · assumptions …", page)
-    return re.sub(r"page \d+ of \d+", "page … of …", page)
-
-
-def cli(*args: str) -> str:
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code == 0, res.output + repr(res.exception)
-    return res.output
-
-
-def text(pdf: Path) -> str:
-    return "\n".join(p.extract_text() for p in PdfReader(pdf).pages)
 
 
 @pytest.fixture(scope="module")
@@ -118,4 +101,4 @@ def test_unknown_model_is_one_error_line(wh):
 def test_golden_disclosure_page(audit, golden):
     reader = PdfReader(audit)
     page = next(p.extract_text() for p in reader.pages if "Disclosure: Llama 2 7B" in p.extract_text())
-    golden("audit_llama-2-7b.txt", _stable(page) + "\n")
+    golden("audit_llama-2-7b.txt", stable(page) + "\n")

@@ -16,24 +16,12 @@ from pypdf import PdfReader
 
 from pipelines.cli import main
 from reports.render import money
+from tests.pdf_helpers import cli, stable, text
 
 MONTH = "2026-10"
 SCRIPT = "<script>alert(1)</script>"
 SECTIONS = ["Top findings", "Per team", "Team: research", "Unallocated and idle", "Findings", "Reconciliation to the bill",
             "Data quality", "Energy by source", "Assumptions used", "Methodology", "Lineage"]
-
-
-def _stable(page: str) -> str:
-    """Page text without what legitimately varies: the hashes (inputs, reference data) and the page
-    count (the methodology appendix grows with the reference files)."""
-    page = re.sub(r"warehouse \w+ · assumptions \w+", "warehouse … · assumptions …", page)
-    return re.sub(r"page \d+ of \d+", "page … of …", page)
-
-
-def cli(*args: str) -> str:
-    res = CliRunner().invoke(main, list(args))
-    assert res.exit_code == 0, res.output + repr(res.exception)
-    return res.output
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +43,6 @@ def demo(tmp_path_factory) -> dict:
 def marts(wh: Path, sql: str, params=()) -> list[tuple]:
     with duckdb.connect(str(wh), read_only=True) as con:
         return con.execute(sql, list(params)).fetchall()
-
-
-def text(pdf: Path) -> str:
-    return "\n".join(p.extract_text() for p in PdfReader(pdf).pages)
 
 
 def attachment(pdf: Path, name: str) -> str:
@@ -197,7 +181,7 @@ def _rounded_csv(text_: str) -> str:
 
 def test_golden_first_page_and_csv(demo, golden):
     first = PdfReader(demo["out"] / "chargeback.pdf").pages[0].extract_text()
-    golden("chargeback_page1.txt", _stable(first) + "\n")
+    golden("chargeback_page1.txt", stable(first) + "\n")
     golden("chargeback_teams.csv", _rounded_csv((demo["out"] / "chargeback.csv").read_text(encoding="utf-8")))
 
 
