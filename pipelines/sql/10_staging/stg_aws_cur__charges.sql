@@ -28,8 +28,10 @@ typed as (
         product_family as service_category,
         sku as sku_id,
         resource_id,
-        lower(coalesce(nullif(trim(instance_type), ''), try(json_extract_string(product_json, '$.instance_type')),
-                       instance_type_in(usage_type))) as instance_type,
+        -- a CASE, not coalesce: the usage-type regex runs only on lines without an instance type
+        lower(case when trim(instance_type) <> '' then trim(instance_type)
+                   else coalesce(try(json_extract_string(product_json, '$.instance_type')), instance_type_in(usage_type))
+              end) as instance_type,
         coalesce(region_code, try(json_extract_string(product_json, '$.region_code')),
                  nullif(regexp_replace(availability_zone, '[a-z]$', ''), '')) as region,
         case
