@@ -19,6 +19,8 @@ def _both(slash: str) -> tuple[str, ...]:
 
 
 ALIASES: dict[str, tuple[str, ...]] = {
+    "line_item_id": _both("identity/LineItemId"),
+    "time_interval": _both("identity/TimeInterval"),
     "payer_account_id": _both("bill/PayerAccountId"),
     "usage_account_id": _both("lineItem/UsageAccountId"),
     "billing_period_start": _both("bill/BillingPeriodStartDate"),

@@ -31,7 +31,9 @@ class BillingReader(Reader):
         keys = con.execute("""
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
             from _lines""").fetchone()[0]
-        con.execute("create or replace temp table _findings as " + read_sql("10_staging", "stg_billing__findings.sql"))
+        key = "line_item_key" if "line_item_key" in cols else "null::varchar"
+        con.execute("create or replace temp table _findings as "
+                    + read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:

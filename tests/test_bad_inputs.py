@@ -95,9 +95,10 @@ CASES = [
       "totals.by_currency.EUR.billed_cost": 1.006}),
     ("focus_outside_billing_period.csv", "auto", "loaded",
      {"rows_read": 2, "totals.billed_cost": 99.326, "totals.findings": {"outside_billing_period": 1}}),
-    # Duplicate identity/LineItemId: both lines load and count - the file is the bill, meterbook
-    # does not read CUR line-item ids (unique only per partition and hour), so it cannot dedupe.
-    ("cur_duplicate_line_item_ids.csv", "auto", "loaded", {"rows_read": 3, "kind": "aws-cur", "totals.billed_cost": 76.0452}),
+    # The same identity/LineItemId in the same TimeInterval twice: both lines load and count (the
+    # file is the bill, and its total must match), and the repeat is a finding on both rows.
+    ("cur_duplicate_line_item_ids.csv", "auto", "loaded", {"rows_read": 3, "kind": "aws-cur", "totals.billed_cost": 76.0452,
+                                                           "totals.findings": {"duplicate_line_item": 2}}),
     ("focus_nan_inf_costs.csv", "auto", "rejects",
      {1: {"parses_as_decimal", "not_nullable"}, 2: {"parses_as_decimal", "not_nullable"},
       3: {"parses_as_decimal", "not_nullable"}}),

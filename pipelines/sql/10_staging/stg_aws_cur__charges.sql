@@ -58,6 +58,8 @@ typed as (
         money(public_on_demand_cost) as list_cost,
         upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
         {{ tags }} as tags,
+        -- a line item is identified by its id within its time interval (the id repeats hourly)
+        line_item_id || '|' || coalesce(time_interval, usage_start, '') as line_item_key,
         coalesce(net_unblended_cost, unblended_cost) as _cost, usage_amount as _qty,
         usage_start as _start, usage_end as _end
     from source

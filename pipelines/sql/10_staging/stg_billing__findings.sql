@@ -1,7 +1,16 @@
 -- Row patterns in staged charges that are legal but suspicious. One row per finding with the
--- count, the first row number and an example value. Input: _lines (charges shape), _rejects.
+-- count, the first row number and an example value. Input: _lines (charges shape), _rejects;
+-- {{ line_item_key }} is the column identifying a line item where the format has one (CUR).
 with lines as (
-    select s.* from _lines s anti join (select distinct row_number from _rejects) r using (row_number)
+    select s.*, {{ line_item_key }} as _key from _lines s anti join (select distinct row_number from _rejects) r using (row_number)
+),
+
+-- Hash first, then compare the keys themselves: a 64-bit hash shortlists the candidates at the
+-- cost of one integer group-by, and the exact group-by runs only on those (normally none).
+repeated_keys as (
+    select _key from lines
+    where hash(_key) in (select hash(_key) from lines where _key is not null group by 1 having count(*) > 1)
+    group by 1 having count(*) > 1
 ),
 
 flagged as (
@@ -26,6 +35,11 @@ flagged as (
     from lines where billing_period_start is not null and coalesce(charge_class, '') <> 'Correction'
         and (charge_period_start < billing_period_start - interval 1 day
              or charge_period_start >= billing_period_start + interval 1 month + interval 1 day)
+    union all
+    -- kept, not dropped: the billed total must still equal the file's; the finding says by how much it may be inflated
+    select row_number, 'duplicate_line_item', _key,
+           'the same line item (identity/LineItemId in one identity/TimeInterval) appears more than once; the export may count it twice'
+    from lines semi join repeated_keys using (_key)
     union all
     select row_number, 'unknown_gpu_instance_type', instance_type,
            'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'
