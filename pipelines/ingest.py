@@ -96,7 +96,8 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         staged = reader.stage(con, head, options)
         file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
         notes = list(staged.notes)
-        for old_id, old_kind, why in superseded(con, resolved, reader.kind, staged.delivery_key, this_run):
+        same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
+        for old_id, old_kind, why in superseded(con, resolved, same_table, staged.delivery_key, this_run):
             REGISTRY[old_kind].remove(con, old_id)
             con.execute("update source_files set status = 'replaced', replaced_by = ? where file_id = ?", [file_id, old_id])
             notes.append(f"replaces file_id {old_id} ({why})")
@@ -143,10 +144,13 @@ def clear_scratch(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f'drop {kind} if exists "{name.replace(chr(34), chr(34) * 2)}"')
 
 
-def superseded(con: duckdb.DuckDBPyConnection, path: str, kind: str, delivery_key: str | None,
+def superseded(con: duckdb.DuckDBPyConnection, path: str, kinds: list[str], delivery_key: str | None,
                this_run: set[int]) -> list[tuple[int, str, str]]:
     """Loaded files a new file replaces: the same path with other content, or (billing) an
     earlier delivery of the same accounts and periods - clouds restate a month by re-delivering it.
+
+    `kinds` are the readers filling the same table: a month delivered again in another format
+    (legacy CUR, then CUR 2.0 or FOCUS after a migration) is the same charges, so it replaces too.
 
     Files of one delivery share a folder (CUR: <period>/<assemblyId>/part-N; Azure and FOCUS
     exports: <period>/<runId>/part_N), so a file with the same key in the same folder is another
@@ -155,11 +159,12 @@ def superseded(con: duckdb.DuckDBPyConnection, path: str, kind: str, delivery_ke
     since nothing says which is newer and keeping both would count the month twice.
     """
     rows = con.execute("""
-        select file_id, kind, path, case when path = ? then 'same path, new content' else 'restated delivery ' || delivery_key end
+        select file_id, kind, path, case when path = ? then 'same path, new content'
+                                          else 'restated delivery ' || delivery_key || ', was ' || kind end
         from source_files
-        where status = 'loaded' and (path = ? or (kind = ? and delivery_key = ? and ? is not null))
+        where status = 'loaded' and (path = ? or (list_contains(?, kind) and delivery_key = ? and ? is not null))
         order by file_id""",
-        [path, path, kind, delivery_key, delivery_key]).fetchall()
+        [path, path, kinds, delivery_key, delivery_key]).fetchall()
     out = []
     for file_id, old_kind, old_path, why in rows:
         if old_path != path and os.path.dirname(old_path) == os.path.dirname(path):

@@ -142,6 +142,26 @@ def test_restated_month_replaces_the_earlier_delivery(warehouse, tmp_path):
     assert con.execute("select status from source_files order by file_id").fetchall() == [("replaced",), ("loaded",)]
 
 
+def test_a_month_redelivered_in_another_format_replaces_the_first(warehouse, tmp_path):
+    """A CUR migration: the month first came as a legacy CUR, then as CUR 2.0 for the same payer.
+    Both are the same charges; keeping both would bill the month twice."""
+    legacy = tmp_path / "legacy" / "cur.csv"
+    legacy.parent.mkdir()
+    legacy.write_text(
+        "identity/LineItemId,bill/PayerAccountId,bill/BillingPeriodStartDate,lineItem/UsageAccountId,"
+        "lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,lineItem/UsageAmount,"
+        "lineItem/CurrencyCode,lineItem/UnblendedCost\n"
+        "a1,999988887777,2026-10-01T00:00:00.000Z,999988887777,Usage,2026-10-03T00:00:00Z,2026-10-03T01:00:00Z,1,USD,123.45\n")
+    cur2 = DATA / "aws_cur2" / "cur2_gpu_instances_map_columns.csv"
+    assert ingest_json(warehouse, legacy)["files"][0]["kind"] == "aws-cur"
+    (f,) = ingest_json(warehouse, cur2)["files"]
+    assert f["kind"] == "aws-cur2" and any("was aws-cur" in n for n in f["notes"]), f["notes"]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("select kind, status from source_files order by file_id").fetchall() == [
+        ("aws-cur", "replaced"), ("aws-cur2", "loaded")]
+    assert float(con.execute("select sum(billed_cost) from charges").fetchone()[0]) == pytest.approx(f["totals"]["billed_cost"])
+
+
 def test_parts_of_one_delivery_in_one_run_do_not_replace_each_other(warehouse, tmp_path):
     src = (DATA / "focus" / "focus_1.2_minimal.csv").read_text().splitlines()
     folder = tmp_path / "delivery"
