@@ -17,6 +17,7 @@ from pypdf import PdfReader
 from pipelines.cli import main
 from reports.render import money
 from tests.pdf_helpers import cli, stable, text
+from tests.pdfa_rules import violations as pdfa_violations
 
 MONTH = "2026-10"
 SCRIPT = "<script>alert(1)</script>"
@@ -79,16 +80,27 @@ def test_sha256_of_every_input_is_in_the_lineage(demo):
         assert sha in body
 
 
-def test_fonts_are_embedded_and_pdfa(demo):
-    reader = PdfReader(demo["out"] / "chargeback.pdf")
-    for page in reader.pages:
-        for font in page["/Resources"].get("/Font", {}).values():
-            font = font.get_object()
-            desc = (font["/DescendantFonts"][0].get_object() if "/DescendantFonts" in font else font)["/FontDescriptor"]
-            assert any(k in desc for k in ("/FontFile", "/FontFile2", "/FontFile3")), font["/BaseFont"]
-    assert "/OutputIntents" in reader.trailer["/Root"]
-    xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data().decode()
-    assert "<pdfaid:part>3</pdfaid:part>" in xmp or 'pdfaid:part="3"' in xmp
+def test_report_and_statements_keep_pdfa_3b_rules(demo):
+    """Fonts embedded, identification, metadata equal to the Info dictionary, output intent,
+    attachments with their relationship: the PDF/A-3b rules pypdf can check (tests/pdfa_rules.py)."""
+    pdfs = [demo["out"] / "chargeback.pdf", *sorted((demo["out"] / "teams").glob("*.pdf"))]
+    assert len(pdfs) > 2
+    assert {p.name: pdfa_violations(p) for p in pdfs} == {p.name: [] for p in pdfs}
+
+
+def test_pdfa_rules_catch_what_breaks_conformance(demo, tmp_path):
+    """The checker is not vacuous: a plain PDF and a report given a script and a new producer fail it."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DictionaryObject, NameObject, TextStringObject
+    from weasyprint import HTML
+    HTML(string="<p>plain</p>").write_pdf(tmp_path / "plain.pdf")
+    assert {v.split(":")[0] for v in pdfa_violations(tmp_path / "plain.pdf")} >= {"6.1.3-1", "6.2.2-1", "6.6.2.1-1"}
+    w = PdfWriter(clone_from=str(demo["out"] / "chargeback.pdf"))
+    w._root_object[NameObject("/OpenAction")] = DictionaryObject(
+        {NameObject("/S"): NameObject("/JavaScript"), NameObject("/JS"): TextStringObject("app.alert(1)")})
+    w.add_metadata({"/Producer": "pypdf"})
+    w.write(tmp_path / "edited.pdf")
+    assert {v.split(":")[0] for v in pdfa_violations(tmp_path / "edited.pdf")} == {"6.5.1-1", "6.6.3-1"}
 
 
 def test_attachments_parse_back_to_the_marts(demo):
@@ -162,6 +174,8 @@ def test_report_in_parts_matches_the_single_document(demo, tmp_path):
     assert sorted(re.findall(r"Team: (.+)", parts)) == sorted(re.findall(r"Team: (.+)", single))
     assert PdfReader(paths[0]).attachments.keys() >= {"chargeback.csv", "assumptions.csv", "provenance.json"}
     assert len([p for p in paths if p.parent.name == "teams"]) == len(ctx["teams"])
+    # concatenating parts with pypdf must not cost the merged file its PDF/A-3b properties
+    assert pdfa_violations(paths[0]) == []
 
 
 def _rounded_csv(text_: str) -> str:
