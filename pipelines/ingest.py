@@ -5,6 +5,12 @@ nothing. Otherwise detect the format, stage it (structural problems raise InputE
 write), then in one transaction remove an older version of the same path, load the rows that
 pass every check, record the rejects and the source_files row. rows_read = rows_loaded +
 rows_rejected is asserted for every file.
+
+A path never loaded before is most likely new content, so it is hashed on a second thread while
+DuckDB stages it (hashing a GB of telemetry costs about as much as DuckDB scanning it); if the
+hash then shows the content is already loaded, the staging is rolled back and the file is
+`unchanged` all the same. A path already loaded is hashed first: re-running over the same
+folder must stay a matter of hashing, not parsing.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import hashlib
 import json
 import os
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,21 +86,32 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     options = options or {}
     this_run = this_run if this_run is not None else set()
     resolved = str(path.resolve())
-    sha = sha256_of(path)
-    same = con.execute("""select path, kind, format_version, rows_read, rows_loaded, rows_rejected, totals
-                          from source_files where sha256 = ? and status = 'loaded'""", [sha]).fetchone()
-    if same:
-        notes = [] if same[0] == resolved else [f"same content as {same[0]}, already loaded"]
-        return FileResult(str(path), sha, same[1], same[2], "unchanged", same[3], same[4], same[5],
-                          json.loads(same[6]) if same[6] else {}, notes)
-    head = read_head(path)
-    reader, version = detect(head, kind)
+    seen_path = con.execute("select count(*) from source_files where path = ? and status = 'loaded'", [resolved]).fetchone()[0]
+    if seen_path:
+        sha: str | Future[str] = sha256_of(path)
+        if done := unchanged(con, path, resolved, sha):
+            return done
+    else:
+        hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256")
+        sha = hasher.submit(sha256_of, path)
+        hasher.shutdown(wait=False)
+    try:
+        head = read_head(path)
+        reader, version = detect(head, kind)
+    except BaseException:
+        _settle(sha)
+        raise
     con.execute("begin transaction")
     try:
         clear_scratch(con)
         con.execute("create or replace temp table _rejects (row_number bigint, column_name varchar, "
                     "check_name varchar, value varchar, message varchar)")
         staged = reader.stage(con, head, options)
+        if isinstance(sha, Future):
+            sha = sha.result()
+            if done := unchanged(con, path, resolved, sha):
+                con.execute("rollback")
+                return done
         file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
         notes = list(staged.notes)
         same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
@@ -113,6 +131,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
         con.execute("commit")
     except BaseException as exc:
+        _settle(sha)
         con.execute("rollback")
         if is_data_error(exc, path):
             raise duck_error(path, exc) from None
@@ -120,6 +139,24 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
+
+
+def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str) -> FileResult | None:
+    """The stored result when this content is already loaded (under this or another path)."""
+    same = con.execute("""select path, kind, format_version, rows_read, rows_loaded, rows_rejected, totals
+                          from source_files where sha256 = ? and status = 'loaded'""", [sha]).fetchone()
+    if not same:
+        return None
+    notes = [] if same[0] == resolved else [f"same content as {same[0]}, already loaded"]
+    return FileResult(str(path), sha, same[1], same[2], "unchanged", same[3], same[4], same[5],
+                      json.loads(same[6]) if same[6] else {}, notes)
+
+
+def _settle(sha: str | Future[str]) -> None:
+    """Wait for a hash still running when staging fails: its thread must not outlive the file's
+    turn, and an unreadable file is reported by whichever side noticed first."""
+    if isinstance(sha, Future):
+        sha.exception()
 
 
 def is_data_error(exc: BaseException, path: Path) -> bool:
