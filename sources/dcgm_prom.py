@@ -56,14 +56,14 @@ class DcgmPromReader(TelemetryReader):
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         ts, basis = scrape_time(head, options.get("scrape_time"))
         scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
-        con.execute("create or replace temp table _scrape as select ?::bigint as scrape_ms", [scrape_ms])
         self.prepare(con)
         lines_view(con, head)
-        samples = read_sql("10_staging", "stg_dcgm_prom__samples.sql")
+        # an integer we computed, inlined: a one-row table here became a per-sample cross product
+        samples = read_sql("10_staging", "stg_dcgm_prom__samples.sql").replace("{{ scrape_ms }}", str(int(scrape_ms)))
         con.execute("create or replace temp view _tel_samples as " + samples.replace("{{ row_number }}", "null::bigint"))
         con.execute("create or replace temp view _tel_samples_numbered as "
                     + samples.replace("{{ row_number }}", "row_number() over ()"))
         rows_read, _ = self.group(con, head)
-        untimed = con.execute("select count(*) from _tel where t0_ms = (select scrape_ms from _scrape)").fetchone()[0]
+        untimed = con.execute("select count(*) from _tel where t0_ms = ?", [scrape_ms]).fetchone()[0]
         notes = [f"scrape time from {basis}: {ts.isoformat()}Z"] if untimed else []
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "text", notes=notes)

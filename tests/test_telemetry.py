@@ -162,3 +162,17 @@ def test_dmon_without_times_needs_start_and_interval(tmp_path):
     (f,) = json.loads(out)["files"]
     assert f["rows_rejected"] == 1 and f["totals"]["energy_kwh"] == pytest.approx(
         sum(10 * (200 + s) + 10 * (210 + s) for s in range(1, 30)) / 3.6e6, rel=1e-9)
+
+
+def test_blanks_between_value_and_timestamp_are_one_separator(tmp_path):
+    """The text format separates tokens by blanks, not by one space: with two, the timestamp was
+    once read as the value and the sample dated at the scrape time."""
+    t = trace()
+    path = write_prom_text(tmp_path / "scrapes.prom", [t])
+    path.write_text(path.read_text().replace("} ", "}  ").replace(" 1791", "   1791"))
+    assert "   1791" in path.read_text()
+    (f,) = ingest_json(tmp_path / "wh.duckdb", path)["files"]
+    assert f["rows_rejected"] == 0
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    assert len(rows) == 3 and rows[0]["hour_start"] == START.replace(second=0)
+    assert total_kwh(rows) == pytest.approx(t.true_kwh(), rel=1e-3)

@@ -3,9 +3,12 @@
 -- cuts `metric{labels` from ` value [timestamp]` for us, and the series string is the group
 -- key as is - labels are parsed later, once per series. Up to three '}' inside label values
 -- are put back together; more is a parse error for the whole file.
--- Input: view raw_prom_cols(a, b, c, d); _scrape(scrape_ms) for samples without a timestamp.
+-- Input: view raw_prom_cols(a, b, c, d); {{ scrape_ms }} for samples without a timestamp.
 -- OpenMetrics timestamps are seconds, Prometheus text milliseconds (1e11 s is year 5138).
 -- {{ row_number }} is null for the fast pass and the line number for locating rejects.
+-- Every expression below runs once per sample (billions in a month of a large fleet), so each
+-- is computed once: no nullif/coalesce over a repeated split, which DuckDB would evaluate for
+-- every row whichever branch is taken.
 with lines as (
     select * from (select {{ row_number }} as row_number, a, b, c, d from raw_prom_cols)
     where a <> '' and not starts_with(a, '#') and not (starts_with(a, ' ') and starts_with(ltrim(a), '#'))
@@ -18,20 +21,23 @@ split as (
              when c is null then a
              when d is null then a || '}' || b
              else a || '}' || b || '}' || c end as series,
-        -- ' value [timestamp]' after the labels; a label-less sample is 'metric value [timestamp]'
-        case when b is null then substr(trim(a), strpos(trim(a), ' ')) else coalesce(d, c, b) end as rest,
+        -- 'value [timestamp]' after the labels; a label-less sample is 'metric value [timestamp]'
+        ltrim(case when b is null then substr(trim(a), strpos(trim(a), ' ')) else coalesce(d, c, b) end) as rest,
         left(concat_ws('}', a, b, c, d), 200) as line
     from lines
+),
+
+fields as (
+    select row_number, series, line, split_part(rest, ' ', 1) as value_text,
+           -- whatever follows the value, however many blanks apart
+           try_cast(nullif(trim(substr(rest, strpos(rest, ' ') + 1)), rest) as double) as ts
+    from split
 )
 
 select
     row_number,
     series,
-    coalesce(nullif(split_part(rest, ' ', 2), ''), split_part(trim(rest), ' ', 1)) as value_text,
-    coalesce((case when ts < 1e11 then ts * 1000 else ts end)::bigint, (select scrape_ms from _scrape)) as ts_ms,
+    value_text,
+    coalesce((case when ts < 1e11 then ts * 1000 else ts end)::bigint, {{ scrape_ms }}) as ts_ms,
     line
-from (
-    select *, coalesce(try_cast(nullif(split_part(rest, ' ', 3), '') as double),
-                       try_cast(nullif(split_part(trim(rest), ' ', 2), '') as double)) as ts
-    from split
-)
+from fields
