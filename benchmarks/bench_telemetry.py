@@ -73,7 +73,7 @@ PARSE_SCAN = {
              "max(try_cast(split_part(b, ' ', 3) as double)) from read_csv('{path}', "
              "columns = {{'a': 'VARCHAR', 'b': 'VARCHAR'}}, header = false, delim = '}}', quote = '', escape = '', "
              "auto_detect = false)"),
-    "csv": ("select count(*), max(timestamp), max(length(__name__)), max(length(Hostname)), max(length(UUID)), max(gpu), "
+    "csv": ("select count(*), max(epoch_ms(timestamp)), max(length(__name__)), max(length(Hostname)), max(length(UUID)), max(gpu), "
             "max(length(modelName)), max(length(namespace)), max(length(pod)), sum(value) from read_csv('{path}')"),
 }
 

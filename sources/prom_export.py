@@ -68,22 +68,29 @@ class PromCsvReader(TelemetryReader):
         # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
         # Header names enter SQL only as escaped literals and quoted identifiers.
         label_cols = [c for c in cols if c not in (time_c, metric_c, value_c)]
-        parts = ", ".join(f"case when nullif({quote_ident(c)}, '') is not null then "
-                          f"{sql_str(c + '=' + chr(34))} || {quote_ident(c)} || '\"' end" for c in label_cols)
+        # Key columns under fixed names (k0 the metric, k1.. the labels): a label called `line`
+        # or `series` must not collide with the view's own columns.
+        parts = ", ".join(f"case when nullif(k{i}, '') is not null then {sql_str(c + '=' + chr(34))} || k{i} || '\"' end"
+                          for i, c in enumerate(label_cols, 1))
         labels = f"concat_ws(',', {parts})" if label_cols else "''"
+        key_cols = [f"k{i}" for i in range(len(label_cols) + 1)]
+        # Grouped on the columns themselves: the label text is built once per series and hour,
+        # not once per sample (half the cost of the pass when it was).
+        keys = {"keys": ", ".join(key_cols), "metric": "k0", "labels": labels}
         src = (f"read_csv({sql_str(str(head.path))}, all_varchar = true, header = true, strict_mode = true, "
                "null_padding = false)")
         sql = f"""
+            select *, k0 || '{{' || {labels} as series from (
             select
                 row_number,
-                {quote_ident(metric_c)} || '{{' || {labels} as series,
+                {", ".join(f"{quote_ident(c)} as k{i}" for i, c in enumerate((metric_c, *label_cols)))},
                 {quote_ident(value_c)} as value_text,
                 coalesce(epoch_ms(utc_ts({quote_ident(time_c)})),
                          (case when try_cast({quote_ident(time_c)} as double) < 1e11 then try_cast({quote_ident(time_c)} as double) * 1000
                                else try_cast({quote_ident(time_c)} as double) end)::bigint) as ts_ms,
                 left(concat_ws(',', {quote_ident(time_c)}, {quote_ident(metric_c)}, {quote_ident(value_c)}), 200) as line
-            from (select {{{{ row_number }}}} as row_number, * from {src})"""
+            from (select {{{{ row_number }}}} as row_number, * from {src}))"""
         con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
         con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
-        rows_read, _ = self.group(con, head)
+        rows_read, _ = self.group(con, head, keys)
         return Staged(rows_read=rows_read, format_version="long-csv")

@@ -16,17 +16,29 @@ from sources.base import Head, Reader, duck_error
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
 
 
+# How a reader's samples name their series (see stg_telemetry__groups.sql): by default the
+# Prometheus series string `metric{labels`, split into metric and label text once per group.
+SERIES_KEYS = {
+    "keys": "series",
+    "metric": "split_part(series, '{', 1)",
+    "labels": "case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end",
+}
+
+
 class TelemetryReader(Reader):
     table = "gpu_hour_parts"
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute("create or replace temp table dcgm_fields as select * from read_csv(?, header = true)", [str(FIELDS_CSV)])
 
-    def group(self, con: duckdb.DuckDBPyConnection, head: Head) -> tuple[int, int]:
+    def group(self, con: duckdb.DuckDBPyConnection, head: Head, keys: dict[str, str] = SERIES_KEYS) -> tuple[int, int]:
         """One pass over the reader's `_tel_samples` view into `_tel_groups`, then fold; rejected
         samples are located (a second, numbered pass) only when there are some."""
+        sql = read_sql("10_staging", "stg_telemetry__groups.sql")
+        for name, expr in keys.items():
+            sql = sql.replace("{{ " + name + " }}", expr)
         try:
-            con.execute("create or replace temp table _tel_groups as " + read_sql("10_staging", "stg_telemetry__groups.sql"))
+            con.execute("create or replace temp table _tel_groups as " + sql)
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         rows_read, rejected = self.fold(con)

@@ -2,22 +2,25 @@
 -- are never materialised (a month of a large fleet is billions of samples but thousands of
 -- series), and the series string is split into metric and labels per group, not per sample.
 -- Bad values are counted per group and kept out of the aggregates.
--- Input: view _tel_samples(series, value_text, ts_ms, line) built by the reader.
+-- Input: view _tel_samples(value_text, ts_ms, and the reader's key columns) built by the reader.
+-- {{ keys }} are the columns a series is identified by (Prometheus text: the series string as
+-- written; a long CSV: its metric and label columns, so no label text is built per sample), and
+-- {{ metric }} / {{ labels }} turn one group's keys into the metric name and label text.
 with valued as (
     -- A good value is a finite, non-negative reading below DCGM's blank sentinels, with a time
     -- (NaN and infinities fail the comparisons). Which test a bad one fails is worked out only
     -- when there are some, by the pass that locates them (stg_telemetry__reject_lines.sql).
     select
-        series,
+        {{ keys }},
         ts_ms,
         case when v >= 0 and v < dcgm_blank_min() and ts_ms is not null and not dcgm_int32_blank(v) then v end as good
-    from (select series, ts_ms, try_cast(value_text as double) as v from _tel_samples)
-)
+    from (select *, try_cast(value_text as double) as v from _tel_samples)
+),
 
-select
-    split_part(series, '{', 1) as metric,
-    case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end as labels,
-    ts_ms // 3600000 as hour_index,
+grouped as (
+    select
+        {{ keys }},
+        ts_ms // 3600000 as hour_index,
     count(*) as n_lines,
     count(good) as n_good,
     min(ts_ms) filter (where good is not null) as t0_ms,
@@ -28,4 +31,8 @@ select
     min(good) as v_min,
     sum(good) as v_sum
 from valued
-group by series, ts_ms // 3600000
+group by {{ keys }}, ts_ms // 3600000
+)
+
+select {{ metric }} as metric, {{ labels }} as labels, * exclude ({{ keys }})
+from grouped
