@@ -14,6 +14,7 @@ folder must stay a matter of hashing, not parsing.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -26,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 import duckdb
 
+from pipelines.deliveries import is_manifest, select_parts
 from pipelines.errors import InputError
 from sources import REGISTRY
 from sources.base import detect, duck_error, read_head
@@ -33,8 +35,9 @@ from sources.reference_data import load_reference
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
 SKIP_NAMES = {"readme.md", "provenance.md", "license", "license.md", "meterbook.toml"}
-# A warehouse (and its write-ahead log) kept beside the exports is never an input.
-SKIP_SUFFIXES = {".toml", ".duckdb", ".wal"}
+# A warehouse (and its write-ahead log) kept beside the exports is never an input, nor are the
+# SQL scripts AWS delivers beside a CUR for Athena or Redshift.
+SKIP_SUFFIXES = {".toml", ".duckdb", ".wal", ".sql"}
 
 
 @dataclass
@@ -65,18 +68,28 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def expand(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named, and the files under folders named (sorted, hidden files skipped)."""
+def expand(paths: Iterable[str | Path]) -> tuple[list[Path], dict[Path, list[str]]]:
+    """Files named, the files under folders named (sorted, hidden files skipped; where a delivery
+    manifest says which files are the delivery, those), and the files a glob matches; with notes
+    for the first file of each manifest's delivery."""
     out: list[Path] = []
+    notes: dict[Path, list[str]] = {}
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                              and f.suffix not in SKIP_SUFFIXES and f.name.lower() not in SKIP_NAMES))
+            found = sorted(f for f in p.rglob("*") if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                           and f.suffix not in SKIP_SUFFIXES and f.name.lower() not in SKIP_NAMES)
+            files, found_notes = select_parts(p, found)
+            out.extend(files)
+            notes.update(found_notes)
         elif p.exists():
-            out.append(p)
+            if not is_manifest(p):
+                out.append(p)
+        elif glob.has_magic(str(p)) and (matches := sorted(Path(m) for m in glob.glob(str(p), recursive=True) if Path(m).is_file())):
+            # a quoted pattern (the shell would have expanded an unquoted one)
+            out.extend(m for m in matches if m.suffix not in SKIP_SUFFIXES and not is_manifest(m))
         else:
-            raise InputError(p, "no such file or folder", "", "Check the path; folders are read recursively")
-    return out
+            raise InputError(p, "no such file or folder", "", "Check the path; folders are read recursively, patterns like exports/*.csv.gz are expanded")
+    return out, notes
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
@@ -218,11 +231,12 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
            options: dict[str, Any] | None = None,
            progress: Callable[[int, int, FileResult], None] | None = None) -> list[FileResult]:
     """Ingest every file; the first structural error stops the run (earlier files stay loaded)."""
-    files = expand(paths)
+    files, notes = expand(paths)
     load_reference(con)
     results, this_run = [], set()
     for i, f in enumerate(files, 1):
         res = ingest_file(con, f, kind, options, this_run)
+        res.notes = notes.get(f, []) + res.notes
         results.append(res)
         if progress:
             progress(i, len(files), res)

@@ -172,3 +172,56 @@ def test_parts_of_one_delivery_in_one_run_do_not_replace_each_other(warehouse, t
     assert [f["status"] for f in files] == ["loaded", "loaded"]
     con = duckdb.connect(str(warehouse), read_only=True)
     assert con.execute("select count(*) from charges").fetchone()[0] == 3
+
+
+CUR_HEADER = ("identity/LineItemId,bill/PayerAccountId,bill/BillingPeriodStartDate,lineItem/UsageAccountId,"
+              "lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,lineItem/UsageAmount,"
+              "lineItem/CurrencyCode,lineItem/UnblendedCost\n")
+
+
+def cur_period_folder(root: Path) -> Path:
+    """A CUR period folder as S3 holds it: two assemblies (the month refreshed), the period
+    manifest naming the newer one's two parts, the copies inside each assembly, Redshift SQL."""
+    period = root / "cur" / "report" / "20261001-20261101"
+    def part(assembly: str, n: int, cost: str) -> None:
+        d = period / assembly
+        d.mkdir(parents=True, exist_ok=True)
+        with gzip.open(d / f"report-{n}.csv.gz", "wt") as fh:
+            fh.write(CUR_HEADER + f"{assembly}{n},444455556666,2026-10-01T00:00:00.000Z,444455556666,Usage,"
+                     f"2026-10-0{n}T00:00:00Z,2026-10-0{n}T01:00:00Z,1,USD,{cost}\n")
+    def manifest(where: Path, assembly: str) -> None:
+        keys = [f"prefix/report/20261001-20261101/{assembly}/report-{n}.csv.gz" for n in (1, 2)]
+        (where / "report-Manifest.json").write_text(
+            f'{{"assemblyId": "{assembly}", "billingPeriod": {{"start": "20261001T000000.000Z", "end": "20261101T000000.000Z"}}, '
+            f'"bucket": "b", "reportKeys": ["{keys[0]}", "{keys[1]}"]}}')
+    part("old-assembly", 1, "10.00"); part("old-assembly", 2, "20.00")
+    part("new-assembly", 1, "11.00"); part("new-assembly", 2, "21.50")
+    manifest(period, "new-assembly")
+    manifest(period / "new-assembly", "new-assembly")
+    manifest(period / "old-assembly", "old-assembly")
+    (period / "new-assembly" / "report-RedshiftCommands.sql").write_text("copy ...;\n")
+    return period
+
+
+def test_cur_manifest_picks_the_delivered_assembly(warehouse, tmp_path):
+    period = cur_period_folder(tmp_path)
+    files = ingest_json(warehouse, period)["files"]
+    assert [Path(f["path"]).parent.name for f in files] == ["new-assembly", "new-assembly"]
+    assert "2 part(s); 2 file(s) it does not list skipped" in files[0]["notes"][0]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert float(con.execute("select sum(billed_cost) from charges").fetchone()[0]) == pytest.approx(32.50)
+
+
+def test_cur_manifest_with_a_missing_part_stops_before_loading(warehouse, tmp_path):
+    period = cur_period_folder(tmp_path)
+    (period / "new-assembly" / "report-2.csv.gz").unlink()
+    code, out, err = run_cli("ingest", str(period), "--warehouse", str(warehouse))
+    assert code == 1 and "delivery incomplete" in err and "report-2.csv.gz" in err and "Traceback" not in err
+    assert not warehouse.exists() or duckdb.connect(str(warehouse), read_only=True).execute(
+        "select count(*) from charges").fetchone()[0] == 0
+
+
+def test_a_quoted_glob_is_expanded(warehouse, tmp_path):
+    period = cur_period_folder(tmp_path)
+    files = ingest_json(warehouse, str(period / "new-assembly" / "*.csv.gz"))["files"]
+    assert sorted(Path(f["path"]).name for f in files) == ["report-1.csv.gz", "report-2.csv.gz"]
