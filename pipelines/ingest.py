@@ -14,11 +14,14 @@ folder must stay a matter of hashing, not parsing.
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import json
 import os
 import sys
+import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -235,7 +238,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     load_reference(con)
     results, this_run = [], set()
     for i, f in enumerate(files, 1):
-        res = ingest_file(con, f, kind, options, this_run)
+        with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():
+            res = ingest_file(con, f, kind, options, this_run)
         res.notes = notes.get(f, []) + res.notes
         results.append(res)
         if progress:
@@ -246,3 +250,25 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
 def print_progress(i: int, n: int, r: FileResult) -> None:
     extra = f", {r.rows_rejected} rejected" if r.rows_rejected else ""
     print(f"[{i}/{n}] {r.status:9} {r.kind:10} {r.rows_loaded} rows{extra}  {r.path}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def ticker(con: duckdb.DuckDBPyConnection, prefix: str, path: Path, every_s: float = 10.0):
+    """While one file takes long (a month of CUR or telemetry is minutes), say so every
+    `every_s` seconds on stderr, with DuckDB's estimate of how far the running statement is."""
+    done = threading.Event()
+
+    def tick() -> None:
+        t0 = time.monotonic()
+        while not done.wait(every_s):
+            pct = con.query_progress()
+            where = f", current step {pct:.0f}% done" if pct >= 0 else ""
+            print(f"{prefix} working {time.monotonic() - t0:.0f} s{where}  {path}", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=tick, name="ingest-ticker", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

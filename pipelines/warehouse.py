@@ -47,7 +47,9 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> du
     if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
         raise InputError("MB_MEMORY_LIMIT", f"not a memory size: {limit!r}", "environment", "Use e.g. 2GB or 512MiB")
     con.execute(f"set memory_limit = '{limit}'")
-    con.execute("set enable_progress_bar = false")
+    # Progress is tracked (the ingest ticker reads it) but never drawn: stdout carries --json.
+    con.execute("set enable_progress_bar_print = false")
+    con.execute("set enable_progress_bar = true")
     if not read_only:
         # Every table file of 00_warehouse (one per input family), in name order.
         for name in sql_files("00_warehouse"):

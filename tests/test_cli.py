@@ -33,3 +33,17 @@ def test_readme_commands_are_real():
     makefile = (ROOT / "Makefile").read_text()
     for target in ("report", "test"):
         assert f"make {target}" in readme and re.search(rf"^{target}:", makefile, flags=re.M)
+
+
+def test_long_ingest_says_it_is_working(tmp_path, capsys):
+    """A month of CUR or telemetry takes minutes in one file: the ticker reports on stderr, with
+    DuckDB's estimate of the running step, and never on stdout (which carries --json)."""
+    from pipelines.ingest import ticker
+    from pipelines.warehouse import connect
+    con = connect(tmp_path / "wh.duckdb")
+    with ticker(con, "[1/1]", tmp_path / "big.csv", every_s=0.05):
+        con.execute("select count(*) from range(400000000) t(i) where hash(i) % 7 = 0").fetchall()
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "[1/1] working" in err and "big.csv" in err
+    assert "% done" in err
