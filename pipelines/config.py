@@ -31,7 +31,7 @@ shared_services = "proportional" # support, tax, network, storage with no resour
 commitment = "proportional"      # savings plan / reservation fees
 credits = "proportional"         # credits and refunds that follow no identifiable charge
 weights = { research = 3, search = 1 }
-[hosts]                                         # DCGM host label -> billing resource id
+[hosts]                   # DCGM host label -> billing resource id; beats an instance_id label on the series
 "ip-10-0-1-11" = "i-0a4d000000000001"
 [telemetry]
 interval_s = 30        # expected sampling interval
@@ -42,6 +42,8 @@ default_zone = "aws:us-east-1"   # grid zone for GPUs whose host maps to no bill
 [findings]   # thresholds; absent keys use sources/reference/assumptions.csv
 low_util_threshold = 0.5     # a GPU-hour below this mean utilization is underused
 low_util_min_hours = 1       # ... and a GPU is reported when it has more such hours than this
+material_share_of_gpu_cost = 0.05   # Spot/commitment/owned findings only for resources with this share
+material_min_cost_usd = 100         # ... of the month's GPU spend and at least this cost
 """
 
 RULES = ("proportional", "even", "weights", "unallocated")

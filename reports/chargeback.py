@@ -39,6 +39,9 @@ HISTORY_MONTHS = 6      # trend window on a team page: the month and the five be
 TEAM_LINES = 12         # lines printed per team page (the rest summed as one row), so a page stays one page
 TEAM_JOBS = 5
 TOP_FINDINGS = 6        # on the first page; the Findings section lists all
+# Findings that are data to fix, not money to save: listed under Data quality, not Findings
+MATCHING_FINDINGS = ("unmatched_host", "unobserved_resource")
+MATCHING_ROWS = 12      # telemetry-to-bill rows printed; the rest counted ("and N more")
 ALLOCATION_METERS = ("billed_cost", "effective_cost", "gpu_hours", "facility_energy_kwh", "co2e_kg")
 CHUNK_TEAMS = 25        # team pages per process when a report is rendered in parts (and the most in one document)
 PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)
@@ -154,6 +157,14 @@ def findings(con: duckdb.DuckDBPyConnection, month: str, fallback: list[dict]) -
     return "computed", fallback
 
 
+def split_matching(found: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(findings, telemetry-to-bill matching rows): hosts whose telemetry joins no charge first,
+    then billed GPU resources with no telemetry, most GPU-hours first within each."""
+    matching = [f for f in found if f.get("finding") in MATCHING_FINDINGS]
+    matching.sort(key=lambda f: (MATCHING_FINDINGS.index(f["finding"]), -float(f.get("value") or 0), f.get("subject") or ""))
+    return [f for f in found if f.get("finding") not in MATCHING_FINDINGS], matching
+
+
 def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str], list[float]]:
     """The n largest teams by `key`, the rest summed as one bar: 200 bars would not be readable."""
     n = n or CHART_TEAMS
@@ -203,6 +214,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     jobs = top_jobs(con, month, config.unallocated)
     months, hist = history(con, month)
     findings_kind, found = findings(con, month, default_findings(teams, totals, tiers, difference, unallocated, currency))
+    found, matching = split_matching(found)
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
                   for t in teams]
     return {
@@ -225,6 +237,8 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "findings_kind": findings_kind,
         "findings": found,
         "top_findings": TOP_FINDINGS,
+        "matching": matching[:MATCHING_ROWS],
+        "matching_more": max(len(matching) - MATCHING_ROWS, 0),
         "quality": quality_summary(con),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),

@@ -44,6 +44,7 @@ class GpuHour:
     energy_kwh: float
     util: float
     pods: dict[str | None, int]          # namespace (None = idle) -> scrapes in the hour
+    instance_id: str | None = None       # the series' cloud instance id label
 
 
 def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
@@ -59,7 +60,7 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
                      c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.tags,
                      "A100-SXM4-40GB" if c.gpu_hours else None, 1.0 if c.gpu_hours else None, c.gpu_hours])
     gh = pd.DataFrame([{"host": h.host, "gpu_uuid": h.gpu, "gpu_index": "0", "gpu_model_raw": "NVIDIA A100-SXM4-40GB",
-                        "instance_id": None, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,
+                        "instance_id": h.instance_id, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,
                         "energy_tier": "counter", "power_w_mean": None, "util_mean": h.util, "sm_active_mean": None,
                         "tensor_active_mean": None, "coverage": 1.0, "n_scrapes": sum(h.pods.values())} for h in hours],
                       columns=["host", "gpu_uuid", "gpu_index", "gpu_model_raw", "instance_id", "hour_start", "energy_kwh",

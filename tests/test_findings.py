@@ -65,6 +65,49 @@ def test_billed_gpu_hours_without_telemetry_are_a_reconciliation_gap(tmp_path):
         == [("a", 20)]
 
 
+def test_billed_gpu_resource_without_telemetry_is_reported_not_a_gap(tmp_path):
+    con = build(tmp_path, [Charge("100.00", {"team": "a"}, "i-node", gpu_hours=8.0),
+                           Charge("50.00", {"team": "b"}, "i-dark", gpu_hours=5.0)], busy("GPU-a", 8, 0.9),
+                Config(namespace_teams=NS, hosts=HOSTS))
+    (subject, value, unit, cost, detail), = findings(con, "unobserved_resource")
+    assert (subject, value, unit, cost) == ("i-dark", 5.0, "h", 50.0) and "[hosts]" in detail
+    assert findings(con, "gpu_hours_gap") == []      # i-node is fully observed; i-dark is reported once
+
+
+def spot_subjects(con) -> list[str]:
+    return [s for s, *_ in findings(con, "spot_candidate")]
+
+
+def cut(share: float, usd: float) -> Config:
+    """[findings] materiality overrides: share of the month's GPU spend, and a floor in USD."""
+    return Config(findings={"material_share_of_gpu_cost": share, "material_min_cost_usd": usd})
+
+
+def test_savings_findings_only_for_material_resources(tmp_path):
+    # GPU spend 10,000 + 300 + 60 USD: i-small is 2.9 % of it, i-tiny 0.6 % and under 100 USD
+    charges = [Charge("10000.00", {"team": "a"}, "i-big", gpu_hours=100.0),
+               Charge("300.00", {"team": "b"}, "i-small", gpu_hours=100.0),
+               Charge("60.00", {"team": "c"}, "i-tiny", gpu_hours=10.0)]
+    con = build(tmp_path, charges, [], cut(0.05, 100))
+    assert spot_subjects(con) == ["i-big"]
+    assert [s for s, *_ in findings(con, "owned_break_even")] == ["i-big"]
+    run_after_gpu_hours(con, cut(0.02, 100))          # i-small's 2.9 % is now above the share
+    assert spot_subjects(con) == ["i-big", "i-small"]
+    run_after_gpu_hours(con, cut(0.0, 61))            # i-tiny's 60 USD stays under the floor
+    assert spot_subjects(con) == ["i-big", "i-small"]
+    run_after_gpu_hours(con, cut(0.0, 0))
+    assert spot_subjects(con) == ["i-big", "i-small", "i-tiny"]
+
+
+def test_materiality_defaults_come_from_the_reference_data(tmp_path):
+    con = build(tmp_path, [Charge("10000.00", {"team": "a"}, "i-big", gpu_hours=100.0)], [], Config())
+    share, usd = con.execute("""select max(value) filter (where assumption_id = 'findings_material_share_of_gpu_cost'),
+        max(value) filter (where assumption_id = 'findings_material_min_cost_usd') from ref_assumptions""").fetchone()
+    assert 0 < share < 1 and 0 <= usd < 10000
+    (ids,), = con.execute("select assumption_ids from findings_month where finding = 'spot_candidate'").fetchall()
+    assert {"assumptions:findings_material_share_of_gpu_cost", "assumptions:findings_material_min_cost_usd"} <= set(ids)
+
+
 def test_fit_recovers_planted_amdahl_plus_communication():
     ks = [1, 2, 4, 8, 16]
     t = [float(amdahl_comm_time(k, 10.0, 0.07, 0.004)) for k in ks]

@@ -31,3 +31,20 @@ create or replace temp macro gpu_key(name) as
 create or replace temp macro gpu_identity(labels) as coalesce(
     prom_label(labels, 'UUID|gpu_uuid'),
     prom_label(labels, 'Hostname|hostname|NODE_NAME|node') || '/gpu' || prom_label(labels, 'gpu'));
+-- The cloud instance a telemetry series ran on, to join charges.resource_id (README, "GPU
+-- telemetry"). First a label relabelling put there: instance_id (AWS EC2 service discovery's
+-- __meta_ec2_instance_id relabelled), InstanceID, ec2_instance_id, node_instance_id, then
+-- instance_name (what GCP billing calls resource.name; GCP's numeric instance id is not a
+-- billing key). Else Kubernetes' node providerID as kube-state-metrics' kube_node_info exposes
+-- it: aws:///us-east-1a/i-0abc -> i-0abc; gce://project/zone/name -> name; azure://<ARM id> ->
+-- the ARM id, a scale-set VM folded into its scale set because Azure bills the scale set.
+-- Azure's vmId is not read: it is a GUID that no cost export carries.
+create or replace temp macro provider_instance(pid) as case
+    when pid like 'aws://%' or pid like 'gce://%' then nullif(regexp_extract(pid, '[^/]+$'), '')
+    when pid like 'azure://%' then nullif(regexp_replace(pid,
+        '^azure://|(/virtualMachineScaleSets/[^/]+)/virtualMachines/[^/]+$', '\1', 'g'), '')
+end;
+create or replace temp macro instance_label(labels) as coalesce(
+    prom_label(labels, 'instance_id|InstanceID|ec2_instance_id|node_instance_id'),
+    prom_label(labels, 'instance_name'),
+    provider_instance(prom_label(labels, 'provider_id|providerID')));

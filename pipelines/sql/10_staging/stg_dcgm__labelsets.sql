@@ -13,7 +13,8 @@ select
     prom_label(labels, 'gpu') as gpu_index,
     prom_label(labels, 'modelName|model_name') as gpu_model_raw,
     prom_label(labels, 'Hostname|hostname|NODE_NAME|node') as host,
-    prom_label(labels, 'instance_id|InstanceID') as instance_id,
+    -- the cloud instance id (instance_id, ec2_instance_id, provider_id, ...: see the macro)
+    instance_label(labels) as instance_id,
     prom_label(labels, 'namespace') as namespace,
     prom_label(labels, 'pod') as pod,
     prom_label(labels, 'container') as container,

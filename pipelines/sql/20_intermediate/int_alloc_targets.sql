@@ -23,11 +23,10 @@ billed as (
 ),
 
 node_use as (
-    select strftime(w.hour_start, '%Y-%m') as month, h.resource_id, w.is_idle,
+    select strftime(w.hour_start, '%Y-%m') as month, w.resource_id, w.is_idle,
         case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
         sum(w.gpu_hours_observed) as hours
     from int_gpu_workloads w
-    left join cfg_hosts h on h.host = w.host
     group by all
 ),
 

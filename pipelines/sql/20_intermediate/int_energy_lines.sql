@@ -1,8 +1,9 @@
 -- Energy and CO2e per month, team, billed resource and source (grain: month x team x resource
 -- x zone x basis x idle); allocation_lines distributes it (chargeback), the FOCUS export rolls
 -- it up by resource. Measured: each GPU-hour's workload share goes to its namespace's team
--- (team null: a namespace nothing maps); idle time has team null and is_idle, and is shared by
--- the [allocation] idle rule downstream. Estimated lines carry the billed resource's team.
+-- (team null: a namespace nothing maps) and to the billed resource int_gpu_workloads resolved
+-- for its host; idle time has team null and is_idle, and is shared by the [allocation] idle
+-- rule downstream. Estimated lines carry the billed resource's team.
 -- Market-based CO2e: facility energy x the zone's configured contractual factor, null without one.
 -- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction.
 -- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
@@ -14,24 +15,19 @@ with resources as (
     group by resource_id, month
 ),
 
-hosts as (
-    select host, resource_id from cfg_hosts
-),
-
 measured as (
     select
         strftime(w.hour_start, '%Y-%m') as month,
         w.team,
         w.is_idle,
         coalesce(r.zone, nullif(getvariable('default_zone'), '')) as zone,
-        h.resource_id,
+        w.resource_id,
         w.energy_kwh,
         w.gpu_hours_observed,
         w.gpu_hours_observed * w.util_mean as util_weighted,
         w.energy_tier
     from int_gpu_workloads w
-    left join hosts h on h.host = w.host
-    left join resources r on r.resource_id = h.resource_id and r.month = strftime(w.hour_start, '%Y-%m')
+    left join resources r on r.resource_id = w.resource_id and r.month = strftime(w.hour_start, '%Y-%m')
 ),
 
 covered as (

@@ -2,7 +2,23 @@
 -- pod labels are idle time. Grain: GPU, hour, namespace, pod (namespace null = idle).
 -- team: [teams.namespaces] first, then the first [[teams.rules]] with field = namespace; null
 -- for idle time and for a namespace nothing maps (allocation_lines shows it as unallocated).
-with pods as (
+-- resource_id: the billed resource the GPU sits in, resolved here once for every model
+-- downstream; first hit wins, and resource_match says which ('hosts' | 'label' | 'host_name'):
+--   hosts      [hosts] in meterbook.toml names the host (explicit beats inferred: a wrong or
+--              missing label is fixed there)
+--   label      the series' cloud instance id label (instance_label in macros.sql), spelled as
+--              the bill spells it when a charge has it, kept as labelled otherwise
+--   host_name  the host is itself a billed resource id (nodes named after their instance)
+-- null when none applies; findings_month reports such hosts (unmatched_host).
+with billed_ids as (
+    -- matched without case: Azure writes one ARM id in several casings (resourceGroups,
+    -- resourcegroups), and AWS and GCP ids are lower case anyway
+    select lower(resource_id) as id_key, min(resource_id) as resource_id
+    from charges where resource_id is not null
+    group by all
+),
+
+pods as (
     select gpu_uuid, hour_start, nullif(namespace, '') as namespace, nullif(pod, '') as pod, sum(n_scrapes) as n_scrapes
     from gpu_pod_parts
     group by all
@@ -32,8 +48,14 @@ select
     g.energy_kwh * s.share as energy_kwh,
     g.coverage * s.share as gpu_hours_observed,
     g.energy_tier,
-    g.util_mean
+    g.util_mean,
+    coalesce(h.resource_id, bl.resource_id, g.instance_id, bh.resource_id) as resource_id,
+    case when h.resource_id is not null then 'hosts' when g.instance_id is not null then 'label'
+         when bh.resource_id is not null then 'host_name' end as resource_match
 from gpu_hours g
 join shares s using (gpu_uuid, hour_start)
 left join cfg_namespace_teams nt on nt.namespace = s.namespace
 left join namespace_rules nr on nr.namespace = s.namespace
+left join cfg_hosts h on h.host = g.host
+left join billed_ids bl on bl.id_key = lower(g.instance_id)
+left join billed_ids bh on bh.id_key = lower(g.host)

@@ -1,12 +1,17 @@
 -- Grain: month x finding x subject. What deserves a look, with the money or GPU-hours at stake.
 -- value/low/high are in `unit`; cost_usd is the spend concerned (or saving, see finding) in the
--- billing currency; assumption_ids name the coefficient rows used (sources/reference).
+-- billing currency; energy_kwh the measured energy concerned (telemetry findings);
+-- assumption_ids name the coefficient rows used (sources/reference).
 --   low_utilization     a busy GPU with more than low_util_min_hours hours under low_util_threshold
 --   idle_gpu_hours      per billed resource: GPU time with no workload and its effective cost
 --   commitment_candidate on-demand GPU capacity running more than (1 - discount) of the month
 --   spot_candidate      value = preemptions per hour at which Spot stops paying
 --   owned_break_even    value = months to recover the purchase at this month's spend
---   gpu_hours_gap       billed vs telemetry GPU-hours beyond the tolerance
+--                       (these three only for material resources: see `material`)
+--   gpu_hours_gap       billed vs telemetry GPU-hours of a resource beyond the tolerance
+--   unmatched_host      telemetry whose host maps to no resource billed in the month
+--   unobserved_resource billed GPU-hours of a resource no telemetry maps to
+--                       (these three compare the bill with telemetry: bill_vs_telemetry)
 --   energy_gap          a CodeCarbon run's GPU energy (its PUE undone) vs DCGM energy of the
 --                       busy GPUs of the same model over the run's window, when exactly as many
 --                       such GPUs were busy as the run used (otherwise the run is not matchable)
@@ -24,7 +29,11 @@ thr as (
     select
         (select value from param where assumption_id = 'findings_low_util_threshold') as util,
         (select value from param where assumption_id = 'findings_low_util_min_hours') as min_h,
-        (select value from param where assumption_id = 'reconciliation_gap_tolerance_fraction') as tol
+        (select value from param where assumption_id = 'reconciliation_gap_tolerance_fraction') as tol,
+        (select value from param where assumption_id = 'findings_material_share_of_gpu_cost') as material_share,
+        (select value from param where assumption_id = 'findings_material_min_cost_usd') as material_usd,
+        (select list(coefficient_id order by assumption_id) from param
+         where assumption_id in ('findings_material_share_of_gpu_cost', 'findings_material_min_cost_usd')) as material_ids
 ),
 
 resource_rate as (
@@ -33,11 +42,10 @@ resource_rate as (
 ),
 
 low_util as (
-    select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, h.resource_id,
+    select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, w.resource_id,
         mode(coalesce(w.team, getvariable('unallocated'))) as team,
         sum(w.gpu_hours_observed) as hours, sum(w.gpu_hours_observed * w.util_mean) / sum(w.gpu_hours_observed) as util
     from int_gpu_workloads w cross join thr
-    left join cfg_hosts h on h.host = w.host
     where not w.is_idle and w.util_mean < thr.util
     group by all
 ),
@@ -51,6 +59,19 @@ on_demand as (
     where gpu_hours > 0 and coalesce(pricing_category, 'Standard') in ('Standard', 'On-Demand')
         and commitment_discount_id is null
     group by all
+),
+
+material as (
+    -- Every on-demand GPU resource is a Spot and an owned-hardware candidate, so these findings
+    -- are kept to resources that matter: at least material_share of the month's GPU spend
+    -- (at most 1 / share of them, whatever the fleet's size) and at least material_usd (a
+    -- small fleet is not told about a few dollars). Both from [findings] or assumptions.csv.
+    select o.*
+    from on_demand o
+    join (select month, sum(effective_cost)::double as gpu_cost from int_charges_teams where gpu_hours > 0 group by all) m
+        using (month)
+    cross join thr
+    where o.cost >= thr.material_share * m.gpu_cost and o.cost >= thr.material_usd
 ),
 
 coef as (
@@ -79,6 +100,60 @@ run_overlap as (
     group by all
 ),
 
+observed as (
+    -- telemetry per month and host, with the billed resource int_gpu_workloads resolved for it
+    select strftime(hour_start, '%Y-%m') as month, host, resource_id, any_value(resource_match) as resource_match,
+        sum(gpu_hours_observed) as gpu_hours, sum(energy_kwh) as energy_kwh
+    from int_gpu_workloads
+    group by all
+),
+
+billed as (
+    select month, resource_id, mode(resolved_team) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
+        sum(effective_cost)::double as cost_usd
+    from int_charges_teams
+    where resource_id is not null
+    group by all
+),
+
+bill_vs_telemetry as (
+    -- each billed resource next to the telemetry mapped to it (hosts = 0: none at all)
+    select b.month, b.resource_id, b.team, b.gpu_hours as billed_h, b.cost_usd,
+        coalesce(sum(o.gpu_hours), 0) as observed_h, count(o.month) as hosts
+    from billed b
+    left join observed o on o.month = b.month and o.resource_id = b.resource_id
+    group by all
+),
+
+unmatched_hosts as (
+    -- telemetry with energy in the month that joins no charge of the month: it splits no
+    -- charge between teams, and its energy falls back to the default zone
+    select o.month, 'unmatched_host' as finding, coalesce(o.host, 'no host label') as subject, o.resource_id,
+        null::varchar as team, o.gpu_hours as value, 'h' as unit, null::double as low, null::double as high,
+        null::double as cost_usd, o.energy_kwh,
+        case when o.resource_id is null
+             then 'no billed resource for this host: map it in [hosts] of meterbook.toml or add an instance_id label'
+             else printf('%s (from %s) has no charge this month: check the id, map the host in [hosts] of meterbook.toml or add an instance_id label',
+                         o.resource_id, case o.resource_match when 'hosts' then '[hosts]' when 'label' then 'its instance id label'
+                                             else 'its host name' end) end as detail,
+        []::varchar[] as assumption_ids
+    from observed o
+    where o.energy_kwh > 0
+        and not exists (select 1 from billed b where b.month = o.month and b.resource_id = o.resource_id)
+),
+
+unobserved_resources as (
+    -- billed GPU capacity that no telemetry maps to, in a month that has telemetry (a month
+    -- with none is not instrumented at all: Energy by source then shows every kWh as tdp_model)
+    select u.month, 'unobserved_resource' as finding, u.resource_id as subject, u.resource_id, u.team,
+        u.billed_h as value, 'h' as unit, null::double as low, null::double as high, u.cost_usd,
+        null::double as energy_kwh,
+        'billed GPU-hours with no telemetry, energy estimated from TDP: if its host is scraped, map it in [hosts] of meterbook.toml or add an instance_id label' as detail,
+        []::varchar[] as assumption_ids
+    from bill_vs_telemetry u
+    where u.hosts = 0 and u.billed_h > 0 and u.month in (select month from observed)
+),
+
 findings as (
     select month, 'low_utilization' as finding, host || '/' || gpu_uuid as subject, resource_id, team,
         hours as value, 'h' as unit, hours as low, hours as high,
@@ -98,15 +173,15 @@ findings as (
         o.run_h / o.month_h, 'fraction of month', null, null, o.cost * c.sp,
         printf('%s ran %.0f of %.0f h on demand; a commitment pays above %.0f%% (saving %.0f-%.0f USD)',
                o.instance_type, o.run_h, o.month_h, 100 * (1 - c.sp), o.cost * c.sp_lo, o.cost * c.sp_hi),
-        ['assumptions:savings_plan_discount_gpu']
-    from on_demand o cross join coef c where o.run_h / o.month_h > 1 - c.sp
+        list_concat(['assumptions:savings_plan_discount_gpu'], thr.material_ids)
+    from material o cross join coef c cross join thr where o.run_h / o.month_h > 1 - c.sp
     union all
     select o.month, 'spot_candidate', o.resource_id, o.resource_id, o.team,
         c.sd / ((1 - c.sd) * c.lh), 'preemptions/h', c.sd_lo / ((1 - c.sd_lo) * c.lh_hi), c.sd_hi / ((1 - c.sd_hi) * c.lh_lo),
         o.cost * c.sd,
         printf('Spot saves %.0f USD at no interruptions and stops paying above %.2f interruptions per hour', o.cost * c.sd, c.sd / ((1 - c.sd) * c.lh)),
-        ['assumptions:spot_discount_gpu', 'assumptions:spot_lost_hours_per_preemption']
-    from on_demand o cross join coef c
+        list_concat(['assumptions:spot_discount_gpu', 'assumptions:spot_lost_hours_per_preemption'], thr.material_ids)
+    from material o cross join coef c cross join thr
     union all
     select o.month, 'owned_break_even', o.resource_id, o.resource_id, o.team,
         o.gpus * c.cx / nullif(greatest(o.cost - o.gpus * c.ox, 0), 0), 'months',
@@ -115,19 +190,15 @@ findings as (
         o.cost,
         printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running); null = never',
                o.gpus::int, c.cx, 100 * o.run_h / o.month_h),
-        ['assumptions:owned_capex_usd_per_gpu', 'assumptions:owned_opex_usd_per_gpu_month']
-    from on_demand o cross join coef c
+        list_concat(['assumptions:owned_capex_usd_per_gpu', 'assumptions:owned_opex_usd_per_gpu_month'], thr.material_ids)
+    from material o cross join coef c cross join thr
     union all
-    select n.month, 'gpu_hours_gap', n.resource_id, n.resource_id, null,
-        coalesce(b.billed_h, 0) - n.observed_h, 'h', null, null, null,
-        printf('billed %.1f GPU-h, telemetry %.1f GPU-h', coalesce(b.billed_h, 0), n.observed_h),
+    select u.month, 'gpu_hours_gap', u.resource_id, u.resource_id, null,
+        u.billed_h - u.observed_h, 'h', null, null, null,
+        printf('billed %.1f GPU-h, telemetry %.1f GPU-h', u.billed_h, u.observed_h),
         (select list(coefficient_id) from param where assumption_id = 'reconciliation_gap_tolerance_fraction')
-    from (select strftime(w.hour_start, '%Y-%m') as month, h.resource_id, sum(w.gpu_hours_observed) as observed_h
-          from int_gpu_workloads w left join cfg_hosts h on h.host = w.host group by all) n
-    left join (select month, resource_id, sum(gpu_hours) as billed_h from int_charges_teams group by all) b
-        using (month, resource_id)
-    cross join thr
-    where abs(coalesce(b.billed_h, 0) - n.observed_h) > thr.tol * greatest(coalesce(b.billed_h, 0), n.observed_h)
+    from bill_vs_telemetry u cross join thr
+    where u.hosts > 0 and abs(u.billed_h - u.observed_h) > thr.tol * greatest(u.billed_h, u.observed_h)
     union all
     select strftime(o.end_utc, '%Y-%m'), 'energy_gap', coalesce(o.project, '') || '/' || coalesce(o.run_id, o.row_number::varchar),
         null, null, o.tel_kwh - o.run_kwh, 'kWh', null, null, null,
@@ -145,5 +216,12 @@ findings as (
     from int_scaling_fits
 )
 
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, null::double as energy_kwh,
+    detail, assumption_ids
 from findings
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from unmatched_hosts
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from unobserved_resources
