@@ -18,7 +18,9 @@ import matplotlib
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-HATCHES = ("", "///", "...", "xxx", "\\\\\\", "ooo", "---", "+++")
+# Line hatches only: matplotlib writes dot and circle hatches as thousands of SVG paths
+# (160 KB a chart, 1.3 s of WeasyPrint each) where line hatches take 11 KB and 0.15 s.
+HATCHES = ("", "///", "xxx", "\\\\\\", "---", "|||", "+++", "/-")
 GRAYS = ("#4d4d4d", "#a6a6a6", "#d9d9d9", "#7a7a7a")
 MARKERS = ("o", "s", "^", "D")
 LINES = ("-", "--", ":", "-.")
@@ -116,14 +118,14 @@ def trend_chart_svg(months: Sequence[str], series: dict[str, Sequence[float | No
 
 
 def tornado_chart_svg(rows: Sequence[dict], central: float, unit: str, width_in: float = 6.3) -> str:
-    """Tornado: each assumption's low end (hatched ///) and high end (dotted) around the central value
+    """Tornado: each assumption's low end (hatched ///) and high end (cross-hatched xxx) around the central value
     (the vertical line); the template's caption says so, the axis label only carries the unit."""
     rows = list(rows)[:8]
     with plt.rc_context(RC):
         fig, ax = _axes(width_in, 0.25 * max(len(rows), 2) + 0.7)
         y = list(range(len(rows)))[::-1]
         for yi, r in zip(y, rows):
-            for end, hatch in (("low", "///"), ("high", "...")):
+            for end, hatch in (("low", "///"), ("high", "xxx")):
                 v = r[end]
                 ax.barh(yi, v - central, left=central, color="white", edgecolor="#333333", hatch=hatch,
                         height=0.6, linewidth=0.6)
