@@ -32,7 +32,7 @@ import difflib
 import fnmatch
 import math
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy.special import betaincinv
@@ -41,6 +41,7 @@ from scipy.stats import qmc
 from pipelines import estimators as est
 from pipelines.units import KG_PER_T, KWH_PER_MWH, PERCENT
 from sources import reference_data as rd
+from sources.disclosure_format import NUMBER_TEXT, number, number_as_text
 
 P_LOW, P_HIGH = 5.0, 95.0   # the contract's low/high percentiles
 PERT_LAMBDA = 4.0           # the standard PERT weight on the mode (a shape definition, not a coefficient)
@@ -185,25 +186,42 @@ class Q:
         if len(slots) != 1:
             raise ValueError("added figures must share one assumption slot")
         slot = slots.pop()
+        comps, ids = _merge_components(comps, ids)
         rlo = (self.value * self.rlo + other.value * other.rlo) / total
         rhi = (self.value * self.rhi + other.value * other.rhi) / total
         return Q(total, ((var_id(slot, tuple(comps)), 1),), rlo, rhi, max(self.rank, other.rank),
                  self.ids | other.ids, {slot: tuple(ids)})
 
 
+def _merge_components(comps: list[tuple[float, float, float]], ids: list[str]) -> tuple[tuple, list[str]]:
+    """One component per reference row: a sum over GPU models shares the host server's row, and
+    listing it twice would split its tornado bar in two (the same row is one draw anyway)."""
+    merged: dict[str, list] = {}
+    for (w, lo, hi), cid in zip(comps, ids):
+        if cid in merged:
+            merged[cid][0] += w
+        else:
+            merged[cid] = [w, lo, hi]
+    return tuple((w, lo, hi) for w, lo, hi in merged.values()), list(merged)
+
+
 def exact(value: float, rank: int = DERIVED, ids: Iterable[str] = ()) -> Q:
     return Q(value, rank=rank, ids=frozenset(ids))
 
 
-def relative_precision(raw: Any) -> float:
-    """Half a unit of the last printed digit, relative: '14.8' -> 0.05/14.8; 1024 -> 0.5/1024."""
-    x = float(raw)
+def relative_precision(raw: str | float) -> float:
+    """Half a unit of the last printed digit, relative to the figure: '14.8' -> 0.05/14.8,
+    '1.1e9' -> 0.05e9/1.1e9, '400' -> 0.5/400, '400.0' -> 0.05/400, '3,311,616' -> 0.5/3311616.
+
+    The one reading of printed precision: ``meterbook reconstruct`` and the audit both pass the
+    number as written in the file. A bare number (a library caller's float) is read in its
+    shortest form, never widened: 1.1e9 as a float is '1100000000', exact to the unit.
+    """
+    text = (raw if isinstance(raw, str) else number_as_text(raw)).strip().lower().replace(",", "").replace("_", "")
+    x = float(text)
     if x == 0:
         return 0.0
-    text = raw.strip() if isinstance(raw, str) else repr(raw)
-    if not isinstance(raw, str) and float(x).is_integer():
-        text = str(int(x))
-    mantissa, _, exponent = text.lower().replace("_", "").partition("e")
+    mantissa, _, exponent = text.partition("e")
     decimals = len(mantissa.partition(".")[2])
     return HALF_UNIT * DECIMAL ** (int(exponent or 0) - decimals) / abs(x)
 
@@ -243,6 +261,14 @@ def _specs() -> dict[tuple[str, str], dict]:
 @lru_cache(maxsize=None)
 def _embodied() -> dict[tuple[str, str], dict]:
     return {(r["item"], r["kind"]): _row_coef("embodied", r) for r in rd.read_rows("embodied")}
+
+
+@lru_cache(maxsize=None)
+def coefficients_by_id() -> dict[str, dict]:
+    """Every reference coefficient with a range, by coefficient id (as the warehouse's ref_* tables
+    and the assumption ids of its rows name them)."""
+    return {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied")
+            for c in (_row_coef(name, r) for r in rd.read_rows(name))}
 
 
 @lru_cache(maxsize=None)
@@ -286,12 +312,16 @@ def resolve_grid(location: str | None) -> tuple[dict, bool]:
 
 
 def normalize_disclosure(raw: Mapping[str, Any]) -> dict:
-    """Validate a disclosure dict (design.md keys) and attach the precision of each number."""
+    """Validate a disclosure dict (design.md keys) and attach the precision of each number,
+    read from its text under ``number_text`` (sources.disclosure_format.engine_input) when given."""
     if not isinstance(raw, Mapping):
         raise DisclosureError("a disclosure must be a mapping of keys to values", "", "Write one YAML mapping per document")
     known = set(TEXT_KEYS) | set(NUMERIC_KEYS)
+    written = raw.get(NUMBER_TEXT) or {}
     d: dict[str, Any] = {"_eps": {}}
     for key, value in raw.items():
+        if key == NUMBER_TEXT:
+            continue
         if key not in known and not str(key).startswith(("x_", "notes")):
             close = difflib.get_close_matches(str(key), sorted(known), n=1)
             fix = f"Did you mean '{close[0]}'?" if close else "See the disclosure format in design.md"
@@ -301,7 +331,7 @@ def normalize_disclosure(raw: Mapping[str, Any]) -> dict:
         if key in TEXT_KEYS:
             d[key] = _text(key, value)
         else:
-            d[key], d["_eps"][key] = _number(key, value)
+            d[key], d["_eps"][key] = _number(key, value, written.get(key))
     for key in ("model", "source"):
         if not d.get(key):
             raise DisclosureError(f"missing '{key}'", str(raw.get("model") or ""), f"Every disclosure needs '{key}'")
@@ -329,17 +359,19 @@ def _text(key: str, value: Any) -> str:
     return text
 
 
-def _number(key: str, value: Any) -> tuple[float, float]:
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        x = float(value.replace("_", "") if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        raise DisclosureError(f"{key} '{value}' is not a number", key, "Write a plain number such as 1.4e+12") from None
-    if not math.isfinite(x) or x < 0 or (x == 0 and not NUMERIC_KEYS[key]):
+def _number(key: str, value: Any, text: str | None = None) -> tuple[float, float]:
+    """(value, relative rounding half-width); the precision comes from ``text`` (the number as
+    written) when given, else from the value itself."""
+    x = number(value) if isinstance(value, (str, int, float)) else None
+    if x is None:
+        raise DisclosureError(f"{key} '{value}' is not a number", key, "Write a plain number such as 1.4e+12")
+    if x < 0 or (x == 0 and not NUMERIC_KEYS[key]):
         raise DisclosureError(f"{key} = {value} is out of range", key,
                               "Use a positive number" if not NUMERIC_KEYS[key] else "Use zero or a positive number")
-    return x, relative_precision(value)
+    if text is not None and not math.isclose(number(text) or math.nan, x, rel_tol=1e-9):
+        raise DisclosureError(f"{key} = {value} but its text is '{text}'", key,
+                              "Give number_text as the same number as written")
+    return x, relative_precision(value if text is None else text)
 
 
 # ---------------------------------------------------------------- the meter graph
@@ -370,8 +402,7 @@ class _Graph:
     def coef(self, slot: str, c: Mapping[str, Any]) -> Q:
         cid = c["coefficient_id"]
         o = self.ov.get(cid, self.ov.get(cid.split(":", 1)[1]))
-        value, low, high = (o or c)["value"], (o or c)["low"], (o or c)["high"]
-        return _coef_q(slot, cid, value, low, high)
+        return _reference_coef(slot, {**(o or c), "coefficient_id": cid})
 
     def assume(self, slot: str, assumption_id: str) -> Q:
         return self.coef(slot, _assumption(assumption_id))
@@ -526,13 +557,9 @@ class _Graph:
     def _embodied(self, hours: Q | None) -> None:
         if hours is None:
             return
-        gpu_row = _embodied().get((self.gpu, "gpu")) or _assumption("gpu_embodied_kgco2e_unknown")
-        host = self.coef("embodied", _embodied()[("8-gpu-hgx-server", "server")])
-        per_accelerator = _per_accelerator(
-            self.coef("embodied", gpu_row), host, self.assume("embodied", "accelerators_per_server"))
         self.pick("co2e_embodied_kg", [(
-            est.co2e_embodied_kg(hours, per_accelerator, self.assume("lifetime", "hardware_lifetime_years")),
-            "accelerator_hours x (GPU + host server / accelerators_per_server) embodied / hardware lifetime")])
+            est.co2e_embodied_kg(hours, embodied_per_accelerator(self.gpu, self.coef),
+                                 self.assume("lifetime", "hardware_lifetime_years")), EMBODIED_HOW)])
 
     def _work(self, hours: Q | None, facility: Q | None, cost: Q | None) -> None:
         if self.flops is None:
@@ -560,6 +587,67 @@ class _Graph:
 def _per_accelerator(gpu: Q, host: Q, per_server: Q) -> Q:
     # Keyed by identity: _coef_q hands out one Q per reference row, so a batch builds each once.
     return est.embodied_kg_per_accelerator(gpu, host, per_server)
+
+
+EMBODIED_HOW = "accelerator_hours x (GPU + host server / accelerators_per_server) embodied / hardware lifetime"
+
+
+def _reference_coef(slot: str, c: Mapping[str, Any]) -> Q:
+    return _coef_q(slot, c["coefficient_id"], c["value"], c["low"], c["high"])
+
+
+def embodied_per_accelerator(gpu: str | None, coef: Callable[[str, Mapping[str, Any]], Q] = _reference_coef) -> Q:
+    """Embodied kg per accelerator: the part's embodied.csv row (the unknown-GPU assumption for a
+    part without one) plus its share of an 8-GPU host. ``coef`` turns a reference row into a Q
+    (a disclosure's applies its assumption overrides)."""
+    gpu_row = _embodied().get((gpu, "gpu")) or _assumption("gpu_embodied_kgco2e_unknown")
+    host = coef("embodied", _embodied()[("8-gpu-hgx-server", "server")])
+    return _per_accelerator(coef("embodied", gpu_row), host, coef("embodied", _assumption("accelerators_per_server")))
+
+
+def embodied_for_hours(hours_by_gpu: Mapping[str | None, float]) -> tuple[Q, str]:
+    """Embodied CO2e [kg] of accelerator-hours spread over GPU models (a team's month), and how.
+
+    Per accelerator, the hours-weighted mean of each model's embodied figure; the models' rows
+    move together (comonotonic, as for GPU + host), the widest and so the cautious reading.
+    """
+    total_h = sum(hours_by_gpu.values())
+    shares = [(h / total_h) * embodied_per_accelerator(gpu) for gpu, h in sorted(hours_by_gpu.items(), key=str) if h > 0]
+    per_accelerator = shares[0]
+    for q in shares[1:]:
+        per_accelerator = per_accelerator + q
+    lifetime = _reference_coef("lifetime", _assumption("hardware_lifetime_years"))
+    models = ", ".join(f"{gpu or 'unknown GPU'} {h:,.0f} h" for gpu, h in sorted(hours_by_gpu.items(), key=str) if h > 0)
+    return est.co2e_embodied_kg(exact(total_h), per_accelerator, lifetime), f"{EMBODIED_HOW} ({models})"
+
+
+def meter_with_range(q: Q, how: str, name: str, *, draws: int = 10_000, seed: int = 0) -> tuple[dict, list[dict]]:
+    """One meter outside a disclosure (a team's month): its contract object and its tornado rows,
+    from the same seeded draws as ``reconstruct``."""
+    mc = MonteCarlo(draws, seed)
+    return _meter_json(q, how, name, mc), tornado(q)
+
+
+def tornado_of_parts(central: float, parts: Iterable[tuple[float, Iterable[str]]],
+                     coefficients: Mapping[str, Mapping[str, float]]) -> list[dict]:
+    """One-at-a-time sensitivity of a meter that sums parts, each a product of coefficients (a
+    team's shares of energy lines, each its hours x TDP x power fraction x PUE x grid intensity).
+
+    With coefficient c at its low, each part resting on c scales by low / value and the others
+    stay: meter = central + (exposed part) x (low / value - 1). Rows as ``tornado`` gives them.
+    """
+    exposed: dict[str, float] = {}
+    for amount, ids in parts:
+        for cid in set(ids):
+            exposed[cid] = exposed.get(cid, 0.0) + amount
+    out = []
+    for cid, amount in exposed.items():
+        c = coefficients.get(cid)
+        if c is None or c["low"] == c["high"] or c["value"] == 0 or amount == 0:
+            continue
+        out.append({"assumption": cid, "low": central + amount * (c["low"] / c["value"] - 1.0),
+                    "high": central + amount * (c["high"] / c["value"] - 1.0)})
+    return sorted(out, key=lambda r: (-abs(r["high"] - r["low"]), r["assumption"]))
 
 
 def _plausibility(g: _Graph) -> list[dict]:

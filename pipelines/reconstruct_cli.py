@@ -1,8 +1,9 @@
 """`meterbook reconstruct`: reconstruct missing meters of published model footprints.
 
 The command object is registered in pipelines/cli.py. Only this module reads files; the
-engine (pipelines/reconstruct.py) works on plain dicts. Disclosure YAML is read with
-yaml.safe_load_all until sources/disclosure_format.py provides the shared parser.
+engine (pipelines/reconstruct.py) works on plain dicts. Disclosure YAML is read by the same
+parser as `meterbook ingest` (sources/disclosure_format.py), which keeps each number as written,
+so this command and the audit report read the same printed precision.
 """
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ import yaml
 from pipelines.cli_support import user_errors
 from pipelines.errors import InputError
 from pipelines.reconstruct import DisclosureError, normalize_disclosure, parse_overrides, reconstruct_many
+from sources.disclosure_format import engine_input, written_numbers, yaml_documents
 
 
 def read_disclosures(path: Path) -> list[dict[str, Any]]:
-    """Every YAML document of a file, each a disclosure mapping."""
+    """Every YAML document of a file, each a disclosure mapping with its numbers as written."""
     if not path.is_file():
         raise InputError(path, "file not found", "", "Check the path")
     try:
-        docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+        docs = yaml_documents(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
@@ -32,10 +34,10 @@ def read_disclosures(path: Path) -> list[dict[str, Any]]:
                          "Quote values that contain ':' or '[', e.g. model: \"BLOOM [card]\"") from None
     if not docs:
         raise InputError(path, "no disclosure in the file", "", "Write at least one YAML mapping with model and source")
-    for i, d in enumerate(docs, start=1):
+    for i, (_, d, _) in enumerate(docs, start=1):
         if not isinstance(d, dict):
             raise InputError(path, "a document is not a mapping", f"document {i}", "Write key: value pairs")
-    return docs
+    return [engine_input(d, written_numbers(d, texts)) for _, d, texts in docs]
 
 
 def read_overrides(path: Path | None) -> dict[str, Any]:

@@ -26,6 +26,7 @@ STAGES: list[tuple[str, str]] = [
     ("20_intermediate", "int_alloc_targets"),
     ("30_marts", "allocation_lines"),
     ("30_marts", "team_month"),
+    ("30_marts", "team_energy_lines"),
     ("30_marts", "reconciliation"),
     ("30_marts", "focus_export"),
     ("python", "int_scaling_fits"),

@@ -3,7 +3,9 @@ reconstructed, with ranges, status, tornado charts, consistency findings, and wh
 disclosure would have to publish for the audit to need no assumptions.
 
 Disclosures are read from the warehouse's `disclosures` table and reconstructed with
-pipelines.reconstruct (one shared, seeded Monte Carlo batch, so a re-render gives the same figures).
+pipelines.reconstruct (one shared, seeded Monte Carlo batch, so a re-render gives the same figures),
+from the same input `meterbook reconstruct` builds from the file: each number with its text as
+written, so both give the same ranges and findings. Team footprints: reports/audit_teams.py.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from reports.chargeback import _check_month, table_exists
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
-from sources.disclosure_format import FIELDS
+from sources.disclosure_format import FIELDS, TEXT_COLUMNS, warehouse_engine_input
 
 METERS = ("accelerator_hours", "it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg",
           "co2e_embodied_kg", "cost_usd", "train_flops", "mfu")
@@ -48,13 +50,44 @@ PUBLISH = (
 METER_COLUMNS = ["entity", "kind", "meter", "unit", "reported", "value", "low", "high", "status", "method", "assumptions"]
 
 
-def what_to_publish(assumption_ids: list[str]) -> list[dict[str, Any]]:
-    """Group the assumptions an audit used by the published figure that would make each unnecessary."""
+def what_to_publish(assumption_ids: list[str], table: tuple[tuple[str, str], ...] = PUBLISH) -> list[dict[str, Any]]:
+    """Group the assumptions an audit used by the published (or, for a team, measured) figure that
+    would make each unnecessary."""
     need: dict[str, list[str]] = {}
     for cid in sorted(set(assumption_ids)):
-        field = next((text for pattern, text in PUBLISH if fnmatch.fnmatchcase(cid, pattern)), f"a published value for {cid}")
+        field = next((text for pattern, text in table if fnmatch.fnmatchcase(cid, pattern)), f"a published value for {cid}")
         need.setdefault(field, []).append(cid)
     return [{"publish": k, "replaces": v} for k, v in sorted(need.items())]
+
+
+def meter(name: str, value: float | None, low: float | None, high: float | None, status: str, method: str,
+          assumptions: list[str], reported: float | None = None) -> dict[str, Any]:
+    """One row of an entity's meter table (and of audit.csv)."""
+    return {"meter": name, "unit": METER_UNITS[name], "reported": reported, "value": value, "low": low, "high": high,
+            "status": status, "method": method, "assumptions": assumptions}
+
+
+def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
+    """A tornado section: the one-at-a-time rows and their chart."""
+    return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
+            "chart": charts.tornado_chart_svg(rows, central, f"{name}, {METER_UNITS[name]}")}
+
+
+# Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).
+UNAVAILABLE = {
+    "co2e_location_kg": "the disclosure gives no energy, accelerator-hours or CO2e to build it from",
+    "co2e_market_kg": "the disclosure gives neither co2e_market_t nor market_gco2e_per_kwh (a contractual or "
+                      "residual-mix factor, GHG Protocol Scope 2 market-based)",
+    "co2e_embodied_kg": "the disclosure gives no accelerator-hours (nor figures to derive them) to amortize the hardware over",
+}
+
+
+def _missing(name: str, row: dict[str, Any]) -> dict[str, Any]:
+    if name == "co2e_market_kg" and row.get("market_gco2e_per_kwh") is not None:
+        return meter(name, None, None, None, "not available", "no facility energy to apply market_gco2e_per_kwh to", [])
+    if name in UNAVAILABLE:
+        return meter(name, None, None, None, "not available", UNAVAILABLE[name], [])
+    return meter(name, None, None, None, "not computed", "no input reaches it", [])
 
 
 def disclosure_rows(con: duckdb.DuckDBPyConnection, models: list[str]) -> list[dict[str, Any]]:
@@ -76,84 +109,46 @@ def disclosure_entity(row: dict[str, Any], result: dict[str, Any]) -> dict[str, 
     for name in METERS:
         m = result["meters"].get(name)
         reported = m["value"] if m and m["status"] == "reported" else (checks[name]["reported"] if name in checks else None)
-        meters.append({"meter": name, "unit": METER_UNITS[name], "reported": reported,
-                       **({k: m[k] for k in ("value", "low", "high", "status", "method", "assumptions")} if m else
-                          {"value": None, "low": None, "high": None, "status": "not computed", "method": "no input reaches it",
-                           "assumptions": []})})
+        meters.append(meter(name, m["value"], m["low"], m["high"], m["status"], m["method"], m["assumptions"], reported)
+                      if m else {**_missing(name, row), "reported": reported})
     ids = [i for m in meters if m["status"] != "reported" for i in m["assumptions"]]
-    tornados = []
-    for name in TORNADO_METERS:
-        rows = result["sensitivity"].get(name) or []
-        m = result["meters"].get(name)
-        if rows and m:
-            tornados.append({"meter": name, "unit": METER_UNITS[name], "central": m["value"], "rows": rows,
-                             "chart": charts.tornado_chart_svg(rows, m["value"], f"{name}, {METER_UNITS[name]}")})
+    tornados = [tornado_entry(name, result["meters"][name]["value"], result["sensitivity"][name])
+                for name in TORNADO_METERS if result["sensitivity"].get(name) and name in result["meters"]]
+    # Published numbers as written ('1.1e9', not 1.100e+09): the printed digits are what the ranges rest on.
+    shown = {**{k: row.get(k) for k in FIELDS}, **{k: row.get(c) for k, c in TEXT_COLUMNS.items() if row.get(c)}}
     return {
         "kind": "disclosure", "name": row["model"], "source": row["source"],
-        "inputs": {k: row.get(k) for k in FIELDS if row.get(k) is not None and k not in ("model", "source")},
+        "inputs": {k: v for k, v in shown.items() if v is not None and k not in ("model", "source")},
         "meters": meters, "checks": result["checks"], "flags": result.get("flags", []),
-        "findings": list(row.get("findings") or []), "tornados": tornados, "publish": what_to_publish(ids),
+        "findings": list(row.get("findings") or []) + _unwritten(row), "tornados": tornados, "publish": what_to_publish(ids),
         "co2e": [m for m in meters if m["meter"] in CO2E],
-        "co2e_chart": _co2e_chart(meters),
+        "co2e_chart": co2e_chart(meters),
     }
+
+
+def _unwritten(row: dict[str, Any]) -> list[str]:
+    """A row ingested before the warehouse kept numbers as written: say which figures lost their
+    printed precision (read as exact to their last stored digit, so their ranges may be too narrow)."""
+    lost = [k for k, c in TEXT_COLUMNS.items() if row.get(k) is not None and row.get(c) is None]
+    if not lost:
+        return []
+    return [f"{', '.join(lost)}: ingested before meterbook kept numbers as written, so their printed precision "
+            "is unknown and they are read as exact to the last digit; ingest the file into a new warehouse "
+            "for the ranges `meterbook reconstruct` gives"]
 
 
 def _or(x: Any, default: Any) -> Any:
     return default if x is None else x
 
 
-def _co2e_chart(meters: list[dict]) -> str:
+def co2e_chart(meters: list[dict]) -> str:
     shown = [m for m in meters if m["meter"] in CO2E and m["value"] is not None]
-    if not shown:
+    if not any(m["value"] or m["high"] for m in shown):   # nothing to draw (a team without GPU use)
         return ""
     return charts.range_chart_svg([m["meter"].removesuffix("_kg").replace("co2e_", "") for m in shown],
                                   [m["value"] for m in shown], [_or(m["low"], m["value"]) for m in shown],
                                   [_or(m["high"], m["value"]) for m in shown],
                                   [m["reported"] for m in shown], "CO2e, kg")
-
-
-def team_entities(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, Any]]:
-    """A month's team footprints from team_month: energy is derived where telemetry measured it and
-    estimated for the rest; CO2e always rests on grid intensity and PUE. Market-based and embodied
-    CO2e are not computed for teams yet (no contractual factor or hardware inventory in the warehouse)."""
-    out = []
-    for t in rows_as_dicts(con, "select * from team_month where month = ? order by co2e_kg desc, team", [month]):
-        ids = list(t["assumption_ids"] or [])
-        # All of it measured (floats summed in another order may differ in the last bits).
-        measured = abs(t["it_energy_kwh_measured"] - t["it_energy_kwh"]) <= 1e-9 * max(1.0, abs(t["it_energy_kwh"]))
-        energy_status = "derived" if measured else "estimated"
-        meters = [
-            {"meter": "accelerator_hours", "unit": "h", "reported": None, "value": t["gpu_hours"], "low": t["gpu_hours"],
-             "high": t["gpu_hours"], "status": "derived", "method": "billed GPU-hours (sum of usage lines)", "assumptions": []},
-            {"meter": "it_energy_kwh", "unit": "kWh", "reported": None, "value": t["it_energy_kwh"], "low": None, "high": None,
-             "status": energy_status, "method": "measured by DCGM" if measured else
-             f"{t['it_energy_kwh_measured']:,.1f} kWh measured by DCGM, the rest billed GPU-hours x TDP x power fraction",
-             "assumptions": [] if measured else [i for i in ids if not i.startswith(("pue:", "grid_intensity:"))]},
-            {"meter": "facility_energy_kwh", "unit": "kWh", "reported": None, "value": t["facility_energy_kwh"],
-             "low": t["facility_energy_kwh_low"], "high": t["facility_energy_kwh_high"], "status": "estimated",
-             "method": "IT energy x PUE of the zone", "assumptions": [i for i in ids if not i.startswith("grid_intensity:")]},
-            {"meter": "co2e_location_kg", "unit": "kg", "reported": None, "value": t["co2e_kg"], "low": t["co2e_kg_low"],
-             "high": t["co2e_kg_high"], "status": "estimated", "method": "facility energy x grid intensity of the zone",
-             "assumptions": ids},
-        ] + [_market(t, ids)] + [
-            {"meter": "co2e_embodied_kg", "unit": "kg", "reported": None, "value": None, "low": None, "high": None,
-             "status": "not computed", "method": "needs a hardware inventory (embodied carbon per GPU and server)",
-             "assumptions": []}]
-        out.append({"kind": "team", "name": t["team"], "source": f"team_month {month}", "inputs": {},
-                    "meters": meters, "checks": [], "flags": [], "findings": [], "tornados": [],
-                    "publish": what_to_publish(ids),
-                    "co2e": [m for m in meters if m["meter"] in CO2E], "co2e_chart": _co2e_chart(meters)})
-    return out
-
-
-def _market(t: dict[str, Any], ids: list[str]) -> dict[str, Any]:
-    """Market-based CO2e when team_month carries it (the allocation engine adds co2e_market_kg)."""
-    value = t.get("co2e_market_kg")
-    if value is None:
-        return {"meter": "co2e_market_kg", "unit": "kg", "reported": None, "value": None, "low": None, "high": None,
-                "status": "not computed", "method": "needs a contractual (market-based) emission factor", "assumptions": []}
-    return {"meter": "co2e_market_kg", "unit": "kg", "reported": None, "value": value, "low": None, "high": None,
-            "status": "estimated", "method": "facility energy x market-based factor (allocation engine)", "assumptions": ids}
 
 
 def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: list[str],
@@ -163,13 +158,14 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         from pipelines.stages import run_stages
         run_stages(con, config)
     rows = disclosure_rows(con, models) if table_exists(con, "disclosures") else []
-    dicts = [{k: r[k] for k in FIELDS if r.get(k) is not None} for r in rows]
+    dicts = [warehouse_engine_input(r) for r in rows]
     try:
         results = reconstruct_many(dicts) if dicts else []
     except DisclosureError as exc:   # a stored disclosure the engine cannot read: one Error: line, not a traceback
         raise InputError("disclosures table", exc.what, exc.where, exc.fix) from exc
     entities = [disclosure_entity(r, res) for r, res in zip(rows, results)]
     if month is not None:
+        from reports.audit_teams import team_entities   # it builds on this module's helpers
         entities += team_entities(con, month)
     if not entities:
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),

@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import duckdb
 import yaml
@@ -65,18 +65,24 @@ class Disclosure:
     market_gco2e_per_kwh: float | None = None    # contractual (market-based) factor, g/kWh
     row_number: int = 1
     findings: list[str] = field(default_factory=list)
+    # Each number as written ('1.1e9', '400.0', '3,311,616'): its printed precision is a rounding
+    # interval the reconstruct engine carries, and a float cannot keep it (YAML reads 7.0e+9 as
+    # 7000000000.0; a DOUBLE column keeps no trailing zeros).
+    number_text: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-FIELDS = tuple(f.name for f in fields(Disclosure) if f.name not in ("row_number", "findings"))
+FIELDS = tuple(f.name for f in fields(Disclosure) if f.name not in ("row_number", "findings", "number_text"))
 EXTENSION_FIELDS = ("facility_type", "precision", "market_gco2e_per_kwh")
 DESIGN_FIELDS = tuple(f for f in FIELDS if f not in EXTENSION_FIELDS)
 TEXT_FIELDS = ("model", "source", "accelerator", "power_basis", "energy_scope", "location", "facility_type", "precision")
 LOWERCASE_FIELDS = ("power_basis", "energy_scope", "facility_type", "precision")
 NUMERIC_FIELDS = tuple(f for f in FIELDS if f not in TEXT_FIELDS)
 REQUIRED = ("model", "source")
+NUMBER_TEXT = "number_text"   # the key under which the reconstruct engine takes each number as written
+TEXT_COLUMNS = {k: f"{k}_text" for k in NUMERIC_FIELDS}   # warehouse column of each number as written
 
 
 @dataclass(frozen=True)
@@ -91,9 +97,30 @@ class Problem:
 
 # ---------------------------------------------------------------- disclosure YAML
 
-def yaml_documents(text: str) -> list[tuple[int, Any]]:
-    """(row_number, document) for every non-empty YAML document; yaml.YAMLError on bad syntax."""
-    return [(i, doc) for i, doc in enumerate(yaml.safe_load_all(text), 1) if doc is not None]
+def yaml_documents(text: str) -> list[tuple[int, Any, dict[str, str]]]:
+    """(row_number, document, texts) for every non-empty YAML document; yaml.YAMLError on bad syntax.
+
+    ``texts`` holds each top-level scalar as written in the file, before YAML types it: 1.1e9
+    stays a string but 7.0e+9 becomes 7000000000.0 and 400.0 becomes 400.0 == 400, so the
+    typed value alone cannot tell how precisely a figure was published.
+    """
+    loader = yaml.SafeLoader(text)
+    out = []
+    try:
+        row = 0
+        while loader.check_node():   # what yaml.safe_load_all does, keeping the node of each document
+            node = loader.get_node()
+            row += 1
+            doc = loader.construct_document(node)
+            if doc is None:
+                continue
+            texts = {str(k.value): v.value for k, v in node.value
+                     if isinstance(k, yaml.ScalarNode) and isinstance(v, yaml.ScalarNode)} \
+                if isinstance(node, yaml.MappingNode) else {}
+            out.append((row, doc, texts))
+    finally:
+        loader.dispose()
+    return out
 
 
 def document_problems(doc: Any) -> list[Problem]:
@@ -116,8 +143,9 @@ def document_problems(doc: Any) -> list[Problem]:
     return out
 
 
-def to_disclosure(doc: dict, row_number: int = 1) -> Disclosure:
-    """A valid document (see document_problems) as a Disclosure, with its findings."""
+def to_disclosure(doc: dict, row_number: int = 1, texts: dict[str, str] | None = None) -> Disclosure:
+    """A valid document (see document_problems) as a Disclosure, with its findings and each
+    number as written (``texts`` from yaml_documents; without them, each number's shortest form)."""
     values: dict[str, Any] = {}
     for k in FIELDS:
         v = doc.get(k)
@@ -125,7 +153,7 @@ def to_disclosure(doc: dict, row_number: int = 1) -> Disclosure:
             values[k] = number(v)
         elif v is not None:
             values[k] = str(v).strip().lower() if k in LOWERCASE_FIELDS else str(v).strip()
-    d = Disclosure(row_number=row_number, **values)
+    d = Disclosure(row_number=row_number, number_text=written_numbers(doc, texts or {}), **values)
     return replace(d, findings=intensity_findings(d))
 
 
@@ -133,11 +161,11 @@ def parse_disclosure_yaml(text: str) -> list[Disclosure]:
     """Every accounting in a disclosure YAML file. Strict: any problem raises ValueError naming the
     document; the ingest reader turns the same problems into row rejects instead."""
     out = []
-    for row, doc in yaml_documents(text):
+    for row, doc, texts in yaml_documents(text):
         problems = document_problems(doc)
         if problems:
             raise ValueError(f"document {row}: " + "; ".join(p.message for p in problems))
-        out.append(to_disclosure(doc, row))
+        out.append(to_disclosure(doc, row, texts))
     return out
 
 
@@ -168,6 +196,49 @@ def number(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def number_as_text(x: float) -> str:
+    """A number that comes without its printed form (a YAML int, a stored DOUBLE), in its
+    shortest form; integral values without '.0', since nothing says a decimal was printed."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def written_numbers(doc: Mapping[str, Any], texts: Mapping[str, str]) -> dict[str, str]:
+    """Each numeric field of a document as written: its text from the file when that text reads
+    as the field's value (YAML's 0x1A or 1:30 do not), else the value's shortest form."""
+    out: dict[str, str] = {}
+    for k in NUMERIC_FIELDS:
+        x = number(doc.get(k))
+        if x is None:
+            continue
+        text = texts.get(k)
+        y = number(text) if text is not None else None
+        out[k] = text.strip() if y is not None and math.isclose(y, x, rel_tol=1e-12) else number_as_text(x)
+    return out
+
+
+def converted_text(written: str | None, value: float | None) -> str | None:
+    """A number written in one unit, re-expressed in the format's unit without touching its
+    digits: '1710' (g) for 0.00171 t -> '1710e-6'. Card units differ by powers of ten only."""
+    x = number(written)
+    if x is None or value is None or x == 0 or value == 0:
+        return written
+    mantissa, _, exponent = written.strip().lower().partition("e")
+    return f"{mantissa}e{int(exponent or 0) + round(math.log10(value / x))}"
+
+
+def engine_input(values: Mapping[str, Any], texts: Mapping[str, str]) -> dict[str, Any]:
+    """A disclosure as pipelines.reconstruct takes it: its values, and each number as written
+    under NUMBER_TEXT. ``meterbook reconstruct`` (from the file) and the audit (from
+    the warehouse) both build their input here, so both read the same printed precision."""
+    return {**values, NUMBER_TEXT: {k: t for k, t in texts.items() if t is not None and values.get(k) is not None}}
+
+
+def warehouse_engine_input(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A `disclosures` row as engine input; a row stored before numbers kept their text has none."""
+    return engine_input({k: row.get(k) for k in FIELDS}, {k: row.get(c) for k, c in TEXT_COLUMNS.items()})
+
+
 # ---------------------------------------------------------------- Hugging Face model cards
 
 def split_front_matter(text: str) -> tuple[dict, str]:
@@ -194,6 +265,7 @@ def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
     meta_loc = present(co2.get("geographical_location"))
     body_loc = parenthesised(lines.get("emissions")) or present(lines.get("region"))
     grams = meta_g if meta_g is not None else (body_em[0] if body_em else None)
+    grams_text = meta_text(co2.get("emissions")) if meta_g is not None else (body_em[1] if body_em else None)
     model = (present(meta.get("model_name")) or model_index_name(meta) or heading(body) or "unknown model")
     measured_by = present(co2.get("source"))
     d = Disclosure(
@@ -208,7 +280,11 @@ def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
         co2e_location_t=grams / G_PER_KG / KG_PER_T if grams is not None else None,
     )
     found = unit_findings(meta_g, body_em) + location_findings(meta_loc, body_loc) + intensity_findings(d)
-    return replace(d, findings=found)
+    texts = {"accelerator_hours": first_number(lines.get("hours")),
+             "energy_mwh": converted_text(body_kwh[1], d.energy_mwh) if body_kwh else None,
+             "co2e_location_t": converted_text(grams_text, d.co2e_location_t)}
+    written = written_numbers({k: getattr(d, k) for k in NUMERIC_FIELDS}, {k: t for k, t in texts.items() if t})
+    return replace(d, findings=found, number_text=written)
 
 
 def present(v: Any) -> str | None:
@@ -224,6 +300,13 @@ def grams_from_meta(v: Any) -> float | None:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)
     return number(first_number(present(v)))
+
+
+def meta_text(v: Any) -> str | None:
+    """The number of a front-matter value as written: YAML has typed a bare number already."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return number_as_text(v)
+    return first_number(present(v))
 
 
 def first_number(s: str | None) -> str | None:
@@ -400,11 +483,13 @@ def _read_text(head: Head) -> str:
 
 def _stage_rows(con: duckdb.DuckDBPyConnection, rows: list[Disclosure]) -> None:
     cols = ", ".join(f"{k} {t}" for k, t in _COLUMN_TYPES.items())
-    con.execute(f"create or replace temp table _staged (row_number bigint, {cols}, findings varchar[])")
+    texts = ", ".join(f"{c} varchar" for c in TEXT_COLUMNS.values())
+    con.execute(f"create or replace temp table _staged (row_number bigint, {cols}, findings varchar[], {texts})")
     if rows:
-        marks = ", ".join("?" for _ in range(len(FIELDS) + 2))
+        marks = ", ".join("?" for _ in range(len(FIELDS) + len(TEXT_COLUMNS) + 2))
         con.executemany(f"insert into _staged values ({marks})",
-                        [[d.row_number, *(getattr(d, k) for k in FIELDS), list(d.findings)] for d in rows])
+                        [[d.row_number, *(getattr(d, k) for k in FIELDS), list(d.findings),
+                          *(d.number_text.get(k) for k in TEXT_COLUMNS)] for d in rows])
 
 
 @register
@@ -428,13 +513,13 @@ class DisclosureReader(Reader):
             raise InputError(head.path, "not valid YAML", where, "Fix the YAML syntax (one accounting per document, "
                              "documents separated by ---)") from None
         good = []
-        for row, doc in docs:
+        for row, doc, texts in docs:
             problems = document_problems(doc)
             if problems:
                 con.executemany("insert into _rejects values (?, ?, ?, ?, ?)",
                                 [(row, p.column, p.check, p.value, p.message) for p in problems])
             else:
-                good.append(to_disclosure(doc, row))
+                good.append(to_disclosure(doc, row, texts))
         _stage_rows(con, good)
         return Staged(rows_read=len(docs), format_version="disclosure-yaml-1",
                       notes=[f"{d.model}: {f}" for d in good for f in d.findings])

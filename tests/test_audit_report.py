@@ -1,10 +1,14 @@
-"""Footprint-audit PDF read back with pypdf: meters equal pipelines.reconstruct, every section,
-fonts, attachments, model filter, team footprints, golden text."""
+"""Footprint-audit PDF read back with pypdf: meters and findings equal `meterbook reconstruct`'s,
+figure by figure, every section, fonts, attachments, model filter, team footprints (location-based,
+market-based and embodied CO2e side by side, tornado), a warehouse from before number texts,
+golden text."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,11 +16,17 @@ from click.testing import CliRunner
 from pypdf import PdfReader
 
 from pipelines.cli import main
+from pipelines.config import load_config
 from pipelines.reconstruct import reconstruct
+from pipelines.reconstruct_cli import read_disclosures
+from pipelines.warehouse import connect
+from reports.audit import METERS, build_audit_context, meter_rows
 from reports.render import sig
+from sources.disclosure_format import TEXT_COLUMNS
 from tests.pdf_helpers import cli, stable, text
 
 DATA = Path(__file__).parent / "data" / "disclosures" / "published"
+PRECISION = Path(__file__).parent / "data" / "disclosures" / "precision"
 MODELS = ["Llama 2 7B", "GPT-3 175B"]
 
 
@@ -50,7 +60,7 @@ def disclosure(path: Path) -> dict:
 def test_meters_equal_reconstruct(audit):
     rows = list(csv.DictReader(io.StringIO(PdfReader(audit).attachments["audit.csv"][0].decode())))
     for name, file in (("Llama 2 7B", "llama-2-7b.yaml"), ("GPT-3 175B", "gpt-3-175b.yaml")):
-        expected = reconstruct(disclosure(DATA / file))
+        (expected,) = [reconstruct(d) for d in read_disclosures(DATA / file)]   # the file as the CLI reads it
         got = {r["meter"]: r for r in rows if r["entity"] == name}
         for meter, m in expected["meters"].items():
             if meter in got:
@@ -102,3 +112,106 @@ def test_golden_disclosure_page(audit, golden):
     reader = PdfReader(audit)
     page = next(p.extract_text() for p in reader.pages if "Disclosure: Llama 2 7B" in p.extract_text())
     golden("audit_llama-2-7b.txt", stable(page) + "\n")
+
+
+# ---------------------------------------------------------------- the CLI and the audit agree
+
+
+@pytest.fixture(scope="module")
+def both_paths(tmp_path_factory) -> dict:
+    """Every demo disclosure and the printed-precision fixture, through `meterbook reconstruct
+    --json` (straight from the file) and through the warehouse into the audit."""
+    root = tmp_path_factory.mktemp("paths")
+    cli("demo", "--out", str(root / "demo"))
+    files = sorted((root / "demo" / "disclosures").glob("*.yaml")) + sorted(PRECISION.glob("*.yaml"))
+    wh = root / "wh.duckdb"
+    cli("ingest", *map(str, files), "--warehouse", str(wh))
+    ctx = build_audit_context(connect(wh), load_config(None), [], None)
+    from_cli = {r["model"]: r for f in files for r in json.loads(cli("reconstruct", str(f), "--json"))}
+    return {"cli": from_cli, "ctx": ctx, "wh": wh}
+
+
+def test_cli_and_audit_give_the_same_figures_for_every_disclosure(both_paths):
+    """Printed precision ('1.1e9' is +-0.05e9, '400.0 W' +-0.05 W, '400 W' +-0.5 W) survives the
+    warehouse: the audit's low, central and high, status and findings equal the CLI's."""
+    from_cli, ctx = both_paths["cli"], both_paths["ctx"]
+    entities = {e["name"]: e for e in ctx["entities"]}
+    assert set(entities) == set(from_cli) >= {"Acme-Embed-1B", "Precision-Exponent", "Precision-Trailing-Zeros"}
+    rows = {(r["entity"], r["meter"]): r for r in meter_rows(ctx)}   # what audit.csv holds
+    for model, result in from_cli.items():
+        for name in METERS:
+            got = rows[(model, name)]
+            m = result["meters"].get(name)
+            if m is None:
+                assert got["value"] is None, (model, name)
+                continue
+            assert (got["value"], got["low"], got["high"], got["status"]) == (m["value"], m["low"], m["high"], m["status"]), \
+                (model, name)
+        assert entities[model]["checks"] == result["checks"], model
+        assert entities[model]["flags"] == result["flags"], model
+
+
+def test_numbers_are_stored_as_written(both_paths):
+    con = connect(both_paths["wh"], read_only=True)
+    got = con.execute("select model, params, params_text, power_w_text, pue_text from disclosures order by model").fetchall()
+    assert got == [("Acme-Embed-1B", 1.1e9, "1.1e9", None, None),
+                   ("Precision-Exponent", 1.1e9, "1.1e9", "400", None),
+                   ("Precision-Trailing-Zeros", 7.0e9, "7.0e+9", "400.0", "1.10")]
+    exponent = next(e for e in both_paths["ctx"]["entities"] if e["name"] == "Precision-Exponent")
+    assert exponent["inputs"]["params"] == "1.1e9", "the audit prints published numbers as written"
+
+
+def test_a_warehouse_from_before_number_texts_gains_them_and_says_what_it_lacks(tmp_path):
+    wh = tmp_path / "old.duckdb"
+    con = connect(wh)
+    for column in TEXT_COLUMNS.values():   # back to the schema before numbers kept their text
+        con.execute(f"alter table disclosures drop column {column}")
+    con.execute("insert into disclosures (file_id, row_number, model, source, params, tokens, findings) "
+                "values (1, 1, 'Old-1B', 'an old load', 1.1e9, 5.0e10, [])")
+    con.close()
+    con = connect(wh)   # what every command does first
+    columns = {r[0] for r in con.execute("describe disclosures").fetchall()}
+    assert set(TEXT_COLUMNS.values()) <= columns
+    (old,) = build_audit_context(con, load_config(None), [], None)["entities"]
+    assert any(f.startswith("params, tokens: ingested before meterbook kept numbers as written") for f in old["findings"])
+
+
+# ---------------------------------------------------------------- team footprints
+
+
+def _sections(body: str) -> dict[str, str]:
+    """Each team's pages of text, by team."""
+    parts = body.split("Methodology: reference data")[0].split("Team: ")[1:]
+    return {p.split("\n", 1)[0].strip(): p for p in parts}
+
+
+def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
+    rows = list(csv.DictReader(io.StringIO(PdfReader(audit).attachments["audit.csv"][0].decode())))
+    sections = _sections(text(audit))
+    con = connect(wh["wh"], read_only=True)
+    busy = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours > 0").fetchall()]
+    assert busy and set(busy) <= set(sections)
+    for team in busy:
+        meters = {r["meter"]: r for r in rows if r["entity"] == team}
+        for name in ("co2e_location_kg", "co2e_market_kg", "co2e_embodied_kg"):
+            m = meters[name]
+            assert m["status"] == "estimated" and float(m["low"]) <= float(m["value"]) <= float(m["high"]), (team, m)
+        assert "embodied:" in meters["co2e_embodied_kg"]["assumptions"]
+        page = sections[team]
+        assert "What drives co2e_location_kg (tornado)" in page and "What drives co2e_embodied_kg (tornado)" in page, team
+        assert "To audit without assumptions, measure" in page
+
+
+def test_a_zone_without_a_market_factor_is_not_available_with_the_reason(wh, tmp_path):
+    copy = tmp_path / "wh.duckdb"
+    shutil.copy(wh["wh"], copy)
+    config = dataclasses.replace(load_config(wh["config"]), market_intensity={})
+    ctx = build_audit_context(connect(copy), config, ["Llama 2 7B"], "2026-10")
+    teams = [e for e in ctx["entities"] if e["kind"] == "team" and e["meters"][0]["value"]]
+    for e in teams:
+        market = next(m for m in e["co2e"] if m["meter"] == "co2e_market_kg")
+        assert market["value"] is None and market["status"] == "not available"
+        assert "no market-based factor for aws:us-east-1" in market["method"] and "market_intensity_g_per_kwh" in market["method"]
+    llama = next(e for e in ctx["entities"] if e["name"] == "Llama 2 7B")
+    market = next(m for m in llama["co2e"] if m["meter"] == "co2e_market_kg")
+    assert market["status"] == "not available" and "neither co2e_market_t nor market_gco2e_per_kwh" in market["method"]

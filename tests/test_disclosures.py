@@ -82,7 +82,7 @@ def test_disclosure_fields_are_the_design_yaml_fields_plus_named_extensions():
     block = re.search(r"## Disclosure format.*?```yaml\n(.*?)```", design.read_text(encoding="utf-8"), re.S).group(1)
     assert tuple(yaml.safe_load(block)) == DESIGN_FIELDS
     assert FIELDS == DESIGN_FIELDS + EXTENSION_FIELDS == ("model", *FIELDS[1:])
-    assert [f.name for f in fields(Disclosure)] == [*FIELDS, "row_number", "findings"]
+    assert [f.name for f in fields(Disclosure)] == [*FIELDS, "row_number", "findings", "number_text"]
 
 
 # ---------------------------------------------------------------- Hugging Face cards
@@ -160,7 +160,7 @@ def test_yaml_documents_are_accountings():
         "Llama-2-7B", 1, 7.0e9, 2.0e12, 184320, "tdp", 31.22)
     assert (b.model, b.row_number, b.tokens, b.power_basis, b.location, b.findings) == (
         "Llama-2-13B", 2, 2.0e12, "tdp", None, [])
-    assert set(a.as_dict()) == {*FIELDS, "row_number", "findings"}
+    assert set(a.as_dict()) == {*FIELDS, "row_number", "findings", "number_text"}
 
 
 def test_yaml_ingests_one_row_per_document(warehouse, tmp_path):

@@ -73,6 +73,10 @@ def test_estimators_are_elementwise_on_arrays():
 @pytest.mark.parametrize("raw, expected", [
     (14.8, 0.05 / 14.8), ("14.8", 0.05 / 14.8), (1024, 0.5 / 1024), (1.1, 0.05 / 1.1),
     ("1.4e12", 0.05e12 / 1.4e12), (0.385, 0.0005 / 0.385), (0, 0.0), (433.196, 0.0005 / 433.196),
+    # As written in a disclosure: exponent form, trailing zeros and thousands separators count;
+    # a bare float is never widened (1.1e9 as a float is exact to the unit).
+    ("1.1e9", 0.05e9 / 1.1e9), ("7.0e+9", 0.05e9 / 7e9), ("400", 0.5 / 400), ("400.0", 0.05 / 400),
+    ("1.10", 0.005 / 1.1), ("3,311,616", 0.5 / 3311616), ("1710e-6", 0.5e-6 / 1710e-6), (1.1e9, 0.5 / 1.1e9),
 ])
 def test_relative_precision_is_half_the_last_printed_digit(raw, expected):
     assert relative_precision(raw) == pytest.approx(expected)

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from pipelines.reconstruct import DisclosureError, check_limits, reconstruct, reconstruct_many
+from pipelines.reconstruct import (DisclosureError, check_limits, embodied_for_hours, meter_with_range, reconstruct,
+                                   reconstruct_many, tornado_of_parts)
 from pipelines.reconstruct_cli import reconstruct as reconstruct_cmd
 
 PUBLISHED = Path(__file__).parent / "data" / "disclosures" / "published"
@@ -283,6 +284,33 @@ def test_sensitivity_lists_each_assumption_at_its_low_and_high():
     central = result["meters"]["facility_energy_kwh"]["value"]
     assert pue["low"] < central < pue["high"]
     assert pue["high"] / pue["low"] == pytest.approx(1.2 / 1.08)
+
+
+def test_tornado_of_parts_moves_only_the_parts_resting_on_each_assumption():
+    coefficients = {"a": {"value": 1.0, "low": 0.5, "high": 2.0}, "b": {"value": 10.0, "low": 9.0, "high": 12.0},
+                    "exact": {"value": 3.0, "low": 3.0, "high": 3.0}}
+    rows = tornado_of_parts(150.0, [(100.0, ["a", "b", "exact"]), (50.0, ["b"])], coefficients)
+    assert rows == [{"assumption": "a", "low": 100.0, "high": 250.0},
+                    {"assumption": "b", "low": pytest.approx(135.0), "high": pytest.approx(180.0)}]
+
+
+def test_a_team_amortizes_hardware_as_a_disclosure_does():
+    d = {"model": "m", "source": "s", "accelerator": "A100-80GB", "accelerator_hours": 1000}
+    disclosed = reconstruct(d, draws=2_000)["meters"]["co2e_embodied_kg"]
+    team, _ = meter_with_range(*embodied_for_hours({"A100-SXM4-80GB": 1000.0}), "co2e_embodied_kg", draws=2_000)
+    assert team["value"] == pytest.approx(disclosed["value"])
+    assert team["assumptions"] == disclosed["assumptions"]
+    # the disclosure's range also carries the rounding of "1000" (+-0.5 h), the team's billed hours none
+    assert team["low"] == pytest.approx(disclosed["low"], rel=1e-3) and team["high"] == pytest.approx(disclosed["high"], rel=1e-3)
+
+
+def test_team_embodied_over_two_gpu_models_sums_them_and_lists_the_host_once():
+    both, how = embodied_for_hours({"A100-SXM4-40GB": 960.0, "A10G": 2400.0})
+    parts = [embodied_for_hours({gpu: h})[0].value for gpu, h in (("A100-SXM4-40GB", 960.0), ("A10G", 2400.0))]
+    assert both.value == pytest.approx(sum(parts)) and "A10G 2,400 h" in how
+    _, rows = meter_with_range(both, how, "co2e_embodied_kg", draws=500)
+    ids = [r["assumption"] for r in rows]
+    assert len(ids) == len(set(ids)) and "embodied:8-gpu-hgx-server:server" in ids
 
 
 def test_batch_equals_one_by_one():

@@ -70,3 +70,24 @@ create table if not exists disclosures (
     market_gco2e_per_kwh             double,
     findings                         varchar[] not null   -- plausibility findings, empty when none
 );
+
+-- Each number as written in the file ('1.1e9', '400.0'), beside its DOUBLE: the printed precision
+-- is a rounding interval the audit carries, and a DOUBLE keeps no trailing zeros or exponent.
+-- Model cards: the card's digits re-expressed in the column's unit ('1710e-6' t for 1710 g).
+-- Added by ALTER, not in the CREATE above, so a warehouse made before them gains the same
+-- columns in the same order; its older rows keep null (the audit says so).
+alter table disclosures add column if not exists params_text varchar;
+alter table disclosures add column if not exists active_params_text varchar;
+alter table disclosures add column if not exists tokens_text varchar;
+alter table disclosures add column if not exists accelerator_count_text varchar;
+alter table disclosures add column if not exists accelerator_hours_text varchar;
+alter table disclosures add column if not exists training_days_text varchar;
+alter table disclosures add column if not exists power_w_text varchar;
+alter table disclosures add column if not exists pue_text varchar;
+alter table disclosures add column if not exists grid_gco2e_per_kwh_text                varchar;
+alter table disclosures add column if not exists energy_mwh_text varchar;
+alter table disclosures add column if not exists co2e_location_t_text                   varchar;
+alter table disclosures add column if not exists co2e_market_t_text                     varchar;
+alter table disclosures add column if not exists cost_usd_text varchar;
+alter table disclosures add column if not exists price_usd_per_accelerator_hour_text varchar;
+alter table disclosures add column if not exists market_gco2e_per_kwh_text              varchar;
