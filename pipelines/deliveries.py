@@ -7,6 +7,10 @@ load every assembly; with the manifest, only the listed parts are read, the olde
 are skipped with a note, and a listed part that is missing stops the run: half a month must not
 pass for a whole one. The manifest nearest the folder named governs its subtree; the copies
 AWS also writes inside each assembly folder are then ignored.
+
+AWS Data Exports (CUR 2.0, FOCUS) keep the manifest beside the data rather than above it:
+`<export>/metadata/<partition>/<export>-Manifest.json` describes `<export>/data/<partition>/`
+(Data Exports user guide, "Understanding export delivery"), so that is the folder it governs.
 """
 from __future__ import annotations
 
@@ -36,6 +40,15 @@ def listed_parts(manifest: Path) -> list[str] | None:
     return None
 
 
+def scope_of(manifest: Path) -> Path:
+    """The folder whose files a manifest lists: its own, or for Data Exports the data partition
+    of the same name."""
+    partition, meta = manifest.parent, manifest.parent.parent
+    if meta.name == "metadata" and (data := meta.parent / "data" / partition.name).is_dir():
+        return data
+    return partition
+
+
 def _matches(key: str, file: Path, root: Path) -> bool:
     """An S3 key names a local file when their last two path parts agree (assembly id and file
     name): the bucket and prefix above the report differ once the files are copied down."""
@@ -48,16 +61,15 @@ def select_parts(folder: Path, files: list[Path]) -> tuple[list[Path], dict[Path
     """The files to ingest from `folder` and notes to attach to the first part of each delivery."""
     manifests = sorted((f for f in files if is_manifest(f)), key=lambda f: (len(f.relative_to(folder).parts), str(f)))
     data = [f for f in files if not is_manifest(f)]
-    governing: list[tuple[Path, list[str]]] = []
+    governing: list[tuple[Path, Path, list[str]]] = []
     for m in manifests:
-        if any(m.parent.is_relative_to(g.parent) for g, _ in governing):
+        if any(scope_of(m).is_relative_to(scope) for _, scope, _ in governing):
             continue
         keys = listed_parts(m)
         if keys:     # a manifest listing nothing cannot say which files are the delivery
-            governing.append((m, keys))
+            governing.append((m, scope_of(m), keys))
     notes: dict[Path, list[str]] = {}
-    for manifest, keys in governing:
-        scope = manifest.parent
+    for manifest, scope, keys in governing:
         inside = [f for f in data if f.is_relative_to(scope)]
         chosen = [f for f in inside if any(_matches(k, f, scope) for k in keys)]
         missing = [k for k in keys if not any(_matches(k, f, scope) for f in inside)]

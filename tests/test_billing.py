@@ -221,6 +221,35 @@ def test_cur_manifest_with_a_missing_part_stops_before_loading(warehouse, tmp_pa
         "select count(*) from charges").fetchone()[0] == 0
 
 
+def data_export_folder(root: Path) -> tuple[Path, Path]:
+    """A CUR 2.0 Data Export as S3 holds it: the month's data under data/BILLING_PERIOD=...,
+    its manifest under metadata/BILLING_PERIOD=..., and a file the manifest does not list."""
+    export = root / "my-cur2"
+    data = export / "data" / "BILLING_PERIOD=2025-10"
+    meta = export / "metadata" / "BILLING_PERIOD=2025-10"
+    data.mkdir(parents=True)
+    meta.mkdir(parents=True)
+    lines = (DATA / "aws_cur2" / "cur2_gpu_instances_map_columns.csv").read_text().splitlines(keepends=True)
+    with gzip.open(data / "my-cur2-00001.csv.gz", "wt") as fh:
+        fh.writelines(lines)
+    with gzip.open(data / "my-cur2-00009.csv.gz", "wt") as fh:     # left from an earlier export run
+        fh.writelines(lines[:2])
+    (meta / "my-cur2-Manifest.json").write_text(
+        '{"executionId": "e1", "billingPeriod": {"start": "2025-10-01", "end": "2025-11-01"}, '
+        '"dataFiles": ["s3://bucket/prefix/my-cur2/data/BILLING_PERIOD=2025-10/my-cur2-00001.csv.gz"]}')
+    return export, data
+
+
+def test_data_export_manifest_governs_its_data_partition(warehouse, tmp_path):
+    export, data = data_export_folder(tmp_path)
+    files = ingest_json(warehouse, export)["files"]
+    assert [Path(f["path"]).name for f in files] == ["my-cur2-00001.csv.gz"]
+    assert "1 part(s); 1 file(s) it does not list skipped" in files[0]["notes"][0]
+    (data / "my-cur2-00001.csv.gz").unlink()
+    code, _, err = run_cli("ingest", str(export), "--warehouse", str(tmp_path / "other.duckdb"))
+    assert code == 1 and "delivery incomplete" in err and "my-cur2-00001.csv.gz" in err
+
+
 def test_a_quoted_glob_is_expanded(warehouse, tmp_path):
     period = cur_period_folder(tmp_path)
     files = ingest_json(warehouse, str(period / "new-assembly" / "*.csv.gz"))["files"]
