@@ -28,9 +28,10 @@ class BillingReader(Reader):
         sql = reject_sql(Charges, cols, "_lines")
         if sql:
             con.execute(sql)
+        # distinct pairs first, formatted after: one month of CUR is tens of millions of lines
         keys = con.execute("""
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
-            from _lines""").fetchone()[0]
+            from (select distinct billing_account_id, billing_period_start from _staged)""").fetchone()[0]
         key = "line_item_key" if "line_item_key" in cols else "null::varchar"
         con.execute("create or replace temp table _findings as "
                     + read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key))

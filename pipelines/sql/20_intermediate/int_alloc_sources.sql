@@ -16,9 +16,7 @@ with charge_groups as (
 ),
 
 energy_groups as (
-    select month,
-        concat_ws('|', 'energy', basis, 'resource=' || coalesce(resource_id, ''),
-                  case when is_idle then 'idle' else 'team=' || coalesce(team, '') end) as source_group,
+    select month, source_group,
         case when is_idle then 'idle' when team is null then 'untagged' else 'direct' end as category,
         null::varchar as currency, resource_id, null::varchar as service_name, null::varchar as account,
         any_value(team) as team,

@@ -82,6 +82,10 @@ select
     u.it_energy_kwh_low * z.pue_low * z.intensity_g_per_kwh_low / getvariable('g_per_kg') as co2e_kg_low,
     u.it_energy_kwh_high * z.pue_high * z.intensity_g_per_kwh_high / getvariable('g_per_kg') as co2e_kg_high,
     list_distinct(list_concat(u.assumption_ids, [z.pue_id, z.intensity_id])) as all_assumption_ids,
+    -- the allocation group a line belongs to (int_alloc_sources sums lines by it; the marts
+    -- find a line's group by it): one spelling, here
+    concat_ws('|', 'energy', u.basis, 'resource=' || coalesce(u.resource_id, ''),
+              case when u.is_idle then 'idle' else 'team=' || coalesce(u.team, '') end) as source_group,
     u.it_energy_kwh * z.pue * mi.g_per_kwh / getvariable('g_per_kg') as co2e_market_kg,
     z.intensity_fallback
 from unioned u

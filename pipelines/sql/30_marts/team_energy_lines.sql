@@ -5,12 +5,9 @@
 -- sits in (market-based factors are configured per zone; null co2e_market_kg = none for the
 -- zone), and which coefficients each meter rests on, for the tornado: IT energy on
 -- energy_assumption_ids (none when measured), facility energy also on pue_id, CO2e also on
--- intensity_id. Lines meet their group by the key int_alloc_sources gives energy groups.
+-- intensity_id. Lines meet their group by int_energy_lines.source_group.
 with lines as (
-    select *,
-        concat_ws('|', 'energy', basis, 'resource=' || coalesce(resource_id, ''),
-                  case when is_idle then 'idle' else 'team=' || coalesce(team, '') end) as source_group
-    from int_energy_lines
+    select * from int_energy_lines
 ),
 
 shares as (

@@ -58,10 +58,7 @@ energy as (
 assumptions as (
     select l.month, l.team, list_sort(list_distinct(flatten(list(e.all_assumption_ids)))) as assumption_ids
     from (select distinct month, team, source_group from lines where currency is null) l
-    join (select month, all_assumption_ids,
-                 concat_ws('|', 'energy', basis, 'resource=' || coalesce(resource_id, ''),
-                           case when is_idle then 'idle' else 'team=' || coalesce(team, '') end) as source_group
-          from int_energy_lines) e using (month, source_group)
+    join int_energy_lines e using (month, source_group)
     group by all
 ),
 
