@@ -264,3 +264,11 @@ def test_grid_intensity_falls_back_to_world_flagged():
     g = rd.grid_intensity("XX")
     assert g["fallback"] is True and g["zone_kind"] == "world"
     assert g["coefficient_id"].startswith("grid_intensity:world:WORLD:")
+
+
+def test_readme_lists_every_assumption_id():
+    """The README's list is where a reader looks up what an assumption id is for."""
+    readme = (rd.REFERENCE_DIR / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"`([a-z0-9_]+)`", readme[readme.index("## assumptions.csv"):]))
+    missing = [r["assumption_id"] for r in rows("assumptions") if r["assumption_id"] not in listed]
+    assert not missing, f"add to sources/reference/README.md (assumptions.csv): {missing}"
