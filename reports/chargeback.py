@@ -43,6 +43,20 @@ TOP_FINDINGS = 6        # on the first page; the Findings section lists all
 MATCHING_FINDINGS = ("unmatched_host", "unobserved_resource")
 MATCHING_ROWS = 12      # telemetry-to-bill rows printed; the rest counted ("and N more")
 ALLOCATION_METERS = ("billed_cost", "effective_cost", "gpu_hours", "facility_energy_kwh", "co2e_kg")
+# team_month columns a team page states in words (label, and how to print the value)
+TEAM_ECONOMICS = [
+    ("effective_gpu_hours", "Effective GPU-hours (observed GPU-hours x utilization)", "hours"),
+    ("cost_per_effective_gpu_hour", "Effective cost per effective GPU-hour", "money"),
+    ("idle_cost", "Effective cost of idle GPU time", "money"),
+    ("co2e_market_kg", "CO2e, market-based (kg)", "kg"),
+]
+TEAM_CHANGES = [
+    ("billed_cost_change", "Billed"),
+    ("effective_cost_change", "Effective"),
+    ("facility_energy_kwh_change", "Facility energy (kWh)"),
+]
+# The per-category split of cost is the Lines table of the same page: not printed twice
+SPLIT_BY_CATEGORY = tuple(f"{m}_{c}" for m in ("billed_cost", "effective_cost") for c in ("direct", "idle", "shared", "credits"))
 CHUNK_TEAMS = 25        # team pages per process when a report is rendered in parts (and the most in one document)
 PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)
 PART_LABELS = {"all": "page", "front": "summary", "teams": "", "appendix": "appendix"}
@@ -225,6 +239,11 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "team_pages": team_pages,
         "lines_kind": lines_kind,
         "extra_columns": extra_cols,
+        "team_economics": TEAM_ECONOMICS,
+        "team_changes": TEAM_CHANGES,
+        # what a newer team_month adds beyond the figures the page already names
+        "other_columns": [c for c in extra_cols if c not in SPLIT_BY_CATEGORY and c != "billed_cost_prev_month"
+                          and c not in {k for k, *_ in TEAM_ECONOMICS + TEAM_CHANGES}],
         "totals": totals,
         "util_mean": util,
         "telemetry_coverage": coverage,

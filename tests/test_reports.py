@@ -133,6 +133,16 @@ def test_per_team_statements_hold_only_their_team(demo):
     assert seen == set(teams)
 
 
+def test_team_statement_states_unit_economics_in_words(demo):
+    """The figures beyond the Lines table have labels and units, read from team_month."""
+    per_h, idle = marts(demo["wh"], """select cost_per_effective_gpu_hour, idle_cost from team_month
+                                       where month = ? and team = 'research'""", [MONTH])[0]
+    body = text(next((demo["out"] / "teams").glob("research-*.pdf")))
+    assert f"Effective cost per effective GPU-hour USD {money(per_h)}" in body
+    assert f"Effective cost of idle GPU time USD {money(idle)}" in body
+    assert "no earlier month for this team" in body and "billed cost prev month" not in body
+
+
 def test_script_in_a_tag_renders_as_text(demo):
     body = text(demo["out"] / "chargeback.pdf")
     assert f"Team: {SCRIPT}" in body
