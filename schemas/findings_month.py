@@ -1,0 +1,39 @@
+"""Contract of `findings_month` (grain: month x finding x subject). The finding names and units
+are those findings_month.sql writes; value, low and high are in `unit`, and may be negative
+(a GPU-hours or energy gap) or null (owned_break_even: never pays back)."""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from schemas.allocation_lines import MONTH
+
+FINDINGS = ["low_utilization", "idle_gpu_hours", "commitment_candidate", "spot_candidate", "owned_break_even",
+            "gpu_hours_gap", "unmatched_host", "unobserved_resource", "energy_gap", "scaling_efficiency"]
+UNITS = ["h", "fraction of month", "preemptions/h", "months", "kWh", "fraction"]
+
+
+class FindingsMonth(pa.DataFrameModel):
+    month: str = pa.Field(str_matches=MONTH, description="YYYY-MM")
+    finding: str = pa.Field(isin=FINDINGS)
+    subject: str = pa.Field(nullable=True, description="what the finding is about: a GPU, resource, host, run, project")
+    unit: str = pa.Field(isin=UNITS)
+    value: float = pa.Field(nullable=True)
+    low: float = pa.Field(nullable=True)
+    high: float = pa.Field(nullable=True)
+    cost_usd: float = pa.Field(nullable=True, description="spend concerned, or saving; sign free")
+    energy_kwh: float = pa.Field(nullable=True, ge=0, description="measured energy concerned")
+
+    class Config:
+        coerce = True
+        strict = False
+        unique = ["month", "finding", "subject"]
+
+    @pa.dataframe_check(columns=["low", "value", "high"])
+    def value_within_its_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """low and high come from the coefficients' bounds; each side is checked where both ends
+        are known (a break-even bound is null where it never pays back)."""
+        tol = 1e-9 * df["value"].abs()
+        low_ok = df["low"].isna() | df["value"].isna() | (df["low"] <= df["value"] + tol)
+        high_ok = df["high"].isna() | df["value"].isna() | (df["value"] <= df["high"] + tol)
+        return low_ok & high_ok

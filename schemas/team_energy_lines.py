@@ -1,0 +1,53 @@
+"""Contract of `team_energy_lines` (grain: month x team x energy line of int_energy_lines).
+
+No uniqueness is declared: an energy line is also keyed by the team it was measured for, which
+this table does not carry. Two lines of one resource, zone and basis (a team's own, and an
+untagged namespace's shared out proportionally) both reach that team as two legitimate rows.
+Each meter is the line's value times the team's share, so ranges hold up to float rounding.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from schemas.allocation_lines import MONTH
+
+BASES = ["measured", "estimated"]
+
+
+def _in_order(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
+    tol = 1e-9 * df[mid].abs()
+    # unknown energy (no TDP for the GPU model, no zone factors) is null in all three
+    return df[mid].isna() | ((df[low] <= df[mid] + tol) & (df[mid] <= df[high] + tol))
+
+
+class TeamEnergyLines(pa.DataFrameModel):
+    month: str = pa.Field(str_matches=MONTH, description="YYYY-MM")
+    team: str
+    zone: str = pa.Field(nullable=True, description="null: no billed zone and no default zone")
+    basis: str = pa.Field(isin=BASES)
+    resource_id: str = pa.Field(nullable=True, description="null: telemetry of no billed resource")
+    is_idle: bool
+    share: float = pa.Field(in_range={"min_value": 0, "max_value": 1}, description="the team's share of the line")
+    it_energy_kwh: float = pa.Field(nullable=True, ge=0)
+    it_energy_kwh_low: float = pa.Field(nullable=True, ge=0)
+    it_energy_kwh_high: float = pa.Field(nullable=True, ge=0)
+    facility_energy_kwh: float = pa.Field(nullable=True, ge=0, description="null without zone factors")
+    facility_energy_kwh_low: float = pa.Field(nullable=True, ge=0)
+    facility_energy_kwh_high: float = pa.Field(nullable=True, ge=0)
+    co2e_kg: float = pa.Field(nullable=True, ge=0, description="location-based")
+    co2e_market_kg: float = pa.Field(nullable=True, ge=0, description="null: no market factor for the zone")
+
+    class Config:
+        coerce = True
+        strict = False
+
+    @pa.dataframe_check(columns=["it_energy_kwh_low", "it_energy_kwh", "it_energy_kwh_high"])
+    def it_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """Measured lines have low = central = high; estimated ones the TDP x power-fraction bounds."""
+        return _in_order(df, *columns)
+
+    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
+    def facility_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """IT energy bounds times the PUE bounds."""
+        return _in_order(df, *columns)

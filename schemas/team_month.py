@@ -1,0 +1,59 @@
+"""Contract of `team_month` (grain: team x month x billing currency; currency is null only on the
+one row of a team with energy but no charges in the month). Money and billed GPU-hours may be
+negative (credits, corrections); telemetry GPU-hours, energy and CO2e may not."""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from schemas.allocation_lines import ISO_4217, MONTH
+
+# Each meter of each team is a sum of allocation lines rounded to a quantum (a watt-hour, a
+# gram) separately per meter, so where a group's low and central totals differ by less than a
+# few quanta, a team's low can come out a quantum or two above its central. 0.01 (ten quanta)
+# absorbs that; a real fault (swapped bounds, a missing factor) is far larger.
+ROUNDING_SLACK = 0.01
+
+
+def _in_order(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
+    return (df[low] <= df[mid] + ROUNDING_SLACK) & (df[mid] <= df[high] + ROUNDING_SLACK)
+
+
+class TeamMonth(pa.DataFrameModel):
+    month: str = pa.Field(str_matches=MONTH, description="YYYY-MM")
+    team: str
+    currency: str = pa.Field(nullable=True, str_matches=ISO_4217, description="billing currency")
+    billed_cost: float = pa.Field(description="invoice basis; exact DECIMAL in the table")
+    effective_cost: float = pa.Field(description="amortized")
+    list_cost: float
+    gpu_hours: float = pa.Field(description="billed GPU-hours as allocated; negative on corrections")
+    gpu_hours_observed: float = pa.Field(ge=0, description="telemetry GPU-hours")
+    idle_gpu_hours: float = pa.Field(ge=0, description="the idle part of gpu_hours_observed")
+    effective_gpu_hours: float = pa.Field(ge=0, description="observed GPU-hours x utilization")
+    # No upper bound: effective and observed GPU-hours are rounded apart, so a team's ratio can
+    # exceed 1 by a quantum over its observed hours.
+    util_mean: float = pa.Field(nullable=True, ge=0, description="effective / observed GPU-hours")
+    it_energy_kwh: float = pa.Field(ge=0)
+    it_energy_kwh_measured: float = pa.Field(ge=0, description="part of it_energy_kwh from telemetry")
+    facility_energy_kwh: float = pa.Field(ge=0, description="IT energy x PUE")
+    facility_energy_kwh_low: float = pa.Field(ge=0)
+    facility_energy_kwh_high: float = pa.Field(ge=0)
+    co2e_kg: float = pa.Field(ge=0, description="location-based")
+    co2e_kg_low: float = pa.Field(ge=0)
+    co2e_kg_high: float = pa.Field(ge=0)
+    co2e_market_kg: float = pa.Field(nullable=True, ge=0, description="null: no market factor configured")
+
+    class Config:
+        coerce = True
+        strict = False
+        unique = ["month", "team", "currency"]
+
+    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
+    def facility_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """The central estimate lies within its interval bounds (low x low, high x high)."""
+        return _in_order(df, *columns)
+
+    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
+    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """As facility energy, with the grid intensity's bounds on top."""
+        return _in_order(df, *columns)
