@@ -132,3 +132,27 @@ def test_demo_month_findings_are_sensible(demo_report):
 def test_chargeback_csv_has_one_row_per_team_and_unallocated_is_visible(demo_report):
     teams = [r[0] for r in duckdb.sql(f"select team from read_csv('{demo_report['csv']}', all_varchar = true)").fetchall()]
     assert len(teams) == len(set(teams)) and "unallocated" in teams
+
+
+def test_a_warehouse_of_two_months_allocates_each_as_if_alone(demo_report, tmp_path):
+    """The warehouse grows month by month: a month's chargeback must not change because another
+    month sits beside it (allocation groups once spanned months and split October's bill over
+    November's teams too)."""
+    run = CliRunner()
+    nov, both = tmp_path / "nov", tmp_path / "both.duckdb"
+    demo = demo_report["demo"]
+    for args in (["demo", "--month", "2026-11", "--out", str(nov)],
+                 ["ingest", str(demo / "billing"), str(demo / "dcgm"), str(nov / "billing"), str(nov / "dcgm"),
+                  "--warehouse", str(both)],
+                 ["report", "chargeback", "--month", MONTH, "--warehouse", str(both), "--config",
+                  str(demo / "meterbook.toml"), "--out", str(tmp_path / "out")]):
+        res = run.invoke(main, args)
+        assert res.exit_code == 0, f"{args[0]}: {res.output} {res.exception!r}"
+    meters = "team, currency, billed_cost, effective_cost, gpu_hours, idle_gpu_hours, facility_energy_kwh, co2e_kg"
+    query = f"select {meters} from team_month where month = ? order by all"
+    with duckdb.connect(str(demo_report["warehouse"]), read_only=True) as alone, \
+         duckdb.connect(str(both), read_only=True) as con:
+        assert con.execute(query, [MONTH]).fetchall() == alone.execute(query, [MONTH]).fetchall()
+        assert con.execute("select month, max(abs(difference)) from reconciliation group by 1 order by 1").fetchall() == [
+            ("2026-10", 0), ("2026-11", 0)]
+        assert con.execute("select count(*) from contract_findings").fetchone()[0] == 0

@@ -58,5 +58,8 @@ select
     coalesce(resolved_team, getvariable('unallocated')) as team,
     concat_ws('|', 'charge', alloc_category, billing_currency, 'account=' || coalesce(account, ''),
               coalesce('resource=' || resource_id, 'service=' || coalesce(service_name, '')),
-              'team=' || coalesce(resolved_team, '')) as source_group
+              'team=' || coalesce(resolved_team, ''),
+              -- the month is part of the group: the same resource billed in two months is two
+              -- groups, each split over its own month's targets (joins downstream are by group)
+              'month=' || month) as source_group
 from categorised

@@ -85,7 +85,8 @@ select
     -- the allocation group a line belongs to (int_alloc_sources sums lines by it; the marts
     -- find a line's group by it): one spelling, here
     concat_ws('|', 'energy', u.basis, 'resource=' || coalesce(u.resource_id, ''),
-              case when u.is_idle then 'idle' else 'team=' || coalesce(u.team, '') end) as source_group,
+              case when u.is_idle then 'idle' else 'team=' || coalesce(u.team, '') end,
+              'month=' || u.month) as source_group,
     u.it_energy_kwh * z.pue * mi.g_per_kwh / getvariable('g_per_kg') as co2e_market_kg,
     z.intensity_fallback
 from unioned u
