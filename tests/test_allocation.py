@@ -148,3 +148,14 @@ def test_market_based_co2e_where_a_factor_is_configured(tmp_path):
     none = build(tmp_path / "b", [Charge("10.00", {"team": "platform"}, "i-node", gpu_hours=2.0)], node_hours(["llm"] * 2),
                  Config(namespace_teams=NS, hosts=NODE))
     assert none.execute("select co2e_market_kg from team_month where team = 'research'").fetchone()[0] is None
+
+
+def test_a_team_billed_in_two_currencies_counts_its_energy_once(tmp_path):
+    """team_month has a row per currency; energy has none, so it sits on one of them only."""
+    con = build(tmp_path, [Charge("100.00", {"team": "research"}, "i-node", gpu_hours=10.0),
+                           Charge("50.00", {"team": "research"}, "i-other", currency="EUR")],
+                node_hours(["llm"] * 10), Config(namespace_teams=NS, hosts=NODE))
+    rows = con.execute("""select currency, billed_cost, it_energy_kwh, gpu_hours_observed from team_month
+                          where team = 'research' order by currency""").fetchall()
+    assert [(c, b) for c, b, *_ in rows] == [("EUR", D("50.00")), ("USD", D("100.00"))]
+    assert sum(r[2] for r in rows) == pytest.approx(10.0) and sum(r[3] for r in rows) == pytest.approx(10.0)

@@ -34,6 +34,7 @@ class Charge:
     effective: str | None = None         # effective cost, default = billed
     line_item_type: str | None = None
     commitment_id: str | None = None
+    currency: str = "USD"
 
 
 @dataclass
@@ -55,9 +56,9 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
             region, commitment_discount_id, billed_cost, effective_cost, list_cost, billing_currency, tags,
             gpu_model, gpu_count, gpu_hours)
             values (1, ?, 'AWS', ?, ?, ?, ?, ?, ?, ?, ?, 'us-east-1', ?, ?::decimal(38, 12), ?::decimal(38, 12),
-                    ?::decimal(38, 12), 'USD', ?::map(varchar, varchar), ?, ?, ?)""",
+                    ?::decimal(38, 12), ?, ?::map(varchar, varchar), ?, ?, ?)""",
                     [i + 1, c.account, c.account, M0, M0, c.category, c.line_item_type, c.service, c.resource_id,
-                     c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.tags,
+                     c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.currency, c.tags,
                      "A100-SXM4-40GB" if c.gpu_hours else None, 1.0 if c.gpu_hours else None, c.gpu_hours])
     gh = pd.DataFrame([{"host": h.host, "gpu_uuid": h.gpu, "gpu_index": "0", "gpu_model_raw": "NVIDIA A100-SXM4-40GB",
                         "instance_id": h.instance_id, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,

@@ -5,6 +5,8 @@
 -- with ranges. Split columns: *_direct (own charges, telemetry split, unobserved hours),
 -- *_idle (idle GPU time shared by the idle rule), *_shared (untagged, shared services,
 -- commitment fees), *_credits (credits and refunds). Previous-month change in the same currency.
+-- A team billed in several currencies has a row per currency; its energy and CO2e are on the
+-- first one (by currency code), so the rows of a team add up.
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
 -- DOUBLE here, as the report's arithmetic expects.
 with lines as (
@@ -33,6 +35,13 @@ cost as (
     from lines
     where currency is not null
     group by all
+),
+
+-- Energy has no currency: a team billed in two currencies carries its energy on one row only
+-- (the first currency by code), or summing a team's rows would count its energy twice.
+cost_ranked as (
+    select *, row_number() over (partition by month, team order by currency) as currency_rank
+    from cost
 ),
 
 energy as (
@@ -95,8 +104,8 @@ joined as (
         coalesce(e.effective_gpu_hours, 0) as effective_gpu_hours,
         c.effective_cost / nullif(e.effective_gpu_hours, 0) as cost_per_effective_gpu_hour,
         e.co2e_market_kg
-    from cost c
-    full outer join energy e on e.month = c.month and e.team = c.team
+    from cost_ranked c
+    full outer join energy e on e.month = c.month and e.team = c.team and c.currency_rank = 1
     left join assumptions a on a.month = coalesce(c.month, e.month) and a.team = coalesce(c.team, e.team)
 )
 
