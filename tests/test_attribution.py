@@ -182,3 +182,22 @@ def test_month_without_telemetry_reports_no_unobserved_resources(tmp_path):
     """A fleet that is not instrumented at all is not one finding per resource."""
     con = build(tmp_path, [Charge("3.00", {"team": "vision"}, "i-0dark", gpu_hours=1.0)], [], Config())
     assert matching(con) == []
+
+
+def test_findings_name_hostless_gpus_and_a_host_seen_under_two_ids_apart(tmp_path):
+    """One finding per subject: GPUs without a host label, and a host whose instance id changed
+    within the month (re-launched), each keep a subject of their own."""
+    from pipelines.stages import contract_failures
+    from schemas.findings_month import FindingsMonth
+    busy_low = {"llm": 120}
+    hours = [GpuHour(None, f"GPU-{g}", h, 0.2, 0.1, busy_low) for g in ("a", "b") for h in range(3)]
+    hours += [GpuHour("ip-9", "GPU-c", h, 0.2, 0.9, busy_low, instance_id=iid)
+              for h, iid in enumerate(["i-first", "i-first", "i-second"])]
+    con = build(tmp_path, [Charge("10.00", {"team": "research"}, "i-billed", gpu_hours=1.0)], hours,
+                Config(namespace_teams={"llm": "research"}))
+    subjects = con.execute("""select finding, subject from findings_month
+                              where finding in ('low_utilization', 'unmatched_host') order by all""").fetchall()
+    assert len(subjects) == len(set(subjects))
+    assert sum(f == "low_utilization" for f, _ in subjects) == 2
+    assert sum(f == "unmatched_host" and s.startswith("ip-9") for f, s in subjects) == 2
+    assert contract_failures(con, "findings_month", FindingsMonth) == []

@@ -128,7 +128,10 @@ bill_vs_telemetry as (
 unmatched_hosts as (
     -- telemetry with energy in the month that joins no charge of the month: it splits no
     -- charge between teams, and its energy falls back to the default zone
-    select o.month, 'unmatched_host' as finding, coalesce(o.host, 'no host label') as subject, o.resource_id,
+    -- the resolved id is part of the subject: a host re-launched within the month is seen under
+    -- two ids, and hosts without a label differ only by it
+    select o.month, 'unmatched_host' as finding,
+        coalesce(o.host, 'no host label') || coalesce(' (' || o.resource_id || ')', '') as subject, o.resource_id,
         null::varchar as team, o.gpu_hours as value, 'h' as unit, null::double as low, null::double as high,
         null::double as cost_usd, o.energy_kwh,
         case when o.resource_id is null
@@ -155,7 +158,7 @@ unobserved_resources as (
 ),
 
 findings as (
-    select month, 'low_utilization' as finding, host || '/' || gpu_uuid as subject, resource_id, team,
+    select month, 'low_utilization' as finding, coalesce(host, 'no host label') || '/' || gpu_uuid as subject, resource_id, team,
         hours as value, 'h' as unit, hours as low, hours as high,
         hours * r.usd_per_gpu_h as cost_usd,
         printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%)', hours, 100 * low_util.util, 100 * thr.util) as detail,
