@@ -27,3 +27,5 @@ H_PER_YEAR = 8766.0         # Julian year (365.25 d x 24 h), the usual amortisat
 J_PER_KWH = 3.6e6
 TOKENS_PER_MILLION = 1.0e6
 PERCENT = 100.0             # percentiles and percentages
+# Money is allocated exactly to the cent: a difference of half a cent either way is a mismatch.
+HALF_CENT = 0.005

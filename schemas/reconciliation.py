@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandera.pandas as pa
 
+from pipelines.units import HALF_CENT
 from schemas.allocation_lines import ISO_4217, MONTH
 
 
@@ -18,7 +19,7 @@ class Reconciliation(pa.DataFrameModel):
     invoice_billed_cost: float = pa.Field(description="every file of the month and currency")
     allocated_billed_cost: float = pa.Field(description="team_month's total; null = nothing allocated")
     # Exact to the cent by construction: half a cent either way is a failure.
-    difference: float = pa.Field(gt=-0.005, lt=0.005, description="allocated - invoice")
+    difference: float = pa.Field(gt=-HALF_CENT, lt=HALF_CENT, description="allocated - invoice")
 
     class Config:
         coerce = True
