@@ -9,7 +9,8 @@ import pandera.pandas as pa
 from schemas.allocation_lines import MONTH
 
 FINDINGS = ["low_utilization", "idle_gpu_hours", "commitment_candidate", "spot_candidate", "owned_break_even",
-            "gpu_hours_gap", "unmatched_host", "unobserved_resource", "energy_gap", "scaling_efficiency"]
+            "gpu_hours_gap", "unmatched_host", "unobserved_resource", "energy_gap", "scaling_efficiency",
+            "energy_above_board", "telemetry_gap"]
 UNITS = ["h", "fraction of month", "preemptions/h", "months", "kWh", "fraction"]
 
 
