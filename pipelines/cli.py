@@ -66,9 +66,10 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
               help="IANA zone of CodeCarbon's local timestamps (default: from each run's country).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
 @warehouse_option
+@config_option
 @user_errors
 def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: str | None, interval: float | None,
-           timezone: str | None, as_json: bool, warehouse: Path) -> None:
+           timezone: str | None, as_json: bool, warehouse: Path, config_path: Path | None) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
@@ -79,7 +80,7 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
     from pipelines.warehouse import connect
     con = connect(warehouse)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
-    results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress)
+    results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress, config=_config(config_path))
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:

@@ -12,7 +12,7 @@ import pandera.pandas as pa
 from pipelines.allocation import METERS, scaling_fits_table
 from pipelines.config import Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
-from pipelines.warehouse import read_sql
+from pipelines.warehouse import model_over, read_sql
 from schemas.allocation_lines import AllocationLines
 from schemas.findings_month import FindingsMonth
 from schemas.gpu_hours import GpuHours
@@ -75,6 +75,15 @@ def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], ro
 
 
 PYTHON_STAGES = {"int_scaling_fits": scaling_fits_table}
+
+
+def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
+    """The IT energy of one telemetry file's GPU-hours, by the gpu_hours model itself (resets,
+    gaps and the board cap as the reports see them). Needs the reference tables and the
+    config's variables (apply_config) on the connection."""
+    sql = model_over("20_intermediate", "gpu_hours.sql",
+                     {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
+    return float(con.execute(f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id}).fetchone()[0])
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).
