@@ -112,6 +112,33 @@ def validate(warehouse: Path, as_json: bool) -> None:
 main.add_command(reconstruct)
 
 
+def build_marts(warehouse: Path, config_path: Path | None):
+    """The one build step every report and export runs first: stages and marts from what is
+    loaded, with the config applied. Returns the open connection for the reader that follows."""
+    from pipelines.stages import run_stages
+    from pipelines.warehouse import connect
+    con = connect(warehouse)
+    run_stages(con, _config(config_path))
+    return con
+
+
+@main.command()
+@warehouse_option
+@config_option
+@user_errors
+def build(warehouse: Path, config_path: Path | None) -> None:
+    """Build the marts (allocation, team month, findings, energy tiers...) from what is loaded.
+
+    Reports and exports run this themselves; run it alone to check the contracts after an ingest.
+
+    Example: meterbook build --config meterbook.toml --warehouse build/meterbook.duckdb
+    """
+    con = build_marts(warehouse, config_path)
+    months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
+    broken = con.execute("select count(*) from contract_findings").fetchone()[0]
+    click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
+
+
 @main.group()
 def report() -> None:
     """Render the monthly reports (PDF, with CSV beside them)."""
@@ -131,9 +158,9 @@ def report_chargeback(month: str, out: Path | None, per_team: bool, warehouse: P
     Example: meterbook report chargeback --month 2026-10 --per-team --out build/reports/2026-10
     """
     from reports.chargeback import write_chargeback
-    from pipelines.warehouse import connect
     out = out or Path("build/reports") / month
-    paths = write_chargeback(connect(warehouse), _config(config_path), month, out, per_team=per_team)
+    con = build_marts(warehouse, config_path)
+    paths = write_chargeback(con, _config(config_path), month, out, per_team=per_team)
     for p in paths:
         click.echo(f"wrote {p}")
 
@@ -153,9 +180,9 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     Example: meterbook report audit --model Acme-Embed-1B --month 2026-10 --out build/reports/audit
     """
     from reports.audit import write_audit
-    from pipelines.warehouse import connect
     out = out or Path("build/reports") / (month or "audit")
-    for p in write_audit(connect(warehouse), _config(config_path), list(models), month, out):
+    con = build_marts(warehouse, config_path)
+    for p in write_audit(con, _config(config_path), list(models), month, out):
         click.echo(f"wrote {p}")
 
 
@@ -177,8 +204,8 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
     """
     from pipelines.export import export_focus
-    from pipelines.warehouse import connect
-    for p in export_focus(connect(warehouse), _config(config_path), month, out or Path(f"build/exports/focus-{month}")):
+    con = build_marts(warehouse, config_path)
+    for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}")):
         click.echo(f"wrote {p}")
 
 
