@@ -181,7 +181,12 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     """
     from reports.audit import write_audit
     out = out or Path("build/reports") / (month or "audit")
-    con = build_marts(warehouse, config_path)
+    # a month's team footprints read the marts; disclosures alone need no build
+    if month:
+        con = build_marts(warehouse, config_path)
+    else:
+        from pipelines.warehouse import connect
+        con = connect(warehouse)
     for p in write_audit(con, _config(config_path), list(models), month, out):
         click.echo(f"wrote {p}")
 

@@ -19,6 +19,7 @@ from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.reconstruct import reconstruct
 from pipelines.reconstruct_cli import read_disclosures
+from pipelines.stages import run_stages
 from pipelines.warehouse import connect
 from reports.audit import METERS, build_audit_context, meter_rows
 from reports.render import sig
@@ -206,7 +207,9 @@ def test_a_zone_without_a_market_factor_is_not_available_with_the_reason(wh, tmp
     copy = tmp_path / "wh.duckdb"
     shutil.copy(wh["wh"], copy)
     config = dataclasses.replace(load_config(wh["config"]), market_intensity={})
-    ctx = build_audit_context(connect(copy), config, ["Llama 2 7B"], "2026-10")
+    con = connect(copy)
+    run_stages(con, config)      # the build step, with the config the audit is read under
+    ctx = build_audit_context(con, config, ["Llama 2 7B"], "2026-10")
     teams = [e for e in ctx["entities"] if e["kind"] == "team" and e["meters"][0]["value"]]
     for e in teams:
         market = next(m for m in e["co2e"] if m["meter"] == "co2e_market_kg")

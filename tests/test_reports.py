@@ -75,9 +75,13 @@ def test_every_section_is_present(demo):
 
 
 def test_sha256_of_every_input_is_in_the_lineage(demo):
+    """Every file the month's figures rest on, and only those: a disclosure YAML in the same
+    warehouse feeds the audit, not the chargeback."""
     body = re.sub(r"\s", "", text(demo["out"] / "chargeback.pdf"))
-    for (sha,) in marts(demo["wh"], "select sha256 from source_files"):
+    for (sha,) in marts(demo["wh"], "select sha256 from month_files where month = ?", [MONTH]):
         assert sha in body
+    (disclosure,) = marts(demo["wh"], "select sha256 from source_files where kind = 'disclosure'")[0]
+    assert disclosure not in body
 
 
 def test_report_and_statements_keep_pdfa_3b_rules(demo):
@@ -112,7 +116,7 @@ def test_attachments_parse_back_to_the_marts(demo):
     used = list(csv.DictReader(io.StringIO(attachment(pdf, "assumptions.csv"))))
     assert used and all(r["coefficient_id"] for r in used)
     prov = json.loads(attachment(pdf, "provenance.json"))
-    assert {f["sha256"] for f in prov["source_files"]} == {r[0] for r in marts(demo["wh"], "select sha256 from source_files")}
+    assert {f["sha256"] for f in prov["source_files"]} == {r[0] for r in marts(demo["wh"], "select sha256 from month_files where month = ?", [MONTH])}
     assert prov["warehouse_short"] in text(pdf)
 
 
