@@ -162,7 +162,9 @@ def peer_comparison(con: duckdb.DuckDBPyConnection | None = None) -> dict[str, A
                 "low": r["low"], "value": r["value"], "high": r["high"], "peers": listed,
                 "status": "outside" if "outside" in statuses else "explained" if "excluded" in statuses else "inside",
             })
-    groups = [{"group": g, "count": len(ids), "ids": ids} for g, ids in uncompared.items()]
+    # Sorted: a warehouse's ref_* tables (parallel CSV reads) need not keep the file's row order.
+    rows.sort(key=lambda r: (COEFFICIENT_FILES.index(r["file"]), r["coefficient_id"]))
+    groups = [{"group": g, "count": len(ids), "ids": sorted(ids)} for g, ids in sorted(uncompared.items())]
     count = Counter(r["status"] for r in rows)
     summary = {"compared": len(rows), "peer_values": sum(len(r["peers"]) for r in rows),
                "inside": count["inside"], "explained": count["explained"], "outside": count["outside"],

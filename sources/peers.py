@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from pipelines.units import G_PER_LB, KWH_PER_MWH
 from sources.reference_data import KEYS, REFERENCE_DIR, _norm_region, coefficient_id, read_rows, resolve_gpu
 
 PEER_FILE = REFERENCE_DIR / "peer_values.csv"
@@ -38,9 +39,9 @@ SPRUCE = "DigitalPebble/spruce@8840d3c"
 
 # Unit conversions of the peers' tables into ours (PROVENANCE.md "Units differ between sources").
 G_PER_KWH_PER_T_PER_KWH = 1e6
-G_PER_KWH_PER_LB_PER_MWH = 0.45359
+G_PER_KWH_PER_LB_PER_MWH = G_PER_LB / KWH_PER_MWH
 FLOPS_PER_TFLOPS = 1e12
-HOURS_PER_YEAR = 8760
+HOURS_PER_YEAR = 8760          # Boavizta's year: its 26,280 h GPU life is 3 years
 
 # Boavizta's gpu_specs names for our canonical parts (resolve_gpu does not know these spellings).
 BOAVIZTA_GPUS = {
@@ -119,7 +120,7 @@ def codecarbon(root: Path) -> Iterator[PeerValue]:
         if c["country_name"] in ours:
             yield _pv(f"grid_intensity:country:{ours[c['country_name']]}:{_grid_year('country', ours[c['country_name']])}:location",
                       "CodeCarbon", c["carbon_intensity"], iso3, str(c["year"]), "read", src)
-    src = f"{CODECARBON} codecarbon/data/private_infra/2016/usa_emissions.json (lbs/MWh x 0.45359)"
+    src = f"{CODECARBON} codecarbon/data/private_infra/2016/usa_emissions.json (lb/MWh x 0.45359237)"
     for state, s in json.loads((d / "usa_emissions.json").read_text(encoding="utf-8")).items():
         if not state.startswith("_"):   # "_unit" documents the units
             zone = f"US-{s['regionCode']}"
@@ -386,8 +387,10 @@ def write(values: list[PeerValue], path: Path = PEER_FILE) -> None:
 
 
 def format_value(value: float) -> str:
-    """Six significant digits, as the file stores them (so a fresh read compares equal)."""
-    return f"{value:.6g}"
+    """Six significant digits, as the file stores them (so a fresh read compares equal); large
+    figures (FLOP/s) written out in full like ours, not as 1.5e+13."""
+    text = f"{value:.6g}"
+    return f"{float(text):.0f}" if "e+" in text else text
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def test_peer_cross_check_lists_every_compared_and_uncompared_coefficient(render
     pc = methodology_context(None)["peers"]
     assert pc["rows"] and pc["summary"]["outside"] == 0
     for r in pc["rows"]:
-        assert f">{r['coefficient_id']} " in rendered, r["coefficient_id"]
+        assert f">{r['file']}<" in rendered and f">{r['item']} " in rendered, r["coefficient_id"]
         for p in r["peers"]:
             assert f"{p['peer']} {p['value']}" in rendered, (r["coefficient_id"], p["peer"])
             if p["status"] == "excluded":
@@ -89,7 +89,7 @@ def test_peer_cross_check_lists_every_compared_and_uncompared_coefficient(render
 
 
 def test_peer_value_outside_its_range_is_printed_as_such():
-    row = {"coefficient_id": "embodied:X:gpu", "unit": "kgCO2e", "low": "1", "value": "2", "high": "3",
+    row = {"coefficient_id": "embodied:X:gpu", "file": "embodied", "item": "X:gpu", "unit": "kgCO2e", "low": "1", "value": "2", "high": "3",
            "peers": [{"peer": "Boavizta", "value": "9", "year": "", "status": "outside", "reason": ""},
                      {"peer": "LLMCarbon", "value": "0.5", "year": "", "status": "excluded", "reason": "die <only>"}]}
     page = environment().from_string('{% include "partials/methodology.html" %}').render(methodology={
@@ -98,4 +98,4 @@ def test_peer_value_outside_its_range_is_printed_as_such():
             "summary": {"peers": ["Boavizta"], "compared": 1, "peer_values": 2, "inside": 0, "explained": 0,
                         "outside": 1, "uncompared": 0}}})
     assert "Boavizta 9 <span class=\"bad\">OUTSIDE</span>" in page
-    assert "<b>excluded</b>: die &lt;only&gt;" in page
+    assert "LLMCarbon 0.5 <b>excluded</b>" in page and "LLMCarbon 0.5 excluded: die &lt;only&gt;" in page
