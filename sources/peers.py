@@ -120,7 +120,7 @@ def codecarbon(root: Path) -> Iterator[PeerValue]:
         if c["country_name"] in ours:
             yield _pv(f"grid_intensity:country:{ours[c['country_name']]}:{_grid_year('country', ours[c['country_name']])}:location",
                       "CodeCarbon", c["carbon_intensity"], iso3, str(c["year"]), "read", src)
-    src = f"{CODECARBON} codecarbon/data/private_infra/2016/usa_emissions.json (lb/MWh x 0.45359237)"
+    src = f"{CODECARBON} codecarbon/data/private_infra/2016/usa_emissions.json (lb/MWh to g/kWh with the exact pound)"
     for state, s in json.loads((d / "usa_emissions.json").read_text(encoding="utf-8")).items():
         if not state.startswith("_"):   # "_unit" documents the units
             zone = f"US-{s['regionCode']}"
@@ -295,7 +295,7 @@ def boavizta() -> Iterator[PeerValue]:
     """Embodied (manufacture + transport + end of life) over each model's own full life."""
     import warnings
 
-    from boaviztapi import __name__ as _  # noqa: F401  (import error here means the test extra is missing)
+    # An ImportError here means the test extra is missing (pip install --no-deps -r requirements.lock).
     from boaviztapi import config
     from boaviztapi.compute.impacts_computation import compute_impacts
     from boaviztapi.data.archetype import get_component_archetype, get_server_archetype
