@@ -10,7 +10,7 @@ from schemas.allocation_lines import MONTH
 
 FINDINGS = ["low_utilization", "idle_gpu_hours", "commitment_candidate", "spot_candidate", "owned_break_even",
             "gpu_hours_gap", "unmatched_host", "unobserved_resource", "energy_gap", "scaling_efficiency",
-            "energy_above_board", "telemetry_gap"]
+            "energy_above_board", "telemetry_gap", "low_mfu"]
 UNITS = ["h", "fraction of month", "preemptions/h", "months", "kWh", "fraction"]
 
 

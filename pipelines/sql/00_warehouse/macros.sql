@@ -54,3 +54,6 @@ create or replace temp macro instance_label(labels) as coalesce(
 -- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
 -- same written out: sum(x::decimal(38, 12)) filter (...).)
 create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
+-- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
+-- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
+create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;
