@@ -34,7 +34,8 @@ def demo(tmp_path_factory) -> dict:
     focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT}""'), encoding="utf-8")
     wh = root / "wh.duckdb"
     d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), "--warehouse", str(wh))
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
+        "--warehouse", str(wh))
     out = root / "out"
     output = cli("report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
                  "--out", str(out), "--per-team")

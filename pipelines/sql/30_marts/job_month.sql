@@ -15,6 +15,8 @@
 -- mfu_logged: the same from the job's own throughput log. tensor_active_mean: DCGM's tensor-pipe
 -- activity over the job's GPU-hours, an independent view. Per unit: per million tokens, per
 -- thousand requests and samples (Variables: tokens_per_million, units_per_thousand).
+-- effective_cost_idle: the part from idle GPU time (idle rules); effective_cost_other: the part
+-- from the team's amounts on no resource the job ran on (shared services, storage, credits).
 -- status: measured, estimated (billed GPU-hours or estimated energy in it), uncovered (no GPU time found).
 with claims as (
     select * from int_job_claims
@@ -65,7 +67,8 @@ lines as (
 ),
 
 allocated as (
-    select s.month, s.job_id, s.team, l.currency, l.meter, l.rule, l.source_group, l.amount::double * s.share as amount
+    select s.month, s.job_id, s.team, l.currency, l.meter, l.rule, l.source_group, l.on_resource,
+        l.amount::double * s.share as amount
     from shares s
     join lines l on l.month = s.month and l.team = s.team
         and ((s.resource_id is not null and l.on_resource and l.resource_id = s.resource_id)
@@ -77,6 +80,7 @@ money_by_currency as (
         sum((amount)::decimal(38, 12)) filter (where meter = 'billed_cost')::double as billed_cost,
         sum((amount)::decimal(38, 12)) filter (where meter = 'effective_cost')::double as effective_cost,
         sum((amount)::decimal(38, 12)) filter (where meter = 'effective_cost' and rule like 'idle:%')::double as effective_cost_idle,
+        sum((amount)::decimal(38, 12)) filter (where meter = 'effective_cost' and not on_resource)::double as effective_cost_other,
         sum((amount)::decimal(38, 12)) filter (where meter = 'gpu_hours')::double as gpu_hours_billed
     from allocated where currency is not null
     group by all
@@ -173,6 +177,7 @@ joined as (
         coalesce(m.billed_cost, 0) as billed_cost,
         coalesce(m.effective_cost, 0) as effective_cost,
         coalesce(m.effective_cost_idle, 0) as effective_cost_idle,
+        coalesce(m.effective_cost_other, 0) as effective_cost_other,
         o.it_energy_kwh_measured,
         coalesce(e.it_energy_kwh, 0) as it_energy_kwh,
         coalesce(e.facility_energy_kwh, 0) as facility_energy_kwh,
@@ -200,7 +205,7 @@ all_rows as (
     -- the money of a further currency, on a row of its own
     select m.month, m.job_id, m.team, m.currency, s.workload, s.params, s.active_params, s.precision,
         0 as gpus, 0.0 as gpu_hours, 0.0 as gpu_hours_estimated, m.gpu_hours_billed, m.billed_cost, m.effective_cost,
-        m.effective_cost_idle, 0.0 as it_energy_kwh, 0.0 as facility_energy_kwh, 0.0 as facility_energy_kwh_low,
+        m.effective_cost_idle, m.effective_cost_other, 0.0 as it_energy_kwh, 0.0 as facility_energy_kwh, 0.0 as facility_energy_kwh_low,
         0.0 as facility_energy_kwh_high, 0.0 as co2e_kg, 0.0 as co2e_kg_low, 0.0 as co2e_kg_high,
         0.0 as facility_energy_kwh_estimated, 'measured' as status, []::varchar[] as assumption_ids
     from money m join split s using (month, job_id, team)
