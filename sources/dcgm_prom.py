@@ -10,6 +10,7 @@ import duckdb
 
 from pipelines.warehouse import read_sql
 from sources.base import Head, Staged, register
+from sources.linecount import LineCount
 from sources.tabular import sql_str
 from sources.telemetry import TelemetryReader
 
@@ -44,6 +45,13 @@ def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
 class DcgmPromReader(TelemetryReader):
     kind = "dcgm-prom"
     description = "dcgm-exporter Prometheus text scrape(s), OpenMetrics dumps"
+
+    def dialect(self, head: Head) -> str | None:
+        return "prom"
+
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None) -> int | None:
+        """One sample per line that is neither blank nor a # comment (HELP, TYPE, EOF, notes)."""
+        return None if count is None else count.content - count.comments
 
     def sniff(self, head: Head) -> str | None:
         lines = [ln for ln in head.text.splitlines()[:200] if ln.strip()]
