@@ -46,6 +46,7 @@ class Staged:
     delivery_key: str | None = None   # set where a newer delivery replaces an older one
     notes: list[str] = field(default_factory=list)
     expected_rows: int | None = None  # rows by the reader's own line count (not DuckDB), when it keeps one
+    header_records: int = 1           # CSV records that were headers (concatenated CodeCarbon files: one per part)
 
 
 class Reader:
@@ -86,7 +87,7 @@ class Reader:
         'lines', 'prom' (lines, '#' comments), or None when rows are not lines."""
         return None
 
-    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None) -> int | None:
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         """The data rows the file holds by that count (None: this reader has no count to offer)."""
         return None
 
@@ -225,12 +226,12 @@ def check_count(reader: Reader, con: duckdb.DuckDBPyConnection, head: Head, stag
     rows_read = staged.rows_read
     if staged.expected_rows is not None:
         count = None
-    expected = staged.expected_rows if staged.expected_rows is not None else reader.expected_rows(con, head, count)
+    expected = staged.expected_rows if staged.expected_rows is not None else reader.expected_rows(con, head, count, staged)
     if expected is None or expected == rows_read:
         return
     if count is not None and not count.precise:
         _, count = scan(head.path, False, reader.dialect(head), precise=True)
-        expected = reader.expected_rows(con, head, count)
+        expected = reader.expected_rows(con, head, count, staged)
         if expected == rows_read:
             return
     raise InputError(head.path, f"{rows_read} of {expected} data rows read",

@@ -34,7 +34,7 @@ class BillingReader(Reader):
     def dialect(self, head: Head) -> str | None:
         return tabular_dialect(head)
 
-    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None) -> int | None:
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         return tabular_expected_rows(con, head, count)
 
     def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str) -> Staged:

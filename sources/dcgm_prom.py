@@ -49,7 +49,7 @@ class DcgmPromReader(TelemetryReader):
     def dialect(self, head: Head) -> str | None:
         return "prom"
 
-    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None) -> int | None:
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         """One sample per line that is neither blank nor a # comment (HELP, TYPE, EOF, notes)."""
         return None if count is None else count.content - count.comments
 

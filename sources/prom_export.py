@@ -65,7 +65,7 @@ class PromCsvReader(TelemetryReader):
     def dialect(self, head: Head) -> str | None:
         return tabular_dialect(head)
 
-    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None) -> int | None:
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         return tabular_expected_rows(con, head, count)
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:

@@ -86,14 +86,16 @@ def tabular_dialect(head: Head) -> str | None:
     return None if head.parquet else "lines" if is_json_lines(head) else "csv"
 
 
-def tabular_expected_rows(con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None) -> int | None:
-    """Data rows by the independent count: CSV records less the header's lines, JSON lines as
-    they are, Parquet rows as its footer states them (metadata, not a scan)."""
+def tabular_expected_rows(con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None,
+                          staged_headers: int = 1) -> int | None:
+    """Data rows by the independent count: CSV records less the header records (one, or one per
+    part of concatenated files), JSON lines as they are, Parquet rows as its footer states them
+    (metadata, not a scan)."""
     if head.parquet:
         return int(con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(head.path)]).fetchone()[0] or 0)
     if count is None:
         return None
-    return count.content - (0 if is_json_lines(head) else min(head.header_lines, count.content))
+    return count.content - (0 if is_json_lines(head) else min(staged_headers, count.content))
 
 
 def sql_str(s: str) -> str:
