@@ -234,7 +234,7 @@ def check_count(reader: Reader, con: duckdb.DuckDBPyConnection, head: Head, stag
         expected = reader.expected_rows(con, head, count, staged)
         if expected == rows_read:
             return
-    raise InputError(head.path, f"{rows_read} of {expected} data rows read",
-                     "rows counted by their line breaks, header and blank lines left out",
+    raise InputError(head.path, f"{rows_read} rows read, but the file has {expected} data rows",
+                     "records counted by their line breaks without DuckDB, header and blank lines left out",
                      "Nothing was loaded. Check the file's quoting (an unclosed quote joins lines) and that it is the "
                      "format detected; if it is, report the file")

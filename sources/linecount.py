@@ -24,6 +24,7 @@ CHUNK = 1 << 20
 # Carried between chunks so a blank or comment line cut by a chunk boundary is still seen whole;
 # a comment may be indented by up to TAIL - 2 blanks.
 TAIL = 64
+CR_PROBE = 64 * 1024
 BLANK = re.compile(rb"(?=(\n\r?\n))")
 
 
@@ -62,10 +63,32 @@ class LineCounter:
         self.comments = 0
         self.tail = b"\n"      # a virtual line break before the first byte: line 1 starts a line
         self.last = b""
+        self.cr_only: bool | None = None
+        self.pending = b""
 
     def feed(self, chunk: bytes) -> None:
         if not chunk:
             return
+        if self.cr_only is None:
+            # Excel's "CSV (Macintosh)" ends lines with CR alone. Decided once the file shows an
+            # LF, or 64 KiB without one, or at its end: until then the bytes wait.
+            self.pending += chunk
+            if b"\n" not in self.pending and len(self.pending) < CR_PROBE:
+                return
+            self._decide()
+            return
+        self._feed(chunk)
+
+    def _decide(self) -> None:
+        self.cr_only = b"\n" not in self.pending and b"\r" in self.pending
+        pending, self.pending = self.pending, b""
+        self._feed(pending)
+
+    def _feed(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        if self.cr_only:
+            chunk = chunk.replace(b"\r", b"\n")
         self.last = chunk[-1:]
         outside = self._outside(chunk)
         self.newlines += outside.count(b"\n")
@@ -88,12 +111,15 @@ class LineCounter:
         if not self.quoted or (not self.in_quote and b'"' not in chunk):
             return chunk
         parts = chunk.split(b'"')
-        kept = parts[1::2] if self.in_quote else parts[0::2]
+        # a chunk that starts inside a quoted field starts with that field's 'Q'
+        kept = [b"", *parts[1::2]] if self.in_quote else parts[0::2]
         if len(parts) % 2 == 0:
             self.in_quote = not self.in_quote
         return b"Q".join(kept)
 
     def result(self) -> LineCount:
+        if self.cr_only is None:
+            self._decide()
         records = self.newlines + (1 if self.last and self.last != b"\n" else 0)   # a last line without its break
         blank = self.blank
         if not self.precise and self.last:
