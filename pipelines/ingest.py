@@ -145,7 +145,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         rows_loaded = reader.load(con, file_id)
         con.execute("insert into rejects select ?, row_number, column_name, check_name, value, message from _rejects "
                     "order by row_number", [file_id])
-        con.execute("insert into row_findings select ?, * from _row_findings order by row_number", [file_id])
+        # notes on loaded rows only: a rejected row's reject says what is wrong with it
+        con.execute("insert into row_findings select ?, f.* from _row_findings f "
+                    "anti join (select distinct row_number from _rejects) r using (row_number) order by row_number", [file_id])
         rows_rejected = con.execute("select count(distinct row_number) from _rejects").fetchone()[0]
         if rows_loaded + rows_rejected != staged.rows_read:
             raise RuntimeError(f"{path}: {staged.rows_read} rows read but {rows_loaded} loaded + {rows_rejected} rejected")

@@ -23,6 +23,14 @@ def quality_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from rejects r join source_files f using (file_id)
         where f.status = 'loaded'
         group by all order by rows desc, file""")
+    # rows loaded with a cell left empty (a tag that did not parse, a short row): their cost counts
+    has_kept = con.execute("select count(*) from information_schema.tables where table_name = 'row_findings'").fetchone()[0]
+    kept = rows_as_dicts(con, """
+        select f.path as file, r.check_name, r.column_name, count(distinct r.row_number) as rows,
+               min(r.row_number) as first_row, any_value(r.message) as message
+        from row_findings r join source_files f using (file_id)
+        where f.status = 'loaded'
+        group by all order by rows desc, file""") if has_kept else []
     has_findings = con.execute("select count(*) from information_schema.tables where table_name = 'contract_findings'").fetchone()[0]
     contract = rows_as_dicts(con, "select * from contract_findings order by rows desc") if has_findings else []
     return {
@@ -33,5 +41,6 @@ def quality_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "rows_loaded": sum(f["rows_loaded"] for f in live),
         "rows_rejected": sum(f["rows_rejected"] for f in live),
         "rejects_by_check": by_check,
+        "row_findings_by_check": kept,
         "file_list": files,
     }

@@ -21,6 +21,7 @@ from typing import Iterator
 from pipelines.errors import InputError
 
 CHUNK = 1 << 20
+OUT_MAX = 16 << 20
 # Carried between chunks so a blank or comment line cut by a chunk boundary is still seen whole;
 # a comment may be indented by up to TAIL - 2 blanks.
 TAIL = 64
@@ -151,22 +152,23 @@ class Utf8Check:
 
 
 def decompressed(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
-    """gzip members one after another (concatenated .gz files are legal and common)."""
+    """gzip members one after another (concatenated .gz files are legal and common), in pieces
+    of at most OUT_MAX bytes whatever the compression ratio (bounded memory)."""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    started = False
+    started = pending = False
     try:
-        for chunk in chunks:
-            while chunk:
-                started = True
-                out = d.decompress(chunk)
+        for data in chunks:
+            while data or pending:
+                started = started or bool(data)
+                out = d.decompress(data, OUT_MAX)
                 if out:
                     yield out
                 if d.eof:
-                    chunk = d.unused_data
+                    data, pending, started = d.unused_data, False, False
                     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    started = False
                 else:
-                    chunk = b""
+                    # a full piece may leave output inside zlib with no input left: ask again
+                    data, pending = d.unconsumed_tail, len(out) == OUT_MAX
     except zlib.error as exc:
         raise InputError(path, "truncated or corrupt gzip", str(exc), "Download or copy the file again") from None
     if started:

@@ -108,3 +108,12 @@ def test_rows_read_that_differ_from_the_count_stop_the_file(tmp_path):
     check_count(reader, con, head, Staged(rows_read=4, format_version="legacy-csv"), fast)
     with pytest.raises(InputError, match="0 rows read, but the file has 4 data rows"):
         check_count(reader, con, head, Staged(rows_read=0, format_version="legacy-csv"), fast)
+
+
+def test_a_gzip_bomb_is_read_in_bounded_pieces(tmp_path):
+    """64 MiB of one byte compress to 64 KiB: decompressed in pieces of at most 16 MiB."""
+    from sources.linecount import OUT_MAX, decompressed
+    path = tmp_path / "ones.csv.gz"
+    path.write_bytes(gzip.compress(b"h\n" + b"1\n" * (32 << 20), compresslevel=9))
+    sizes = [len(p) for p in decompressed(iter([path.read_bytes()]), path)]
+    assert max(sizes) <= OUT_MAX and sum(sizes) == 2 + (64 << 20)
