@@ -163,7 +163,7 @@ def raw_view(con: duckdb.DuckDBPyConnection, head: Head, headers: list[list[str]
     cols = [f"c{i}" for i in range(width + 1)]
     spec = ", ".join(f"'{c}': 'varchar'" for c in cols)
     read = (f"select row_number() over () as _rec, * from read_csv(?, header = false, skip = 1, auto_detect = false, "
-            f"delim = ',', quote = '\"', escape = '\"', null_padding = true, strict_mode = false, "
+            f"delim = ',', quote = '\"', escape = '\"', comment = '', null_padding = true, strict_mode = false, "
             f"nullstr = ['{NO_NULL}'], columns = {{{spec}}})")
 
     def any_cell(value: str) -> str:

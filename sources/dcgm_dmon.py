@@ -93,7 +93,7 @@ class DcgmDmonReader(TelemetryReader):
                     "?::bigint as interval_ms", [hdrs[0], host, start_ms, int(float(interval) * 1000) if interval else None])
         con.execute(f"""create or replace temp view raw_dmon_lines as
             select line from read_csv({sql_str(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
-                                      delim = '\\x01', quote = '', escape = '', auto_detect = false)""")
+                                      delim = '\\x01', quote = '', escape = '', comment = '', auto_detect = false)""")
         sql = read_sql("10_staging", "stg_dcgm_dmon__samples.sql")
         for key, value in {"entity_types": "[" + ", ".join(sql_str(t) for t in ENTITY_TYPES) + "]",
                            "stopped": sql_str(STOPPED), "units": sql_str(UNITS)}.items():

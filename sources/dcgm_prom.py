@@ -37,7 +37,7 @@ def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
     con.execute(f"""
         create or replace temp view raw_prom_cols as
         select * from read_csv({sql_str(str(head.path))}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
-                               header = false, delim = '}}', quote = '', escape = '', auto_detect = false,
+                               header = false, delim = '}}', quote = '', escape = '', comment = '', auto_detect = false,
                                null_padding = true, strict_mode = true, compression = 'auto')""")
 
 
