@@ -30,8 +30,8 @@ class ShortRows(InputError):
 
 
 def csv_names(head: Head) -> tuple[str, ...]:
-    """Header names without trailing empty ones: a header ending in a comma (koku's test CUR,
-    131 header fields over 130-field rows) names no column there."""
+    """Header names without trailing empty ones: a header ending in a comma names no column
+    there, and its rows often stop a field earlier (read padded when they do not)."""
     names = list(head.columns)
     while names and names[-1] == "":
         names.pop()
