@@ -107,6 +107,8 @@ def validate(warehouse: Path, as_json: bool) -> None:
                f"{summary['rows_rejected']} rejected")
     for r in summary["rejects_by_check"]:
         click.echo(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}")
+    for r in summary["row_findings_by_check"]:
+        click.echo(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}")
 
 
 main.add_command(reconstruct)

@@ -62,9 +62,9 @@ class FocusReader(BillingReader):
             return "1.1"
         return "1.0"
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         # FOCUS exports write missing values as empty cells and, in the official sample, as the
         # literal NULL; both are nulls here (and only here: other formats may mean "NULL").
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False)
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False, padded=padded)
         rows_read = stage_sql(con, head.path, "stg_focus__charges.sql", rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "1.0")

@@ -28,6 +28,18 @@ create table if not exists rejects (
     message      varchar not null
 );
 
+-- A problem in a cell that is not an amount, a date or a key (a tag that does not parse, a
+-- short row's missing trailing fields): the row is loaded, with that field null, and located
+-- here as a reject would be. Nothing here leaves the totals.
+create table if not exists row_findings (
+    file_id      integer not null,
+    row_number   bigint,
+    column_name  varchar,
+    check_name   varchar not null,
+    value        varchar,
+    message      varchar not null
+);
+
 create table if not exists charges (
     file_id                   integer not null,
     row_number                bigint not null,

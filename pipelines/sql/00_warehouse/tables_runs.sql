@@ -36,7 +36,7 @@ create table if not exists runs (
     codecarbon_version        varchar,
     tracking_mode             varchar,
     timezone                  varchar,      -- IANA zone the naive timestamp was read in (null: offset given)
-    timezone_basis            varchar not null  -- offset_in_timestamp | option | country | country_multizone | assumed_utc
+    timezone_basis            varchar not null  -- offset_in_timestamp | option | region | region_multizone | country | country_multizone | assumed_utc
 );
 
 -- One accounting of a published model report (disclosure YAML document or HF model card).
