@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from pipelines.config import EXAMPLE as CONFIG_EXAMPLE
+from pipelines.config import example_text
 from pipelines.cli_support import user_errors
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
-KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "dcgm-prom", "prom-range",
+KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "invoices", "dcgm-prom", "prom-range",
          "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
 
 
@@ -26,14 +26,32 @@ def config_option(fn):
 
 
 def _config(path: Path | None):
+    """The --config file, else ./meterbook.toml, else the defaults - said on stderr, since a
+    forgotten --config leaves every namespace and host unmapped."""
     from pipelines.config import load_config
     if path is None and Path("meterbook.toml").exists():
         path = Path("meterbook.toml")
+    if path is None:
+        click.echo("Note: no --config and no ./meterbook.toml: using the defaults (tag keys team, cost-center, project; "
+                   "no namespace, account or host mappings). See `meterbook config check`.", err=True)
     return load_config(path)
 
 
+def _open(warehouse: Path, read_only: bool = False):
+    """An existing warehouse: only ingest creates one."""
+    from pipelines.warehouse import connect
+    return connect(warehouse, read_only=read_only, create=False)
+
+
+def _verbatim(text: str) -> str:
+    """Text click prints as written: \\b before each paragraph stops its re-wrapping (a wrapped
+    comment would no longer be TOML when pasted)."""
+    return "\n\n".join("\b\n" + block for block in text.strip("\n").split("\n\n"))
+
+
 @click.group(epilog="Example: meterbook ingest exports/ telemetry/ && meterbook report chargeback --month 2026-10\n\n"
-                    "Configuration (meterbook.toml):\n\n" + CONFIG_EXAMPLE.replace("\n", "\n\n"))
+                    "Configuration (meterbook.toml; this example is pipelines/meterbook.example.toml, "
+                    "check yours with `meterbook config check`):\n\n" + _verbatim(example_text()))
 @click.version_option(package_name="meterbook")
 def main() -> None:
     """Audit the three meters of AI compute: dollars, kWh and kg CO2e."""
@@ -97,8 +115,7 @@ def validate(warehouse: Path, as_json: bool) -> None:
     Example: meterbook validate --warehouse build/meterbook.duckdb
     """
     from pipelines.quality import quality_summary
-    from pipelines.warehouse import connect
-    summary = quality_summary(connect(warehouse, read_only=True))
+    summary = quality_summary(_open(warehouse, read_only=True))
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
         return
@@ -130,9 +147,9 @@ def report_chargeback(month: str, out: Path | None, per_team: bool, warehouse: P
     Example: meterbook report chargeback --month 2026-10 --per-team --out build/reports/2026-10
     """
     from reports.chargeback import write_chargeback
-    from pipelines.warehouse import connect
+    con = _open(warehouse)
     out = out or Path("build/reports") / month
-    paths = write_chargeback(connect(warehouse), _config(config_path), month, out, per_team=per_team)
+    paths = write_chargeback(con, _config(config_path), month, out, per_team=per_team)
     for p in paths:
         click.echo(f"wrote {p}")
 
@@ -152,9 +169,9 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     Example: meterbook report audit --model Acme-Embed-1B --month 2026-10 --out build/reports/audit
     """
     from reports.audit import write_audit
-    from pipelines.warehouse import connect
+    con = _open(warehouse)
     out = out or Path("build/reports") / (month or "audit")
-    for p in write_audit(connect(warehouse), _config(config_path), list(models), month, out):
+    for p in write_audit(con, _config(config_path), list(models), month, out):
         click.echo(f"wrote {p}")
 
 
@@ -176,9 +193,39 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
     """
     from pipelines.export import export_focus
-    from pipelines.warehouse import connect
-    for p in export_focus(connect(warehouse), _config(config_path), month, out or Path(f"build/exports/focus-{month}")):
+    con = _open(warehouse)
+    for p in export_focus(con, _config(config_path), month, out or Path(f"build/exports/focus-{month}")):
         click.echo(f"wrote {p}")
+
+
+@main.group("config")
+def config_group() -> None:
+    """Check a meterbook.toml: what it maps, and what it misses in a warehouse."""
+
+
+@config_group.command("check")
+@config_option
+@click.option("--warehouse", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"Also show what in this warehouse no mapping reaches (default: {DEFAULT_WAREHOUSE} if it exists).")
+@user_errors
+def config_check(config_path: Path | None, warehouse: Path | None) -> None:
+    """Validate meterbook.toml and print its effective mappings: tag keys, namespace -> team,
+    host -> resource, rules and allocation. With a warehouse, list the tag keys, namespaces and
+    hosts no mapping reaches, and the config entries that match nothing there.
+
+    Example: meterbook config check --config meterbook.toml --warehouse build/meterbook.duckdb
+    """
+    from pipelines.config_check import against_warehouse, effective
+    if warehouse is None and DEFAULT_WAREHOUSE.is_file():
+        warehouse = DEFAULT_WAREHOUSE
+    con = _open(warehouse, read_only=True) if warehouse is not None else None
+    config = _config(config_path)
+    for line in effective(config):
+        click.echo(line)
+    if con is not None:
+        click.echo(f"Warehouse: {warehouse}")
+        for line in against_warehouse(con, config):
+            click.echo(line)
 
 
 if __name__ == "__main__":

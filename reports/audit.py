@@ -171,7 +171,7 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
-            "quality": quality_summary(con), "methodology": methodology_context(con), "provenance": provenance(con)}
+            "quality": quality_summary(con), "methodology": methodology_context(con), "provenance": provenance(con, config)}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from pipelines.stages import run_stages
 from reports import charts
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
+from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, attachment_files, csv_text, environment
 
 CSV_COLUMNS = [
@@ -167,7 +168,8 @@ def findings(con: duckdb.DuckDBPyConnection, month: str, fallback: list[dict]) -
     if table_exists(con, "findings_month"):
         rows = [{k: v for k, v in r.items() if k != "month"}
                 for r in rows_as_dicts(con, "select * from findings_month where month = ? order by all", [month])]
-        return "mart", sorted(rows, key=lambda r: -float(r.get("cost_usd") or 0))
+        # an invoice the chargeback does not reconcile to comes first, whatever its amount
+        return "mart", sorted(rows, key=lambda r: (r.get("finding") != "invoice_difference", -float(r.get("cost_usd") or 0)))
     return "computed", fallback
 
 
@@ -209,12 +211,12 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
                          "Report one billing account per currency (ingest them into separate warehouses)")
     currency = currencies[0] if currencies else "USD"
-    recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by file_id", [month])
+    recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by basis, invoice_id nulls last", [month])
+    recon_summary = reconciliation_summary(recon)
     totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
     util, coverage = con.execute("""select sum(coverage * util_mean) / nullif(sum(coverage), 0), avg(coverage)
                                     from gpu_hours where strftime(hour_start, '%Y-%m') = ?""", [month]).fetchone()
-    invoice = recon[0]["invoice_billed_cost"] if recon else 0
-    difference = (totals["billed_cost"] - invoice) if recon else 0
+    difference = recon_summary["invoice_difference"] + recon_summary["exports_difference"]
     ids = sorted({i for t in teams for i in (t["assumption_ids"] or [])})
     tiers = rows_as_dicts(con, """
         select 'measured' as basis, energy_tier as tier, sum(energy_kwh) as it_energy_kwh from gpu_hours
@@ -251,7 +253,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "unallocated": unallocated,
         "unallocated_lines": lines.get(config.unallocated, []),
         "reconciliation": recon,
-        "invoice_billed_cost": invoice,
+        "reconciliation_summary": recon_summary,
         "reconciliation_difference": difference,
         "findings_kind": findings_kind,
         "findings": found,
@@ -262,7 +264,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology": methodology_context(con),
-        "provenance": provenance(con),
+        "provenance": provenance(con, config),
         "cost_chart": charts.bar_chart_svg(*top_n(teams, "billed_cost"), f"billed cost ({currency})"),
         "energy_chart": charts.bar_chart_svg(*top_n(teams, "co2e_kg"), "CO2e, kg (location-based)"),
         "chart_teams": CHART_TEAMS,

@@ -4,7 +4,9 @@
   version, so two warehouses built from the same files and reference data print the same hash
   whatever order or day they were loaded in;
 - assumptions version: sha256 over sources/reference/*.csv (file name and bytes, sorted by name);
-- the meterbook version.
+- the meterbook version;
+- the config: sha256 of the meterbook.toml the figures were allocated with, or none (the
+  defaults): the same warehouse under another config gives other teams' figures.
 Printed as short prefixes (16 hex digits) in the footer; full values go into the attached JSON.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.config import Config
 from sources.reference_data import REFERENCE_DIR
 
 SHORT = 16   # hex digits in the footer: 64 bits, enough to tell builds apart by eye
@@ -40,11 +43,14 @@ def warehouse_hash(con: duckdb.DuckDBPyConnection, assumptions: str | None = Non
     return h.hexdigest()
 
 
-def provenance(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+def provenance(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, Any]:
     av = assumptions_version()
     wh = warehouse_hash(con, av)
+    cfg = config.sha256 if config else None
     return {"warehouse_hash": wh, "assumptions_version": av, "meterbook_version": version("meterbook"),
-            "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT]}
+            "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT],
+            "config_sha256": cfg, "config_path": config.path if config else None,
+            "config_short": cfg[:SHORT] if cfg else "defaults"}
 
 
 def document_date(month: str | None) -> str:

@@ -35,6 +35,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "additional_info": ("AdditionalInfo", "additionalInfo"),
     "reservation_id": ("ReservationId", "reservationId"),
     "benefit_id": ("benefitId", "BenefitId"),
+    "invoice_id": ("InvoiceId", "invoiceId"),
 }
 REQUIRED = {"usage_date", "cost", "charge_type"}
 

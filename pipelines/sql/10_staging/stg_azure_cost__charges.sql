@@ -61,6 +61,7 @@ typed as (
         money(cost) as effective_cost,
         money(paygo_price) * money(quantity) as list_cost,
         upper(trim(currency)) as billing_currency,
+        nullif(trim(invoice_id), '') as invoice_id,
         try_cast(json(tags_json) as map(varchar, varchar)) as tags,
         cost as _cost, usage_date as _date, quantity as _qty, tags_json as _tags
     from parsed
