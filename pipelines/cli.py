@@ -25,13 +25,13 @@ def config_option(fn):
                         help="meterbook.toml with team mappings (default: ./meterbook.toml if present).")(fn)
 
 
-def _config(path: Path | None):
-    """The --config file, else ./meterbook.toml, else the defaults - said on stderr, since a
-    forgotten --config leaves every namespace and host unmapped."""
+def _config(path: Path | None, note: bool = True):
+    """The --config file, else ./meterbook.toml, else the defaults - said on stderr where teams
+    are resolved, since a forgotten --config leaves every namespace and host unmapped."""
     from pipelines.config import load_config
     if path is None and Path("meterbook.toml").exists():
         path = Path("meterbook.toml")
-    if path is None:
+    if path is None and note:
         click.echo("Note: no --config and no ./meterbook.toml: using the defaults (tag keys team, cost-center, project; "
                    "no namespace, account or host mappings). See `meterbook config check`.", err=True)
     return load_config(path)
@@ -84,9 +84,10 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
               help="IANA zone of CodeCarbon's local timestamps (default: from each run's country).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
 @warehouse_option
+@config_option
 @user_errors
 def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: str | None, interval: float | None,
-           timezone: str | None, as_json: bool, warehouse: Path) -> None:
+           timezone: str | None, as_json: bool, warehouse: Path, config_path: Path | None) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
@@ -97,7 +98,8 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
     from pipelines.warehouse import connect
     con = connect(warehouse)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
-    results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress)
+    results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress,
+                          config=_config(config_path, note=False))
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:
@@ -128,6 +130,34 @@ def validate(warehouse: Path, as_json: bool) -> None:
 main.add_command(reconstruct)
 
 
+def build_marts(warehouse: Path, config_path: Path | None):
+    """The one build step every report and export runs first: stages and marts from what is
+    loaded, with the config applied. Returns the open connection for the reader that follows, and
+    the config. The warehouse must exist (a misspelled path is an error, not a new warehouse)."""
+    from pipelines.stages import run_stages
+    con = _open(warehouse)
+    config = _config(config_path)
+    run_stages(con, config)
+    return con, config
+
+
+@main.command()
+@warehouse_option
+@config_option
+@user_errors
+def build(warehouse: Path, config_path: Path | None) -> None:
+    """Build the marts (allocation, team month, findings, energy tiers...) from what is loaded.
+
+    Reports and exports run this themselves; run it alone to check the contracts after an ingest.
+
+    Example: meterbook build --config meterbook.toml --warehouse build/meterbook.duckdb
+    """
+    con, _ = build_marts(warehouse, config_path)
+    months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
+    broken = con.execute("select count(*) from contract_findings").fetchone()[0]
+    click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
+
+
 @main.group()
 def report() -> None:
     """Render the monthly reports (PDF, with CSV beside them)."""
@@ -147,9 +177,9 @@ def report_chargeback(month: str, out: Path | None, per_team: bool, warehouse: P
     Example: meterbook report chargeback --month 2026-10 --per-team --out build/reports/2026-10
     """
     from reports.chargeback import write_chargeback
-    con = _open(warehouse)
     out = out or Path("build/reports") / month
-    paths = write_chargeback(con, _config(config_path), month, out, per_team=per_team)
+    con, config = build_marts(warehouse, config_path)
+    paths = write_chargeback(con, config, month, out, per_team=per_team)
     for p in paths:
         click.echo(f"wrote {p}")
 
@@ -169,9 +199,9 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     Example: meterbook report audit --model Acme-Embed-1B --month 2026-10 --out build/reports/audit
     """
     from reports.audit import write_audit
-    con = _open(warehouse)
     out = out or Path("build/reports") / (month or "audit")
-    for p in write_audit(con, _config(config_path), list(models), month, out):
+    con, config = build_marts(warehouse, config_path)
+    for p in write_audit(con, config, list(models), month, out):
         click.echo(f"wrote {p}")
 
 
@@ -193,8 +223,8 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
     """
     from pipelines.export import export_focus
-    con = _open(warehouse)
-    for p in export_focus(con, _config(config_path), month, out or Path(f"build/exports/focus-{month}")):
+    con, _ = build_marts(warehouse, config_path)
+    for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}")):
         click.echo(f"wrote {p}")
 
 

@@ -235,8 +235,10 @@ METRICS = [
 ]
 
 
-def gpu_uuid(host: str, idx: int) -> str:
-    return "GPU-" + str(uuid.UUID(int=random.Random(f"{host}/{idx}").getrandbits(128)))
+def gpu_uuid(host: str, idx: int, started: datetime) -> str:
+    """A stopped and restarted cloud instance keeps its id and host name but lands on other
+    physical GPUs: each start of a demo instance (once a month) gets boards of its own."""
+    return "GPU-" + str(uuid.UUID(int=random.Random(f"{host}/{idx}/{started:%Y-%m-%dT%H}").getrandbits(128)))
 
 
 def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path, interval_s: int,
@@ -247,14 +249,14 @@ def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path,
     work = {g: w for w in inst.get("workloads", []) for g in w["gpus"]}
     counters = [rng.randrange(10**9, 10**11) for _ in range(n_gpus)]   # mJ since the driver loaded
     reset = inst.get("counter_reset")
+    start = m0 + timedelta(days=inst["start_day"] - 1)
     labels = []
     for g in range(n_gpus):
         w = work.get(g % inst["gpus"]) if gpus else work.get(g)
         pod = f'container="main",namespace="{w["namespace"]}",pod="{w["pod"]}"' if w else 'container="",namespace="",pod=""'
-        labels.append(f'gpu="{g}",UUID="{gpu_uuid(inst["host"], g)}",pci_bus_id="00000000:{16 + g:02X}:00.0",'
+        labels.append(f'gpu="{g}",UUID="{gpu_uuid(inst["host"], g, start)}",pci_bus_id="00000000:{16 + g:02X}:00.0",'
                       f'device="nvidia{g}",modelName="{inst["gpu_name"]}",Hostname="{inst["host"]}",{pod}')
     paths, fh, day = [], None, None
-    start = m0 + timedelta(days=inst["start_day"] - 1)
     end = min(start + timedelta(hours=inst["hours"] - inst.get("telemetry_lost_hours", 0)), m1)
     steps = int((end - start).total_seconds() // interval_s)
     for k in range(steps):

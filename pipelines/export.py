@@ -6,14 +6,12 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.config import Config
 from pipelines.errors import InputError
-from pipelines.stages import run_stages
 
 
-def export_focus(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path) -> list[Path]:
-    """Write <out>.parquet and <out>.csv (out without suffix, or with either suffix)."""
-    run_stages(con, config)
+def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[Path]:
+    """Write <out>.parquet and <out>.csv (out without suffix, or with either suffix) from the
+    focus_export mart (the build step writes it)."""
     n = con.execute("select count(*) from focus_export where month = ?", [month]).fetchone()[0]
     if n == 0:
         raise InputError(f"--month {month}", "no charges for this month", "focus_export is empty for it",

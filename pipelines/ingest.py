@@ -30,8 +30,10 @@ from typing import Any, Callable, Iterable
 
 import duckdb
 
+from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.errors import InputError
+from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import detect, duck_error, read_head
 from sources.reference_data import load_reference
@@ -142,6 +144,8 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         if rows_loaded + rows_rejected != staged.rows_read:
             raise RuntimeError(f"{path}: {staged.rows_read} rows read but {rows_loaded} loaded + {rows_rejected} rejected")
         totals = reader.totals(con, file_id)
+        if reader.table == "gpu_hour_parts":
+            totals["energy_kwh"] = file_energy_kwh(con, file_id)
         con.execute("insert into source_files values (?, ?, ?, ?, ?, ?, ?, ?, 'loaded', ?, ?, null, ?)",
                     [file_id, resolved, sha, reader.kind, staged.format_version or version, staged.rows_read, rows_loaded,
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
@@ -232,10 +236,13 @@ def superseded(con: duckdb.DuckDBPyConnection, path: str, kinds: list[str], deli
 
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",
            options: dict[str, Any] | None = None,
-           progress: Callable[[int, int, FileResult], None] | None = None) -> list[FileResult]:
-    """Ingest every file; the first structural error stops the run (earlier files stay loaded)."""
+           progress: Callable[[int, int, FileResult], None] | None = None,
+           config: Config | None = None) -> list[FileResult]:
+    """Ingest every file; the first structural error stops the run (earlier files stay loaded).
+    The config's telemetry settings (interval, gaps) shape a telemetry file's energy total."""
     files, notes = expand(paths)
     load_reference(con)
+    apply_config(con, config or Config())
     results, this_run = [], set()
     for i, f in enumerate(files, 1):
         with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():

@@ -12,6 +12,10 @@ def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None 
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return con.execute("select count(*) from information_schema.tables where table_name = ?", [name]).fetchone()[0] > 0
+
+
 def quality_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     files = rows_as_dicts(con, """
         select file_id, path, sha256, kind, format_version, rows_read, rows_loaded, rows_rejected, status, loaded_at
@@ -23,8 +27,7 @@ def quality_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from rejects r join source_files f using (file_id)
         where f.status = 'loaded'
         group by all order by rows desc, file""")
-    has_findings = con.execute("select count(*) from information_schema.tables where table_name = 'contract_findings'").fetchone()[0]
-    contract = rows_as_dicts(con, "select * from contract_findings order by rows desc") if has_findings else []
+    contract = rows_as_dicts(con, "select * from contract_findings order by rows desc") if table_exists(con, "contract_findings") else []
     return {
         "contract_findings": contract,
         "files": len(live),

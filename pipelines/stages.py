@@ -1,7 +1,10 @@
-"""Run the SQL stages (intermediate, then marts) over the warehouse with the config applied.
+"""The build step: run the SQL stages (intermediate, then marts) over the warehouse with the
+config applied, then check every mart against its pandera model.
 
-Each model is one SQL file; its table has the file's name. The order below is the dependency
-order; config and unit constants reach the SQL as DuckDB variables, never as pasted text.
+Reports and exports only read what this writes (marts, lineage, reference tables): a figure is
+computed once, here, and every output agrees. Each model is one SQL file; its table has the
+file's name. The order below is the dependency order; config and unit constants reach the SQL
+as DuckDB variables, never as pasted text.
 """
 from __future__ import annotations
 
@@ -12,13 +15,17 @@ import pandera.pandas as pa
 from pipelines.allocation import METERS, scaling_fits_table
 from pipelines.config import Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
-from pipelines.warehouse import read_sql
+from pipelines.warehouse import model_over, read_sql
 from schemas.allocation_lines import AllocationLines
+from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.gpu_hours import GpuHours
 from schemas.reconciliation import Reconciliation
 from schemas.team_energy_lines import TeamEnergyLines
+from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
+from schemas.telemetry_month import TelemetryMonth
+from schemas.workload_month import WorkloadMonth
 from sources.reference_data import load_reference
 
 STAGES: list[tuple[str, str]] = [
@@ -34,9 +41,17 @@ STAGES: list[tuple[str, str]] = [
     ("30_marts", "team_energy_lines"),
     ("30_marts", "reconciliation"),
     ("30_marts", "focus_export"),
+    ("30_marts", "workload_month"),
+    ("30_marts", "energy_tiers_month"),
+    ("30_marts", "telemetry_month"),
+    ("30_marts", "team_gpu_model_month"),
     ("python", "int_scaling_fits"),
     ("30_marts", "findings_month"),
 ]
+
+
+# What the build step writes for readers: the marts, and the contract findings on them.
+MARTS: tuple[str, ...] = tuple(name for folder, name in STAGES if folder == "30_marts") + ("contract_findings",)
 
 
 def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
@@ -76,6 +91,15 @@ def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], ro
 
 PYTHON_STAGES = {"int_scaling_fits": scaling_fits_table}
 
+
+def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
+    """The IT energy of one telemetry file's GPU-hours, by the gpu_hours model itself (resets,
+    gaps and the board cap as the reports see them). Needs the reference tables and the
+    config's variables (apply_config) on the connection."""
+    sql = model_over("20_intermediate", "gpu_hours.sql",
+                     {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
+    return float(con.execute(f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id}).fetchone()[0])
+
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).
 VALIDATED: dict[str, type[pa.DataFrameModel]] = {
@@ -85,6 +109,10 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,
     "findings_month": FindingsMonth,
+    "workload_month": WorkloadMonth,
+    "energy_tiers_month": EnergyTiersMonth,
+    "telemetry_month": TelemetryMonth,
+    "team_gpu_model_month": TeamGpuModelMonth,
 }
 
 

@@ -18,10 +18,10 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.errors import InputError
-from pipelines.quality import quality_summary, rows_as_dicts
+from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import charts
-from reports.chargeback import _check_month, table_exists
+from reports.chargeback import _check_month
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
@@ -155,8 +155,6 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
                         month: str | None) -> dict[str, Any]:
     if month is not None:
         _check_month(month)
-        from pipelines.stages import run_stages
-        run_stages(con, config)
     rows = disclosure_rows(con, models) if table_exists(con, "disclosures") else []
     dicts = [warehouse_engine_input(r) for r in rows]
     try:

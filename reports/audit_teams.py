@@ -51,14 +51,8 @@ def gpu_hours_by_model(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, 
     """{team: {gpu_model: billed GPU-hours as allocated}}; None for a resource of unknown model."""
     out: dict[str, dict[str | None, float]] = defaultdict(dict)
     for team, model, hours in con.execute("""
-            select a.team, r.gpu_model, sum(a.amount)::double
-            from allocation_lines a
-            left join (select month, resource_id, any_value(gpu_model) as gpu_model from int_charges_teams
-                       where resource_id is not null group by all) r
-                on r.month = a.month and r.resource_id = a.resource_id
-            where a.month = ? and a.meter = 'gpu_hours'
-            group by all
-            having sum(a.amount) > 0""", [month]).fetchall():
+            select team, gpu_model, gpu_hours from team_gpu_model_month
+            where month = ? and gpu_hours > 0""", [month]).fetchall():
         out[team][model] = hours
     return out
 

@@ -1,8 +1,7 @@
 """Chargeback report: query the marts for one month, build the context, render PDF + CSV.
 
-One context feeds the monthly PDF and the per-team statements. Marts another stage may add
-(`allocation_lines`, `findings_month`, extra `team_month` columns) are rendered when present and
-generically (their columns as they come), so the report works with and without them.
+One context feeds the monthly PDF and the per-team statements. It reads marts only (the build
+step, `meterbook build`, writes them): every figure here is computed once, in SQL.
 """
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ import duckdb
 from pipelines.config import Config
 from pipelines.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
-from pipelines.stages import run_stages
 from reports import charts
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
@@ -37,7 +35,6 @@ TOTAL_KEYS = ("billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_ho
               "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high")
 ASSUMPTION_COLUMNS = ["coefficient_id", "value", "unit", "low", "high", "source", "notes"]
 HISTORY_MONTHS = 6      # trend window on a team page: the month and the five before it
-TEAM_LINES = 12         # lines printed per team page (the rest summed as one row), so a page stays one page
 TEAM_JOBS = 5
 TOP_FINDINGS = 6        # on the first page; the Findings section lists all
 # Findings that are data to fix, not money to save: listed under Data quality, not Findings
@@ -65,10 +62,6 @@ CHART_TEAMS = 20        # bars per chart; the rest are one "other teams" bar (th
 MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 
-def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return con.execute("select count(*) from information_schema.tables where table_name = ?", [name]).fetchone()[0] > 0
-
-
 def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for r in rows:
@@ -76,52 +69,24 @@ def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def team_lines(con: duckdb.DuckDBPyConnection, month: str) -> tuple[str, dict[str, list[dict]]]:
-    """Per team, what its figures are made of: the allocation engine's lines when that mart exists,
-    else the bill's lines grouped by service, category and instance type."""
-    if table_exists(con, "allocation_lines"):
-        try:   # the engine's lines pivoted: one row per category and rule, the main meters as columns
-            meters = ", ".join(f"sum(amount) filter (where meter = '{m}') as {m}" for m in ALLOCATION_METERS)
-            return "allocation", _by_team(rows_as_dicts(con, f"""
-                select team, coalesce(category, '–') as category, coalesce(rule, '–') as rule,
-                       count(distinct source_group) as sources, {meters}
-                from allocation_lines where month = ? group by all
-                order by team, billed_cost desc nulls last, category, rule""", [month]))
-        except duckdb.Error:   # another shape of the mart: print its rows as they come
-            return "allocation_raw", _by_team(rows_as_dicts(
-                con, "select * from allocation_lines where month = ? order by all", [month]))
-    rows = rows_as_dicts(con, """
-        select team, coalesce(service_name, '–') as service, charge_category as category,
-               coalesce(instance_type, '') as instance_type, count(*) as line_items,
-               sum(billed_cost) as billed_cost, sum(effective_cost) as effective_cost,
-               coalesce(sum(gpu_hours), 0) as gpu_hours
-        from int_charges_teams where month = ? group by all
-        order by team, billed_cost desc, service, category, instance_type""", [month])
-    out = _by_team(rows)
-    for team, lines in out.items():
-        if len(lines) > TEAM_LINES:
-            rest = lines[TEAM_LINES - 1:]
-            out[team] = lines[:TEAM_LINES - 1] + [{
-                "service": f"{len(rest)} other lines", "category": "", "instance_type": "",
-                "line_items": sum(r["line_items"] for r in rest), "billed_cost": sum(r["billed_cost"] for r in rest),
-                "effective_cost": sum(r["effective_cost"] for r in rest), "gpu_hours": sum(r["gpu_hours"] for r in rest)}]
-    return "bill", out
-
-
-def top_jobs(con: duckdb.DuckDBPyConnection, month: str, unallocated: str) -> dict[str, list[dict]]:
-    """Busiest jobs (namespace/pod) per team by observed GPU-hours; idle time is not a job."""
+def team_lines(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+    """Per team, what its figures are made of: the allocation engine's lines, one row per
+    category and rule, the main meters as columns."""
+    meters = ", ".join(f"sum(amount) filter (where meter = '{m}') as {m}" for m in ALLOCATION_METERS)
     return _by_team(rows_as_dicts(con, f"""
-        with jobs as (
-            select coalesce(nt.team, ?) as team, coalesce(w.namespace, '–') as ns, coalesce(w.pod, '–') as job,
-                   sum(w.gpu_hours_observed) as gpu_hours, sum(w.energy_kwh) as it_energy_kwh,
-                   sum(w.gpu_hours_observed * w.util_mean) / nullif(sum(w.gpu_hours_observed), 0) as util_mean
-            from int_gpu_workloads w left join cfg_namespace_teams nt on nt.namespace = w.namespace
-            where strftime(w.hour_start, '%Y-%m') = ? and not w.is_idle
-            group by all
-        )
-        select team, ns as namespace, job, gpu_hours, it_energy_kwh, util_mean from jobs
-        qualify row_number() over (partition by team order by gpu_hours desc, ns, job) <= {TEAM_JOBS}
-        order by team, gpu_hours desc, ns, job""", [unallocated, month]))
+        select team, coalesce(category, '–') as category, coalesce(rule, '–') as rule,
+               count(distinct source_group) as sources, {meters}
+        from allocation_lines where month = ? group by all
+        order by team, billed_cost desc nulls last, category, rule""", [month]))
+
+
+def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+    """Busiest workloads (namespace/pod) per team by observed GPU-hours, from workload_month."""
+    return _by_team(rows_as_dicts(con, f"""
+        select team, namespace, coalesce(nullif(pod, ''), '–') as job, gpu_hours, it_energy_kwh, util_mean
+        from workload_month where month = ?
+        qualify row_number() over (partition by team order by gpu_hours desc, namespace, pod) <= {TEAM_JOBS}
+        order by team, gpu_hours desc, namespace, pod""", [month]))
 
 
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:
@@ -135,42 +100,12 @@ def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict
     return months, out
 
 
-def default_findings(teams: list[dict], totals: dict, tiers: list[dict], difference: Any, unallocated: dict | None,
-                     currency: str) -> list[dict]:
-    """Facts that need no threshold: the reconciliation, the unallocated share, who idles most,
-    whose GPUs are least used, and how much energy rests on estimates."""
-    out = [{"finding": "reconciliation", "subject": "invoice",
-            "message": f"Allocated billed cost equals the invoice (difference {difference:.2f})" if difference == 0
-            else f"Allocated billed cost differs from the invoice by {difference:.2f} {currency}"}]
-    billed = float(totals["billed_cost"] or 0)
-    if unallocated and billed:
-        out.append({"finding": "unallocated", "subject": unallocated["team"],
-                    "message": f"{float(unallocated['billed_cost']) / billed:.0%} of billed cost carries no team tag"})
-    idle = [t for t in teams if t["idle_gpu_hours"]]
-    if idle:
-        t = max(idle, key=lambda t: (t["idle_gpu_hours"], t["team"]))
-        out.append({"finding": "most_idle", "subject": t["team"],
-                    "message": f"{t['idle_gpu_hours']:,.1f} idle GPU-hours, {t['idle_gpu_hours'] / (totals['idle_gpu_hours'] or 1):.0%} of all idle time"})
-    used = [t for t in teams if t["util_mean"] is not None and t["gpu_hours_observed"]]
-    if used:
-        t = min(used, key=lambda t: (t["util_mean"], t["team"]))
-        out.append({"finding": "lowest_utilization", "subject": t["team"],
-                    "message": f"lowest mean GPU utilization: {t['util_mean']:.0%} over {t['gpu_hours_observed']:,.0f} observed GPU-hours"})
-    est = sum(float(r["it_energy_kwh"] or 0) for r in tiers if r["basis"] == "estimated")
-    if totals["it_energy_kwh"]:
-        out.append({"finding": "estimated_energy", "subject": "energy",
-                    "message": f"{est / float(totals['it_energy_kwh']):.0%} of IT energy is estimated from billed GPU-hours (no telemetry)"})
-    return out
-
-
-def findings(con: duckdb.DuckDBPyConnection, month: str, fallback: list[dict]) -> tuple[str, list[dict]]:
-    """The month's findings, largest cost first (the mart's when it exists, else the computed ones)."""
-    if table_exists(con, "findings_month"):
-        rows = [{k: v for k, v in r.items() if k != "month"}
-                for r in rows_as_dicts(con, "select * from findings_month where month = ? order by all", [month])]
-        # an invoice the chargeback does not reconcile to comes first, whatever its amount
-        return "mart", sorted(rows, key=lambda r: (r.get("finding") != "invoice_difference", -float(r.get("cost_usd") or 0)))
-    return "computed", fallback
+def findings(con: duckdb.DuckDBPyConnection, month: str) -> list[dict]:
+    """The month's findings: an invoice the chargeback does not reconcile to first, whatever its
+    amount, then largest cost first."""
+    rows = [{k: v for k, v in r.items() if k != "month"}
+            for r in rows_as_dicts(con, "select * from findings_month where month = ? order by all", [month])]
+    return sorted(rows, key=lambda r: (r.get("finding") != "invoice_difference", -float(r.get("cost_usd") or 0)))
 
 
 def split_matching(found: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -198,8 +133,8 @@ def _check_month(month: str) -> None:
 
 
 def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
+    """Everything the chargeback shows for a month, read from the marts the build step wrote."""
     _check_month(month)
-    run_stages(con, config)
     teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
     if not teams:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
@@ -214,23 +149,18 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by basis, invoice_id nulls last", [month])
     recon_summary = reconciliation_summary(recon)
     totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
-    util, coverage = con.execute("""select sum(coverage * util_mean) / nullif(sum(coverage), 0), avg(coverage)
-                                    from gpu_hours where strftime(hour_start, '%Y-%m') = ?""", [month]).fetchone()
+    telemetry = rows_as_dicts(con, "select * from telemetry_month where month = ?", [month])
+    util, coverage = (telemetry[0]["util_mean"], telemetry[0]["scrape_coverage"]) if telemetry else (None, None)
     difference = recon_summary["invoice_difference"] + recon_summary["exports_difference"]
     ids = sorted({i for t in teams for i in (t["assumption_ids"] or [])})
-    tiers = rows_as_dicts(con, """
-        select 'measured' as basis, energy_tier as tier, sum(energy_kwh) as it_energy_kwh from gpu_hours
-        where strftime(hour_start, '%Y-%m') = ? group by all
-        union all
-        select 'estimated', 'tdp_model', sum(it_energy_kwh) from int_energy_lines where basis = 'estimated' and month = ?
-        order by it_energy_kwh desc, tier""", [month, month])
+    tiers = rows_as_dicts(con, """select basis, tier, it_energy_kwh from energy_tiers_month where month = ?
+                                  order by it_energy_kwh desc, tier""", [month])
     unallocated = next((t for t in teams if t["team"] == config.unallocated), None)
     extra_cols = [c for c in teams[0] if c not in CSV_COLUMNS]   # columns a newer team_month adds
-    lines_kind, lines = team_lines(con, month)
-    jobs = top_jobs(con, month, config.unallocated)
+    lines = team_lines(con, month)
+    jobs = top_jobs(con, month)
     months, hist = history(con, month)
-    findings_kind, found = findings(con, month, default_findings(teams, totals, tiers, difference, unallocated, currency))
-    found, matching = split_matching(found)
+    found, matching = split_matching(findings(con, month))
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
                   for t in teams]
     return {
@@ -239,7 +169,6 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "currency": currency,
         "teams": teams,
         "team_pages": team_pages,
-        "lines_kind": lines_kind,
         "extra_columns": extra_cols,
         "team_economics": TEAM_ECONOMICS,
         "team_changes": TEAM_CHANGES,
@@ -255,7 +184,6 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "reconciliation": recon,
         "reconciliation_summary": recon_summary,
         "reconciliation_difference": difference,
-        "findings_kind": findings_kind,
         "findings": found,
         "top_findings": TOP_FINDINGS,
         "matching": matching[:MATCHING_ROWS],

@@ -9,7 +9,6 @@ from typing import Any
 
 import duckdb
 
-from pipelines.units import MJ_PER_KWH
 from pipelines.warehouse import read_sql
 from sources.base import Head, Reader, duck_error
 
@@ -64,16 +63,14 @@ class TelemetryReader(Reader):
         return con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        gpus, samples_used, energy_mj = con.execute("""
-            with per_gpu as (
-                select gpu_uuid, sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) as used,
-                       arg_max(last_energy_mj, last_energy_ts) - arg_min(first_energy_mj, first_energy_ts) as rise_mj
-                from gpu_hour_parts where file_id = ? group by gpu_uuid)
-            select count(*), sum(used), sum(greatest(rise_mj, 0)) from per_gpu""", [file_id]).fetchone()
+        """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
+        it), so `ingest --json` and the reports never disagree on one file."""
+        gpus, samples_used = con.execute("""
+            select count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active)
+            from gpu_hour_parts where file_id = ?""", [file_id]).fetchone()
         loaded = con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
         return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),
-                "samples_other_metrics": loaded - int(samples_used or 0),
-                "energy_kwh": float(energy_mj or 0) / MJ_PER_KWH}
+                "samples_other_metrics": loaded - int(samples_used or 0)}
 
     def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
         con.execute("delete from gpu_hour_parts where file_id = ?", [file_id])

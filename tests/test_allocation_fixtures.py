@@ -74,9 +74,12 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
     con.register("_gh", gh)
     con.execute("""create or replace table gpu_hours as select host::varchar as host, gpu_uuid::varchar as gpu_uuid,
         gpu_index::varchar as gpu_index, gpu_model_raw::varchar as gpu_model_raw, instance_id::varchar as instance_id,
-        hour_start::timestamp as hour_start, energy_kwh::double as energy_kwh, energy_tier::varchar as energy_tier,
+        hour_start::timestamp as hour_start, hour_start::timestamp as share_hour, energy_kwh::double as energy_kwh,
+        energy_kwh::double as energy_kwh_low, energy_kwh::double as energy_kwh_high, 0.0 as estimated_kwh, 0.0 as gap_kwh,
+        0.0 as excess_kwh, null::double as board_max_kwh, energy_tier::varchar as energy_tier, false as has_gap, 0.0 as gap_s,
         power_w_mean::double as power_w_mean, util_mean::double as util_mean, sm_active_mean::double as sm_active_mean,
-        tensor_active_mean::double as tensor_active_mean, coverage::double as coverage, n_scrapes::bigint as n_scrapes from _gh""")
+        tensor_active_mean::double as tensor_active_mean, coverage::double as coverage, coverage::double as energy_coverage,
+        n_scrapes::bigint as n_scrapes from _gh""")
     if len(pods):
         con.register("_pods", pods)
         con.execute("insert into gpu_pod_parts select * from _pods")

@@ -128,10 +128,106 @@ def test_same_telemetry_twice_changes_nothing_and_a_second_month_adds(tmp_path):
     before = [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in gpu_hours(wh)]
     assert ingest_json(wh, oct_)["files"][0]["status"] == "unchanged"
     assert [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in gpu_hours(wh)] == before
+    # the same board a month later, its counter restarted: October's observed hours keep their
+    # energy; the four weeks between are a gap with a reset inside, filled as estimated
     nov = Trace(uuid=trace().uuid, start=datetime(2026, 11, 3), interval_s=INTERVAL, power_w=wavy_power(240))
     ingest_json(wh, write_prom_text(tmp_path / "nov.prom", [nov]))
-    after = [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in gpu_hours(wh)]
-    assert after[:len(before)] == before and len(after) == len(before) + 2
+    after = gpu_hours(wh)
+    observed = [(r["gpu_uuid"], r["hour_start"], r["energy_kwh"]) for r in after if r["coverage"] > 0]
+    assert observed[:len(before) - 1] == before[:-1] and len(observed) == len(before) + 2
+    filled = [r for r in after if r["coverage"] == 0]
+    assert filled and {r["energy_tier"] for r in filled} == {"counter_gap"}
+    assert all(r["energy_kwh_low"] < r["energy_kwh_high"] for r in filled if r["estimated_kwh"] > 0)
+
+
+def steady(n: int, watts: float = 350.0) -> list[float]:
+    """A board held near one power: the power around a gap then tells what ran inside it."""
+    return [watts + 3 * math.sin(k / 37) for k in range(n)]
+
+
+def kwh_by_month(rows: list[dict], key: str = "energy_kwh") -> dict[str, float]:
+    out: dict[str, float] = {}
+    for r in rows:
+        out[r["hour_start"].strftime("%Y-%m")] = out.get(r["hour_start"].strftime("%Y-%m"), 0.0) + r[key]
+    return out
+
+
+def true_kwh_by_month(t: Trace) -> dict[str, float]:
+    """What the board drew in each month: the counter's increment at each sample (power x interval
+    over the interval that sample closes), by the month of the sample's time."""
+    out: dict[str, float] = {}
+    for k, p in enumerate(t.power_w[1:], start=1):
+        month = (t.start + timedelta(seconds=k * t.interval_s)).strftime("%Y-%m")
+        out[month] = out.get(month, 0.0) + round(p * t.interval_s * 1000) / 3.6e9
+    return out
+
+
+SEPT_20 = datetime(2026, 9, 20, 12, 0, 10)
+
+
+def month_trace(resets: set[int]) -> Trace:
+    """32 days of one A100 at about 350 W; 30 days of it (Sept 21 to Oct 21) never scraped. Its
+    counter read 100 MJ when the trace began (energy since the driver loaded, as DCGM counts)."""
+    n = 32 * 24 * 120
+    gap = set(range(24 * 120, 24 * 120 + 30 * 24 * 120))
+    return Trace(uuid="GPU-99999999-2222-3333-4444-555555555555", start=SEPT_20, interval_s=INTERVAL,
+                 power_w=steady(n), drop=gap, resets_at=resets, counter0_mj=100_000_000_000)
+
+
+def test_a_thirty_day_gap_spreads_its_counter_rise_over_both_months(tmp_path):
+    t = month_trace(set())
+    ingest_json(tmp_path / "wh.duckdb", write_prom_text(tmp_path / "gap.prom", [t]))
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    got, truth = kwh_by_month(rows), true_kwh_by_month(t)
+    assert set(got) == {"2026-09", "2026-10"}
+    for month in truth:
+        assert got[month] == pytest.approx(truth[month], rel=1e-3)
+    filled = [r for r in rows if r["coverage"] == 0]
+    assert len(filled) == 30 * 24 and {r["energy_tier"] for r in filled} == {"counter_gap"}
+    assert all(r["estimated_kwh"] == 0 and r["gap_s"] > 29 * 86400 for r in filled)   # measured, only placed
+    assert all(r["energy_kwh"] <= r["board_max_kwh"] for r in rows)
+
+
+def test_a_reset_inside_the_gap_and_one_within_an_hour_keep_each_month_within_a_thousandth(tmp_path):
+    # the driver reloads on Oct 19 (inside the gap: the next reading is below the last one) and
+    # again on Oct 22 at 10:15 (between two scrapes). A reset early in a gap leaves the counter
+    # above its last reading and cannot be seen: its rise is then taken for the gap's energy.
+    in_gap = (datetime(2026, 10, 19, 6) - SEPT_20).total_seconds() // INTERVAL
+    in_hour = (datetime(2026, 10, 22, 10, 15) - SEPT_20).total_seconds() // INTERVAL
+    t = month_trace({int(in_gap), int(in_hour)})
+    ingest_json(tmp_path / "wh.duckdb", write_prom_text(tmp_path / "resets.prom", [t]))
+    rows = gpu_hours(tmp_path / "wh.duckdb")
+    got, truth = kwh_by_month(rows), true_kwh_by_month(t)
+    for month in truth:
+        assert got[month] == pytest.approx(truth[month], rel=1e-3)
+    # what ran before the reset is estimated, with a range that holds the truth
+    estimated = [r for r in rows if r["estimated_kwh"] > 0]
+    assert estimated and {r["hour_start"].month for r in estimated} == {9, 10}
+    assert kwh_by_month(rows, "energy_kwh_low")["2026-09"] < truth["2026-09"] < kwh_by_month(rows, "energy_kwh_high")["2026-09"]
+
+
+def test_an_hour_above_what_the_board_can_draw_is_cut_and_reported(tmp_path):
+    # another board's counter reaches this GPU's series for one scrape: +20 kWh in an hour
+    t = trace()
+    path = write_prom_text(tmp_path / "jump.prom", [t])
+    lines = path.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("DCGM_FI_DEV_TOTAL_ENERGY") and "T01:" not in ln and i > len(lines) // 2)
+    name, value, ts = lines[k].rsplit(" ", 2)
+    jumped = [ln if not ln.startswith("DCGM_FI_DEV_TOTAL_ENERGY") or i < k
+              else f"{ln.rsplit(' ', 2)[0]} {int(ln.rsplit(' ', 2)[1]) + 72_000_000_000} {ln.rsplit(' ', 2)[2]}"
+              for i, ln in enumerate(lines)]
+    path.write_text("\n".join(jumped) + "\n")
+    wh = tmp_path / "wh.duckdb"
+    ingest_json(wh, path)
+    rows = gpu_hours(wh)
+    assert max(r["energy_kwh"] for r in rows) <= rows[0]["board_max_kwh"]
+    assert sum(r["excess_kwh"] for r in rows) == pytest.approx(20, rel=0.05)
+    assert total_kwh(rows) < t.true_kwh() + rows[0]["board_max_kwh"]
+    con = duckdb.connect(str(wh), read_only=True)
+    (value, energy), = con.execute("select value, energy_kwh from findings_month where finding = 'energy_above_board'").fetchall()
+    assert value == pytest.approx(20, rel=0.05)
+    assert con.execute("select count(*) from contract_findings where table_name = 'gpu_hours'").fetchone()[0] == 0
+    con.close()
 
 
 def test_dmon_log_with_repeated_headers_parses(tmp_path):
@@ -176,3 +272,17 @@ def test_blanks_between_value_and_timestamp_are_one_separator(tmp_path):
     rows = gpu_hours(tmp_path / "wh.duckdb")
     assert len(rows) == 3 and rows[0]["hour_start"] == START.replace(second=0)
     assert total_kwh(rows) == pytest.approx(t.true_kwh(), rel=1e-3)
+
+
+def test_ingest_json_energy_is_the_reports_energy_for_the_same_file(tmp_path):
+    # a reset mid-file and a two-hour gap: a last-minus-first total would lose or misplace both
+    k0 = int(1.5 * 3600 / INTERVAL)
+    t = trace(hours=6, resets_at={int(4.2 * 3600 / INTERVAL)}, drop=set(range(k0, k0 + 240)))
+    wh = tmp_path / "wh.duckdb"
+    (f,) = ingest_json(wh, write_prom_text(tmp_path / "t.prom", [t]))["files"]
+    con = connect(wh)
+    run_stages(con, Config(interval_s=INTERVAL))
+    report_kwh = con.execute("select sum(it_energy_kwh) from team_month").fetchone()[0]
+    con.close()
+    assert f["totals"]["energy_kwh"] == pytest.approx(report_kwh, rel=1e-12)
+    assert report_kwh == pytest.approx(t.true_kwh(), rel=1e-3)

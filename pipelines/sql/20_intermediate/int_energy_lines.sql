@@ -24,6 +24,7 @@ measured as (
         w.resource_id,
         w.energy_kwh,
         w.gpu_hours_observed,
+        w.gpu_hours_energy_known,
         w.gpu_hours_observed * w.util_mean as util_weighted,
         w.energy_tier
     from int_gpu_workloads w
@@ -31,7 +32,8 @@ measured as (
 ),
 
 covered as (
-    select resource_id, month, sum(gpu_hours_observed) as gpu_hours_observed
+    -- billed hours whose energy telemetry already holds (observed, or spread over a counter gap)
+    select resource_id, month, sum(gpu_hours_energy_known) as gpu_hours_energy_known
     from measured where resource_id is not null group by all
 ),
 
@@ -47,7 +49,7 @@ fraction as (
 estimated as (
     select
         r.month, r.team, false as is_idle, r.zone, r.resource_id,
-        greatest(r.gpu_hours_billed - coalesce(c.gpu_hours_observed, 0), 0) as gpu_hours_estimated,
+        greatest(r.gpu_hours_billed - coalesce(c.gpu_hours_energy_known, 0), 0) as gpu_hours_estimated,
         p.tdp_w, p.tdp_w_low, p.tdp_w_high, p.tdp_id
     from resources r
     left join covered c using (resource_id, month)

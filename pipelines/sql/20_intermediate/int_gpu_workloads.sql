@@ -1,5 +1,6 @@
 -- Each GPU-hour split between the workloads seen on it, by observed scrapes; scrapes with no
--- pod labels are idle time. Grain: GPU, hour, namespace, pod (namespace null = idle).
+-- pod labels are idle time. Grain: GPU, hour, namespace, pod (namespace null = idle). An hour
+-- that only a counter gap reaches follows the shares of its share_hour (gpu_hours.sql).
 -- team: [teams.namespaces] first, then the first [[teams.rules]] with field = namespace; null
 -- for idle time and for a namespace nothing maps (allocation_lines shows it as unallocated).
 -- resource_id: the billed resource the GPU sits in, resolved here once for every model
@@ -47,13 +48,16 @@ select
     coalesce(nt.team, nr.team) as team,
     g.energy_kwh * s.share as energy_kwh,
     g.coverage * s.share as gpu_hours_observed,
+    -- GPU time whose energy is known (observed, or inside a counter gap): the billed hours
+    -- beyond it are the ones int_energy_lines estimates
+    g.energy_coverage * s.share as gpu_hours_energy_known,
     g.energy_tier,
     g.util_mean,
     coalesce(h.resource_id, bl.resource_id, g.instance_id, bh.resource_id) as resource_id,
     case when h.resource_id is not null then 'hosts' when g.instance_id is not null then 'label'
          when bh.resource_id is not null then 'host_name' end as resource_match
 from gpu_hours g
-join shares s using (gpu_uuid, hour_start)
+join shares s on s.gpu_uuid = g.gpu_uuid and s.hour_start = g.share_hour
 left join cfg_namespace_teams nt on nt.namespace = s.namespace
 left join namespace_rules nr on nr.namespace = s.namespace
 left join cfg_hosts h on h.host = g.host

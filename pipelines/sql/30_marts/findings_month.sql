@@ -16,6 +16,11 @@
 --                       busy GPUs of the same model over the run's window, when exactly as many
 --                       such GPUs were busy as the run used (otherwise the run is not matchable)
 --   scaling_efficiency  value = E(K) at the GPU count used; detail has K* (int_scaling_fits)
+--   energy_above_board  value = kWh a GPU's readings put above TDP x board_power_tolerance in
+--                       its hours of the month: cut off, not charged (gpu_hours.sql)
+--   telemetry_gap       value = unobserved hours of a GPU in the month that a counter gap
+--                       spans; energy_kwh = what was spread over them, low/high the range of
+--                       the part estimated after a reset inside a gap
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
@@ -148,6 +153,40 @@ unmatched_hosts as (
         and not exists (select 1 from billed b where b.month = o.month and b.resource_id = o.resource_id)
 ),
 
+gpu_month as (
+    select strftime(g.hour_start, '%Y-%m') as month, coalesce(g.host, 'no host label') || '/' || g.gpu_uuid as subject,
+        any_value(w.resource_id) as resource_id,
+        sum(g.excess_kwh) as excess_kwh,
+        count(*) filter (where g.excess_kwh > 0) as excess_hours,
+        sum(g.gap_kwh) as gap_kwh,
+        sum(g.energy_kwh - g.energy_kwh_low) filter (where g.gap_kwh > 0) as gap_below_kwh,
+        sum(g.energy_kwh_high - g.energy_kwh) filter (where g.gap_kwh > 0) as gap_above_kwh,
+        sum(least(g.estimated_kwh, g.gap_kwh)) as gap_estimated_kwh,
+        sum(g.energy_coverage - g.coverage) filter (where g.gap_kwh > 0) as gap_h,
+        max(g.gap_s) filter (where g.gap_kwh > 0) as longest_gap_s
+    from gpu_hours g
+    left join (select distinct gpu_uuid, hour_start, resource_id from int_gpu_workloads) w using (gpu_uuid, hour_start)
+    group by all
+),
+
+telemetry_findings as (
+    select month, 'energy_above_board' as finding, subject, resource_id, null::varchar as team,
+        excess_kwh as value, 'kWh' as unit, null::double as low, null::double as high, null::double as cost_usd,
+        excess_kwh as energy_kwh,
+        printf('%d GPU-hours read more than the board can draw (TDP x tolerance): %.3f kWh not charged; check the counter and the labels that name this GPU',
+               excess_hours, excess_kwh) as detail,
+        ['assumptions:board_power_tolerance'] as assumption_ids
+    from gpu_month where excess_kwh > 0
+    union all
+    select month, 'telemetry_gap', subject, resource_id, null, gap_h, 'h', null, null, null, gap_kwh,
+        printf('%.3f kWh of counter energy spread over %.1f unobserved hours (longest gap %.1f h)%s', gap_kwh, gap_h,
+               longest_gap_s / 3600, case when gap_estimated_kwh > 0
+               then printf('; %.3f kWh estimated after a counter reset inside a gap (range -%.3f/+%.3f kWh)',
+                           gap_estimated_kwh, gap_below_kwh, gap_above_kwh) else '' end),
+        []::varchar[]
+    from gpu_month where gap_kwh > 0
+),
+
 unobserved_resources as (
     -- billed GPU capacity that no telemetry maps to, in a month that has telemetry (a month
     -- with none is not instrumented at all: Energy by source then shows every kWh as tdp_model)
@@ -242,3 +281,6 @@ from unmatched_hosts
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
 from unobserved_resources
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from telemetry_findings

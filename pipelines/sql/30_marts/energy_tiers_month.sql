@@ -1,0 +1,25 @@
+-- Grain: month x basis x tier. Where the month's IT energy comes from; the rows sum to the
+-- month's IT energy in team_month. basis 'measured': a GPU-hour's energy by its tier (counter,
+-- counter_gap, power_integral) less what was estimated inside it; basis 'estimated': the part of
+-- GPU-hours estimated over telemetry gaps (gap_estimate), and billed GPU-hours no telemetry
+-- covers, from TDP (tdp_model, int_energy_lines).
+with telemetry as (
+    select strftime(hour_start, '%Y-%m') as month, energy_tier, energy_kwh, estimated_kwh
+    from gpu_hours
+    where energy_kwh is not null
+),
+
+tiers as (
+    select month, 'measured' as basis, energy_tier as tier, sum(energy_kwh - estimated_kwh) as it_energy_kwh
+    from telemetry group by all
+    union all
+    select month, 'estimated', 'gap_estimate', sum(estimated_kwh)
+    from telemetry group by all having sum(estimated_kwh) > 0
+    union all
+    select month, 'estimated', 'tdp_model', sum(it_energy_kwh)
+    from int_energy_lines where basis = 'estimated' group by all
+)
+
+select month, basis, tier, it_energy_kwh
+from tiers
+where it_energy_kwh <> 0

@@ -1,0 +1,16 @@
+-- Grain: month x team x gpu_model. Billed GPU-hours as allocated to each team, by the GPU model
+-- of the resource they were billed on (gpu_model null: a resource of unknown model). The
+-- footprint audit amortizes embodied carbon over these hours.
+with models as (
+    select month, resource_id, any_value(gpu_model) as gpu_model
+    from int_charges_teams
+    where resource_id is not null
+    group by all
+)
+
+select a.month, a.team, m.gpu_model, sum(a.amount)::double as gpu_hours
+from allocation_lines a
+left join models m on m.month = a.month and m.resource_id = a.resource_id
+where a.meter = 'gpu_hours'
+group by a.month, a.team, m.gpu_model
+having sum(a.amount) <> 0

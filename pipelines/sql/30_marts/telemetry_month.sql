@@ -1,0 +1,53 @@
+-- Grain: month. How much of the billed GPU fleet telemetry describes, so a utilization figure is
+-- read with its coverage: billed GPU-hours and GPU cost in all, and on resources telemetry maps
+-- to; observed GPU-hours; utilization weighted by observed time (of the observed fleet only).
+with billed as (
+    select month, resource_id, sum(gpu_hours) as gpu_hours, sum(effective_cost) as gpu_cost
+    from int_charges_teams
+    where gpu_hours > 0
+    group by all
+),
+
+observed_resources as (
+    select distinct strftime(hour_start, '%Y-%m') as month, resource_id
+    from int_gpu_workloads
+    where resource_id is not null
+),
+
+observed as (
+    select strftime(hour_start, '%Y-%m') as month,
+        sum(coverage) as gpu_hours_observed,
+        sum(coverage * util_mean) filter (where util_mean is not null)
+            / nullif(sum(coverage) filter (where util_mean is not null), 0) as util_mean,
+        count(distinct gpu_uuid) as gpus_observed,
+        -- how much of an observed GPU-hour the scrapes cover (hours a gap fills are not observed)
+        avg(coverage) filter (where n_scrapes > 0) as scrape_coverage
+    from gpu_hours
+    group by all
+),
+
+fleet as (
+    select b.month,
+        sum(b.gpu_hours) as gpu_hours_billed,
+        coalesce(sum(b.gpu_hours) filter (where o.resource_id is not null), 0) as gpu_hours_billed_with_telemetry,
+        sum(b.gpu_cost) as gpu_cost,
+        coalesce(sum(b.gpu_cost) filter (where o.resource_id is not null), 0) as gpu_cost_with_telemetry
+    from billed b
+    left join observed_resources o using (month, resource_id)
+    group by all
+)
+
+select
+    coalesce(f.month, o.month) as month,
+    coalesce(f.gpu_hours_billed, 0) as gpu_hours_billed,
+    coalesce(f.gpu_hours_billed_with_telemetry, 0) as gpu_hours_billed_with_telemetry,
+    f.gpu_hours_billed_with_telemetry / nullif(f.gpu_hours_billed, 0) as gpu_hours_telemetry_share,
+    f.gpu_cost,
+    f.gpu_cost_with_telemetry,
+    f.gpu_cost_with_telemetry / nullif(f.gpu_cost, 0) as gpu_cost_telemetry_share,
+    coalesce(o.gpu_hours_observed, 0) as gpu_hours_observed,
+    coalesce(o.gpus_observed, 0) as gpus_observed,
+    o.util_mean,
+    o.scrape_coverage
+from fleet f
+full outer join observed o using (month)
