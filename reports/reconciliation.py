@@ -26,4 +26,7 @@ def reconciliation_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "uninvoiced_billed_cost": sum((Decimal(r["export_billed_cost"]) for r in exports), Decimal(0)),
         "exports_reconciled": all(r["status"] == "reconciled" for r in exports),
         "exports_difference": sum((Decimal(r["difference"]) for r in exports), Decimal(0)),
+        "export_billed_cost": sum((Decimal(r["export_billed_cost"]) for r in rows), Decimal(0)),
+        "allocated_billed_cost": sum((Decimal(r["allocated_billed_cost"]) for r in rows), Decimal(0)),
+        "lines": sum(r["lines"] for r in rows),
     }
