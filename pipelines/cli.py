@@ -25,16 +25,20 @@ def config_option(fn):
                         help="meterbook.toml with team mappings (default: ./meterbook.toml if present).")(fn)
 
 
-def _config(path: Path | None, note: bool = True):
-    """The --config file, else ./meterbook.toml, else the defaults - said on stderr where teams
-    are resolved, since a forgotten --config leaves every namespace and host unmapped."""
+def _config(path: Path | None):
+    """The --config file, else ./meterbook.toml, else the defaults (see _said_defaults)."""
     from pipelines.config import load_config
     if path is None and Path("meterbook.toml").exists():
         path = Path("meterbook.toml")
-    if path is None and note:
-        click.echo("Note: no --config and no ./meterbook.toml: using the defaults (tag keys team, cost-center, project; "
-                   "no namespace, account or host mappings). See `meterbook config check`.", err=True)
     return load_config(path)
+
+
+def _said_defaults(config) -> None:
+    """After a report or export: say on stderr that no config was used, since a forgotten
+    --config leaves every namespace and host unmapped (said last, so an error stays one line)."""
+    if config.path is None:
+        click.echo("Note: no --config and no ./meterbook.toml: the defaults were used (tag keys team, cost-center, project; "
+                   "no namespace, account or host mappings). See `meterbook config check`.", err=True)
 
 
 def _open(warehouse: Path, read_only: bool = False):
@@ -99,7 +103,7 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
     con = connect(warehouse)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
     results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress,
-                          config=_config(config_path, note=False))
+                          config=_config(config_path))
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:
@@ -152,10 +156,11 @@ def build(warehouse: Path, config_path: Path | None) -> None:
 
     Example: meterbook build --config meterbook.toml --warehouse build/meterbook.duckdb
     """
-    con, _ = build_marts(warehouse, config_path)
+    con, config = build_marts(warehouse, config_path)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
     broken = con.execute("select count(*) from contract_findings").fetchone()[0]
     click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
+    _said_defaults(config)
 
 
 @main.group()
@@ -182,6 +187,7 @@ def report_chargeback(month: str, out: Path | None, per_team: bool, warehouse: P
     paths = write_chargeback(con, config, month, out, per_team=per_team)
     for p in paths:
         click.echo(f"wrote {p}")
+    _said_defaults(config)
 
 
 @report.command("audit")
@@ -203,6 +209,7 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     con, config = build_marts(warehouse, config_path)
     for p in write_audit(con, config, list(models), month, out):
         click.echo(f"wrote {p}")
+    _said_defaults(config)
 
 
 @main.group()
@@ -223,9 +230,10 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
     """
     from pipelines.export import export_focus
-    con, _ = build_marts(warehouse, config_path)
+    con, config = build_marts(warehouse, config_path)
     for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}")):
         click.echo(f"wrote {p}")
+    _said_defaults(config)
 
 
 @main.group("config")

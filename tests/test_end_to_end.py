@@ -46,7 +46,7 @@ def pdf_text(pdf: Path) -> str:
 def test_pdf_grand_total_equals_sum_of_billed_cost_in_inputs(demo_report):
     text = pdf_text(demo_report["pdf"])
     expected = raw_billed_total(demo_report["demo"]).quantize(Decimal("0.01"))
-    m = re.search(r"Allocated to teams \(incl\. unallocated\)\s*([\d,]+\.\d\d)", text)
+    m = re.search(r"Total; allocated to teams incl\.\s+unallocated\s+[\d,]+\s+([\d,]+\.\d\d)", text)
     assert m, "reconciliation line missing from the PDF"
     assert Decimal(m.group(1).replace(",", "")) == expected
     m = re.search(r"Total\s+([\d,]+\.\d\d)", text)
