@@ -151,6 +151,10 @@ def co2e_chart(meters: list[dict]) -> str:
                                   [m["reported"] for m in shown], "CO2e, kg")
 
 
+# Files the audit reads whatever the month: published disclosures are not dated by one
+DISCLOSURE_KINDS = ("disclosure", "hf-model-card")
+
+
 def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: list[str],
                         month: str | None) -> dict[str, Any]:
     if month is not None:
@@ -169,7 +173,8 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
-            "quality": quality_summary(con), "methodology": methodology_context(con), "provenance": provenance(con, config)}
+            "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config)}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

@@ -188,11 +188,11 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "top_findings": TOP_FINDINGS,
         "matching": matching[:MATCHING_ROWS],
         "matching_more": max(len(matching) - MATCHING_ROWS, 0),
-        "quality": quality_summary(con),
+        "quality": quality_summary(con, month),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology": methodology_context(con),
-        "provenance": provenance(con, config),
+        "provenance": provenance(con, month, config=config),
         "cost_chart": charts.bar_chart_svg(*top_n(teams, "billed_cost"), f"billed cost ({currency})"),
         "energy_chart": charts.bar_chart_svg(*top_n(teams, "co2e_kg"), "CO2e, kg (location-based)"),
         "chart_teams": CHART_TEAMS,
@@ -226,7 +226,7 @@ def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dic
 
 
 def _provenance_json(ctx: dict[str, Any]) -> str:
-    files = [{k: f[k] for k in ("file_id", "path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
+    files = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
              for f in ctx["quality"]["file_list"]]
     return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": files}, indent=2, default=str)
 

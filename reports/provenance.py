@@ -1,8 +1,9 @@
 """What a signed report must state so it can be re-derived: which inputs, which assumptions, which code.
 
-- warehouse hash: sha256 over the sorted sha256 of every loaded source file plus the assumptions
-  version, so two warehouses built from the same files and reference data print the same hash
-  whatever order or day they were loaded in;
+- warehouse hash: sha256 over the sorted sha256 of the loaded source files the report rests on
+  (a month's report: that month's files) plus the assumptions version, so two warehouses built
+  from the same files and reference data print the same hash whatever order or day they were
+  loaded in, or whatever other months sit beside them;
 - assumptions version: sha256 over sources/reference/*.csv (file name and bytes, sorted by name);
 - the meterbook version;
 - the config: sha256 of the meterbook.toml the figures were allocated with, or none (the
@@ -19,6 +20,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
+from pipelines.quality import quality_summary
 from sources.reference_data import REFERENCE_DIR
 
 SHORT = 16   # hex digits in the footer: 64 bits, enough to tell builds apart by eye
@@ -31,21 +33,25 @@ def assumptions_version() -> str:
     return h.hexdigest()
 
 
-def source_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return sorted(r[0] for r in con.execute("select sha256 from source_files where status = 'loaded'").fetchall())
+def source_hashes(con: duckdb.DuckDBPyConnection, month: str | None = None, also_kinds: tuple[str, ...] = ()) -> list[str]:
+    """The loaded files' sha256: all of them, or those a month's report rests on (its
+    quality_summary scope), so October's hash does not move when September is loaded."""
+    return sorted({f["sha256"] for f in quality_summary(con, month, also_kinds)["file_list"] if f["status"] == "loaded"})
 
 
-def warehouse_hash(con: duckdb.DuckDBPyConnection, assumptions: str | None = None) -> str:
+def warehouse_hash(con: duckdb.DuckDBPyConnection, assumptions: str | None = None, month: str | None = None,
+                   also_kinds: tuple[str, ...] = ()) -> str:
     h = hashlib.sha256()
-    for s in source_hashes(con):
+    for s in source_hashes(con, month, also_kinds):
         h.update(s.encode() + b"\n")
     h.update(b"reference:" + (assumptions or assumptions_version()).encode())
     return h.hexdigest()
 
 
-def provenance(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, Any]:
+def provenance(con: duckdb.DuckDBPyConnection, month: str | None = None, also_kinds: tuple[str, ...] = (),
+               config: Config | None = None) -> dict[str, Any]:
     av = assumptions_version()
-    wh = warehouse_hash(con, av)
+    wh = warehouse_hash(con, av, month, also_kinds)
     cfg = config.sha256 if config else None
     return {"warehouse_hash": wh, "assumptions_version": av, "meterbook_version": version("meterbook"),
             "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT],

@@ -171,6 +171,7 @@ def test_a_long_unmatched_list_is_cut_with_a_count(tmp_path):
     (tmp_path / "fleet.prom").write_text("\n".join(fleet) + "\n")
     ingest_json(tmp_path / "wh.duckdb", tmp_path / "fleet.prom", focus_hours(tmp_path / "focus.csv", {"i-0dark": "vision"}))
     con = connect(tmp_path / "wh.duckdb")
+    run_stages(con, Config(interval_s=INTERVAL))     # the build step: the report only reads marts
     ctx = build_context(con, Config(interval_s=INTERVAL), MONTH)
     assert len(ctx["matching"]) == MATCHING_ROWS and ctx["matching_more"] == extra + 1    # + the unobserved i-0dark
     assert all(m["finding"] == "unmatched_host" for m in ctx["matching"])                 # hosts first
@@ -201,3 +202,19 @@ def test_findings_name_hostless_gpus_and_a_host_seen_under_two_ids_apart(tmp_pat
     assert sum(f == "low_utilization" for f, _ in subjects) == 2
     assert sum(f == "unmatched_host" and s.startswith("ip-9") for f, s in subjects) == 2
     assert contract_failures(con, "findings_month", FindingsMonth) == []
+
+
+def test_a_namespace_a_rule_maps_is_that_teams_job_on_its_page(tmp_path):
+    """Namespaces become teams once, in SQL ([teams.namespaces], then [[teams.rules]]): a job in a
+    namespace only a rule maps is its team's job in the chargeback, not an unallocated one."""
+    from pipelines.config import TeamRule
+    wh = tmp_path / "wh.duckdb"
+    t = gpu_trace(labels=',namespace="ml-exp-7",pod="sweep-3",instance_id="i-0000000000000aaa"')
+    ingest_json(wh, write_prom_text(tmp_path / "dcgm.prom", [t]), focus_hours(tmp_path / "focus.csv", {"i-0000000000000aaa": "vision"}))
+    config = Config(interval_s=INTERVAL, team_rules=(TeamRule("namespace", None, "^ml-", "research"),))
+    con = connect(wh)
+    run_stages(con, config)
+    assert con.execute("select team, namespace, pod from workload_month").fetchall() == [("research", "ml-exp-7", "sweep-3")]
+    ctx = build_context(con, config, MONTH)
+    jobs = {p["team"]["team"]: [j["job"] for j in p["jobs"]] for p in ctx["team_pages"]}
+    assert jobs["research"] == ["sweep-3"] and "unallocated" not in jobs

@@ -48,3 +48,9 @@ create or replace temp macro instance_label(labels) as coalesce(
     prom_label(labels, 'instance_id|InstanceID|ec2_instance_id|node_instance_id'),
     prom_label(labels, 'instance_name'),
     provider_instance(prom_label(labels, 'provider_id|providerID')));
+-- A sum of doubles that does not depend on the order rows arrive in: DuckDB sums in parallel, so
+-- a plain sum of doubles moves in its last bits with what else the table holds (another month
+-- loaded beside this one), and a cent split by largest remainder can follow it. Each value is
+-- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
+-- same written out: sum(x::decimal(38, 12)) filter (...).)
+create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;

@@ -3,13 +3,14 @@
 -- (int_charges_teams.source_group), meters billed/effective/list cost and billed GPU-hours.
 -- Energy: one group per month x basis x resource x team piece (idle its own piece), meters
 -- observed and effective GPU-hours, IT/facility energy, CO2e (location, ranges, market). Doubles
--- become decimals here, once per group, so the allocation below is exact against these totals.
+-- become decimals here, each before it is summed (an order-free sum), so the allocation below
+-- is exact against these totals and the same whatever else the warehouse holds.
 with charge_groups as (
     select month, source_group, alloc_category as category, billing_currency as currency, resource_id,
         any_value(service_name) as service_name, any_value(account) as account,
         any_value(resolved_team) as team,
         sum(billed_cost) as billed_cost, sum(effective_cost) as effective_cost, sum(list_cost) as list_cost,
-        sum(gpu_hours)::decimal(38, 12) as gpu_hours,
+        sum(gpu_hours::decimal(38, 12)) as gpu_hours,
         count(*) as charge_rows
     from int_charges_teams
     group by month, source_group, alloc_category, billing_currency, resource_id
@@ -20,17 +21,17 @@ energy_groups as (
         case when is_idle then 'idle' when team is null then 'untagged' else 'direct' end as category,
         null::varchar as currency, resource_id, null::varchar as service_name, null::varchar as account,
         any_value(team) as team,
-        sum(gpu_hours) filter (where basis = 'measured')::decimal(38, 12) as gpu_hours_observed,
-        sum(util_weighted)::decimal(38, 12) as effective_gpu_hours,
-        sum(it_energy_kwh)::decimal(38, 12) as it_energy_kwh,
-        sum(it_energy_kwh) filter (where basis = 'measured')::decimal(38, 12) as it_energy_kwh_measured,
-        sum(facility_energy_kwh)::decimal(38, 12) as facility_energy_kwh,
-        sum(facility_energy_kwh_low)::decimal(38, 12) as facility_energy_kwh_low,
-        sum(facility_energy_kwh_high)::decimal(38, 12) as facility_energy_kwh_high,
-        sum(co2e_kg)::decimal(38, 12) as co2e_kg,
-        sum(co2e_kg_low)::decimal(38, 12) as co2e_kg_low,
-        sum(co2e_kg_high)::decimal(38, 12) as co2e_kg_high,
-        sum(co2e_market_kg)::decimal(38, 12) as co2e_market_kg
+        sum(gpu_hours::decimal(38, 12)) filter (where basis = 'measured') as gpu_hours_observed,
+        sum(util_weighted::decimal(38, 12)) as effective_gpu_hours,
+        sum(it_energy_kwh::decimal(38, 12)) as it_energy_kwh,
+        sum(it_energy_kwh::decimal(38, 12)) filter (where basis = 'measured') as it_energy_kwh_measured,
+        sum(facility_energy_kwh::decimal(38, 12)) as facility_energy_kwh,
+        sum(facility_energy_kwh_low::decimal(38, 12)) as facility_energy_kwh_low,
+        sum(facility_energy_kwh_high::decimal(38, 12)) as facility_energy_kwh_high,
+        sum(co2e_kg::decimal(38, 12)) as co2e_kg,
+        sum(co2e_kg_low::decimal(38, 12)) as co2e_kg_low,
+        sum(co2e_kg_high::decimal(38, 12)) as co2e_kg_high,
+        sum(co2e_market_kg::decimal(38, 12)) as co2e_market_kg
     from int_energy_lines
     group by all
 ),

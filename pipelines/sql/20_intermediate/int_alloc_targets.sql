@@ -25,17 +25,17 @@ billed as (
 node_use as (
     select strftime(w.hour_start, '%Y-%m') as month, w.resource_id, w.is_idle,
         case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
-        sum(w.gpu_hours_observed) as hours
+        dsum(w.gpu_hours_observed) as hours
     from int_gpu_workloads w
     group by all
 ),
 
 nodes as (
-    select n.month, n.resource_id, sum(n.hours) as observed_h,
-        coalesce(sum(n.hours) filter (where n.is_idle), 0) as idle_h,
+    select n.month, n.resource_id, dsum(n.hours) as observed_h,
+        coalesce(sum(n.hours::decimal(38, 12)) filter (where n.is_idle), 0)::double as idle_h,
         any_value(b.billed_h) as billed_h, any_value(b.owner) as owner
     from node_use n
-    left join (select month, resource_id, sum(gpu_hours) as billed_h, mode(resolved_team) as owner
+    left join (select month, resource_id, dsum(gpu_hours) as billed_h, mode(resolved_team) as owner
                from int_charges_teams where resource_id is not null group by all) b
         on b.month = n.month and b.resource_id = n.resource_id
     group by n.month, n.resource_id
@@ -61,8 +61,8 @@ idle_split as (
 ),
 
 idle_shares as (
-    select month, resource_id, team, rule, w / sum(w) over (partition by month, resource_id) as frac
-    from (select month, resource_id, team, rule, sum(w) as w from idle_split where w > 0 group by all)
+    select month, resource_id, team, rule, w / sum(w::decimal(38, 12)) over (partition by month, resource_id)::double as frac
+    from (select month, resource_id, team, rule, dsum(w) as w from idle_split where w > 0 group by all)
     union all
     select n.month, n.resource_id, coalesce(n.owner, getvariable('unallocated')),
         case when n.owner is null then 'idle:no_basis' else 'idle:owner' end, 1
@@ -102,8 +102,8 @@ first_stage as (
 
 basis as (
     select g.month, g.kind, g.currency, f.team,
-        greatest(sum(coalesce(case g.kind when 'charge' then b.billed else e.amount end, 0) * f.w / f.total), 0) as w
-    from (select *, sum(w) over (partition by source_group) as total from first_stage) f
+        greatest(dsum(coalesce(case g.kind when 'charge' then b.billed else e.amount end, 0) * f.w / f.total), 0) as w
+    from (select *, sum(w::decimal(38, 12)) over (partition by source_group)::double as total from first_stage) f
     join groups g using (source_group)
     left join billed b using (source_group)
     left join int_alloc_sources e on e.source_group = f.source_group and e.meter = 'facility_energy_kwh'
@@ -149,12 +149,12 @@ related as (
 
 follows as (
     select r.source_group, t.team, 'credits:follows' as rule,
-        sum(abs(b.billed) * t.w / t.total) as w
+        dsum(abs(b.billed) * t.w / t.total) as w
     from related r
-    join (select *, sum(w) over (partition by source_group) as total from settled) t on t.source_group = r.related_group
+    join (select *, sum(w::decimal(38, 12)) over (partition by source_group)::double as total from settled) t on t.source_group = r.related_group
     join billed b on b.source_group = r.related_group
     group by all
-    having sum(abs(b.billed) * t.w / t.total) > 0
+    having dsum(abs(b.billed) * t.w / t.total) > 0
 ),
 
 credit_rule as (
@@ -185,7 +185,7 @@ all_targets as (
     select * from credit_targets where w > 0
 )
 
-select g.month, g.source_group, t.team, t.rule, sum(t.w) as weight
+select g.month, g.source_group, t.team, t.rule, dsum(t.w) as weight
 from all_targets t join groups g using (source_group)
 group by all
 union all

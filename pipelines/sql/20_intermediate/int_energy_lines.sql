@@ -9,7 +9,7 @@
 -- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
 with resources as (
     select resource_id, mode(resolved_team) as team, any_value(zone) as zone, any_value(gpu_model) as gpu_model,
-           month, sum(gpu_hours) as gpu_hours_billed
+           month, dsum(gpu_hours) as gpu_hours_billed
     from int_charges_teams
     where resource_id is not null
     group by resource_id, month
@@ -33,7 +33,7 @@ measured as (
 
 covered as (
     -- billed hours whose energy telemetry already holds (observed, or spread over a counter gap)
-    select resource_id, month, sum(gpu_hours_energy_known) as gpu_hours_energy_known
+    select resource_id, month, dsum(gpu_hours_energy_known) as gpu_hours_energy_known
     from measured where resource_id is not null group by all
 ),
 
@@ -59,16 +59,16 @@ estimated as (
 
 unioned as (
     select month, team, is_idle, zone, resource_id, 'measured' as basis,
-        sum(energy_kwh) as it_energy_kwh, sum(energy_kwh) as it_energy_kwh_low, sum(energy_kwh) as it_energy_kwh_high,
-        sum(gpu_hours_observed) as gpu_hours, sum(util_weighted) as util_weighted,
+        dsum(energy_kwh) as it_energy_kwh, dsum(energy_kwh) as it_energy_kwh_low, dsum(energy_kwh) as it_energy_kwh_high,
+        dsum(gpu_hours_observed) as gpu_hours, dsum(util_weighted) as util_weighted,
         list_distinct(list(energy_tier)) as tiers, []::varchar[] as assumption_ids
     from measured group by month, team, is_idle, zone, resource_id
     union all
     select e.month, e.team, e.is_idle, e.zone, e.resource_id, 'estimated',
-        sum(e.gpu_hours_estimated * e.tdp_w * f.value) / getvariable('w_per_kw'),
-        sum(e.gpu_hours_estimated * e.tdp_w_low * f.low) / getvariable('w_per_kw'),
-        sum(e.gpu_hours_estimated * e.tdp_w_high * f.high) / getvariable('w_per_kw'),
-        sum(e.gpu_hours_estimated), null,
+        dsum(e.gpu_hours_estimated * e.tdp_w * f.value) / getvariable('w_per_kw'),
+        dsum(e.gpu_hours_estimated * e.tdp_w_low * f.low) / getvariable('w_per_kw'),
+        dsum(e.gpu_hours_estimated * e.tdp_w_high * f.high) / getvariable('w_per_kw'),
+        dsum(e.gpu_hours_estimated), null,
         ['tdp_model'], list_distinct(flatten(list([e.tdp_id, f.coefficient_id])))
     from estimated e cross join fraction f
     where e.gpu_hours_estimated > 0

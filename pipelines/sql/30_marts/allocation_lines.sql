@@ -11,7 +11,7 @@ with joined as (
         -- whole quanta of |amount| (exact: a DECIMAL times a power of ten, floored)
         floor(abs(s.amount) * (10::hugeint ** m.quantum_places)::hugeint)::hugeint as units_total,
         (1 / (10::hugeint ** m.quantum_places)::hugeint)::decimal(38, 12) as quantum,
-        t.weight / sum(t.weight) over (partition by s.source_group, s.meter) as share
+        t.weight / sum(t.weight::decimal(38, 12)) over (partition by s.source_group, s.meter)::double as share
     from int_alloc_sources s
     join int_alloc_targets t using (source_group)
     join cfg_meters m on m.meter = s.meter

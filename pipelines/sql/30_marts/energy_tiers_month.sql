@@ -10,13 +10,13 @@ with telemetry as (
 ),
 
 tiers as (
-    select month, 'measured' as basis, energy_tier as tier, sum(energy_kwh - estimated_kwh) as it_energy_kwh
+    select month, 'measured' as basis, energy_tier as tier, dsum(energy_kwh - estimated_kwh) as it_energy_kwh
     from telemetry group by all
     union all
-    select month, 'estimated', 'gap_estimate', sum(estimated_kwh)
-    from telemetry group by all having sum(estimated_kwh) > 0
+    select month, 'estimated', 'gap_estimate', dsum(estimated_kwh)
+    from telemetry group by all having dsum(estimated_kwh) > 0
     union all
-    select month, 'estimated', 'tdp_model', sum(it_energy_kwh)
+    select month, 'estimated', 'tdp_model', dsum(it_energy_kwh)
     from int_energy_lines where basis = 'estimated' group by all
 )
 

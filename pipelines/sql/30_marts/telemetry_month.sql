@@ -2,7 +2,7 @@
 -- read with its coverage: billed GPU-hours and GPU cost in all, and on resources telemetry maps
 -- to; observed GPU-hours; utilization weighted by observed time (of the observed fleet only).
 with billed as (
-    select month, resource_id, sum(gpu_hours) as gpu_hours, sum(effective_cost) as gpu_cost
+    select month, resource_id, dsum(gpu_hours) as gpu_hours, sum(effective_cost) as gpu_cost
     from int_charges_teams
     where gpu_hours > 0
     group by all
@@ -16,20 +16,20 @@ observed_resources as (
 
 observed as (
     select strftime(hour_start, '%Y-%m') as month,
-        sum(coverage) as gpu_hours_observed,
-        sum(coverage * util_mean) filter (where util_mean is not null)
-            / nullif(sum(coverage) filter (where util_mean is not null), 0) as util_mean,
+        dsum(coverage) as gpu_hours_observed,
+        (sum((coverage * util_mean)::decimal(38, 12)) filter (where util_mean is not null)
+            / nullif(sum(coverage::decimal(38, 12)) filter (where util_mean is not null), 0))::double as util_mean,
         count(distinct gpu_uuid) as gpus_observed,
         -- how much of an observed GPU-hour the scrapes cover (hours a gap fills are not observed)
-        avg(coverage) filter (where n_scrapes > 0) as scrape_coverage
+        (sum(coverage::decimal(38, 12)) filter (where n_scrapes > 0) / nullif(count(*) filter (where n_scrapes > 0), 0))::double as scrape_coverage
     from gpu_hours
     group by all
 ),
 
 fleet as (
     select b.month,
-        sum(b.gpu_hours) as gpu_hours_billed,
-        coalesce(sum(b.gpu_hours) filter (where o.resource_id is not null), 0) as gpu_hours_billed_with_telemetry,
+        dsum(b.gpu_hours) as gpu_hours_billed,
+        coalesce(sum(b.gpu_hours::decimal(38, 12)) filter (where o.resource_id is not null), 0)::double as gpu_hours_billed_with_telemetry,
         sum(b.gpu_cost) as gpu_cost,
         coalesce(sum(b.gpu_cost) filter (where o.resource_id is not null), 0) as gpu_cost_with_telemetry
     from billed b

@@ -23,10 +23,10 @@ select
     team,
     namespace,
     pod,
-    sum(gpu_hours_observed) as gpu_hours,
-    sum(energy_kwh) as it_energy_kwh,
-    sum(gpu_hours_observed * util_mean) filter (where util_mean is not null)
-        / nullif(sum(gpu_hours_observed) filter (where util_mean is not null), 0) as util_mean,
+    dsum(gpu_hours_observed) as gpu_hours,
+    dsum(energy_kwh) as it_energy_kwh,
+    (sum((gpu_hours_observed * util_mean)::decimal(38, 12)) filter (where util_mean is not null)
+        / nullif(sum(gpu_hours_observed::decimal(38, 12)) filter (where util_mean is not null), 0))::double as util_mean,
     count(distinct resource_id) as resources
 from workloads
 group by month, team, namespace, pod
