@@ -297,6 +297,13 @@ class Locator:
         parts = tuple(p.strip().strip("\"'") for p in re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', m.group(2)))
         return parts, m.group(1) == "[["
 
+    @staticmethod
+    def _code(line: str) -> str:
+        """The line without its comment; a line with a quote before its # keeps it whole (the #
+        may sit inside a string, and a key search on the whole line is harmless)."""
+        before = line.split("#", 1)[0]
+        return line if '"' in before or "'" in before else before
+
     def where(self, at: tuple[str, ...], key: str, index: int | None = None, is_table: bool = False) -> str:
         n = self.find(at, key, index, is_table)
         return f"line {n}" if n else ""
@@ -307,7 +314,7 @@ class Locator:
         seen = -1
         key_re = re.compile(rf"""(^|[{{,]\s*)\s*("{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*=""")
         for n, line in enumerate(self.lines, 1):
-            code = line.split("#", 1)[0] if '"' not in line.split("#", 1)[0] else line
+            code = self._code(line)
             header = self._header(code)
             if header:
                 current, array = header
