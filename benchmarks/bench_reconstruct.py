@@ -3,6 +3,7 @@
 The disclosures are synthetic but shaped like real ones: a GPU from gpu_specs.csv, a location
 drawn from every zone in grid_intensity.csv (countries, US states, cloud regions) or missing,
 GPU-hours, sometimes params/tokens, measured power, PUE, price or a reported CO2e.
+First prints the leave-one-out calibration table against tests/data/published_footprints.csv.
 Run: python -m benchmarks.run reconstruct
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 import numpy as np
 
 from pipelines import reconstruct as rc
+from pipelines import reconstruct_sampling as rc_sampling
 from sources import reference_data as rd
 
 N_DISCLOSURES = 10_000
@@ -43,6 +45,8 @@ def synthetic_disclosures(n: int, seed: int = SEED) -> list[dict]:
 
 
 def main() -> None:
+    from pipelines.reconstruct_calibration import calibrate, table
+    print(table(calibrate(draws=DRAWS, seed=SEED)), flush=True)
     disclosures = synthetic_disclosures(N_DISCLOSURES)
     t0, c0 = time.perf_counter(), time.process_time()
     results = rc.reconstruct_many(disclosures, draws=DRAWS, seed=SEED)
@@ -51,4 +55,4 @@ def main() -> None:
     # CPU time as well as wall time: on a shared 2-core machine the wall clock includes waiting.
     print(f"reconstruct: {N_DISCLOSURES:,} disclosures x {DRAWS:,} draws: {elapsed:.2f} s wall, {cpu:.2f} s CPU "
           f"({meters:,} meters, {sum(len(r['checks']) for r in results):,} checks, "
-          f"{len(rc._VAR_KEYS):,} assumption shapes sampled)")
+          f"{len(rc_sampling._VAR_KEYS):,} assumption shapes sampled)")
