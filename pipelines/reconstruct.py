@@ -128,10 +128,16 @@ def _assemble(b: dict, mc: MonteCarlo, run: dict) -> dict:
         "sensitivity": {n: tornado(q) for n, (q, _) in meters.items() if q.terms},
         "flags": b["flags"],
         "findings": b["findings"],
-        "assumptions": [used[i] for i in sorted(ids) if i in used],
+        "assumptions": [_described(*used[i]) for i in sorted(ids) if i in used],
         "operator": g.operator, "year": g.year,
         "run": run,
     }
+
+
+def _described(c: Mapping[str, Any], override: Mapping[str, Any] | None) -> dict:
+    if override:
+        return ref.describe({**c, **override, "coefficient_id": c["coefficient_id"], "source": "assumption override"})
+    return ref.describe(c)
 
 
 def reconstruct_many(disclosures: Sequence[Mapping[str, Any]], *, draws: int = 10_000, seed: int = 0,

@@ -48,7 +48,7 @@ class Graph:
         self.d, self.ov, self.alt, self.full = d, overrides, alt, full
         self.flags: list[dict] = []
         self.meters: dict[str, tuple[Q, str]] = {}
-        self.used: dict[str, dict] = {}   # every coefficient the graph read, as the output lists it
+        self.used: dict[str, tuple] = {}   # every coefficient the graph read: (row, override or None)
         self.operator = d.get("operator") or ref.operator_from_text(d.get("source"))
         self.year = int(d["year"]) if d.get("year") is not None else None
         self.convention = ref.conventions().get(d.get("convention") or "")
@@ -65,9 +65,8 @@ class Graph:
     def coef(self, slot: str, c: Mapping[str, Any]) -> Q:
         cid = c["coefficient_id"]
         o = self.ov.get(cid, self.ov.get(cid.split(":", 1)[1]))
-        used = {**c, **(o or {}), "coefficient_id": cid}
-        self.used[cid] = ref.describe({**used, "source": "assumption override" if o else c.get("source", "")})
-        return reference_coef(slot, used)
+        self.used[cid] = (c, o)   # described only when the result is assembled
+        return reference_coef(slot, {**o, "coefficient_id": cid} if o else c)
 
     def assume(self, slot: str, assumption_id: str) -> Q:
         return self.coef(slot, ref.assumption(assumption_id))

@@ -97,6 +97,7 @@ def operators() -> tuple[str, ...]:
     return tuple(sorted({r["operator"] for r in rd.read_rows("operator_aliases")}))
 
 
+@lru_cache(maxsize=4096)
 def operator_from_text(text: str | None) -> str | None:
     """The operator a source names, when exactly one operator's aliases occur in it."""
     found = {op for rx, op, _ in _aliases() if rx.search((text or "").lower())}
