@@ -149,10 +149,14 @@ class Graph:
                 self.flag("year_not_in_data", f"no {self.year} grid factor for this zone: the nearest year's "
                           "applies with its own range", assumption=g["coefficient_id"])
         self.market = self.rep("market_gco2e_per_kwh")
+        self.market_how = "reported market-based factor"
         if self.market is None and not self.alt:
             m = ref.market_factor(self.operator, self.year)
             if m is not None:
+                # The audit shows the method, not the reference row: name the row, its year and source here.
                 self.market = self.coef("grid_intensity", m)
+                self.market_how = (f"{self.operator}'s published market-based factor, {m['value']:g} {m['unit']} "
+                                   f"from {m['year']} ({ref.cited(m)})")
 
     def _pue(self, location: str | None) -> None:
         d = self.d
@@ -233,8 +237,7 @@ class Graph:
         self.pick("co2e_market_kg", [
             (self.rep("co2e_market_t", KG_PER_T), "reported"),
             (est.co2e_kg(facility, self.market) if facility and self.market is not None else None,
-             "facility energy x " + ("reported market-based factor" if self.d.get("market_gco2e_per_kwh") is not None
-                                     else f"operator {self.operator}'s published market-based factor")),
+             f"facility energy x {self.market_how}"),
         ])
         if self.full:  # the consistency checks recompute only hours, energy, CO2e and cost
             self._embodied(hours)

@@ -32,7 +32,7 @@ RECENT_GRID_YEARS = 5
 
 def row_coef(name: str, row: Mapping[str, str]) -> dict:
     return {"value": float(row["value"]), "low": float(row["low"]), "high": float(row["high"]),
-            "unit": row.get("unit", ""), "source": row.get("source", ""),
+            "unit": row.get("unit", ""), "source": row.get("source", ""), "year": row.get("year") or None,
             "coefficient_id": rd.coefficient_id(name, dict(row))}
 
 
@@ -158,7 +158,7 @@ def market_factor(operator: str | None, year: int | None) -> dict | None:
     if not operator:
         return None
     row = _operator_row(operator, "market_gco2e_per_kwh", year)
-    if row is None or (year is not None and year < int(row["coefficient_id"].split(":")[2] or 0)):
+    if row is None or (year is not None and year < int(row["year"])):
         return None
     return row
 
@@ -202,6 +202,11 @@ def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, s
     if len(window) > 1:   # the adjacent years' figures bound the range; the row's own band if alone
         out.update(low=min(float(r["value"]) for r in window), high=max(float(r["value"]) for r in window))
     return out, None
+
+
+def cited(c: Mapping[str, Any]) -> str:
+    """A coefficient's source as a method line cites it: the publication, without the quote."""
+    return re.split(r": '|; ", c.get("source") or "", maxsplit=1)[0].strip()
 
 
 def describe(c: Mapping[str, Any]) -> dict:
