@@ -152,7 +152,7 @@ def _limit(limit_id: str) -> float:
 def _possible(c: dict, recomputed: tuple[float, float]) -> tuple[bool, str]:
     """Whether a figure outside every recomputed range is still physically possible, and the
     implied value that says why it stands out."""
-    g, key, value = c["graph"], c["key"], c["reported"].value
+    g, key, value = c["graph"], c["key"], c["reported"].value   # in the meter's unit: kWh, kg, h
     lo, hi = recomputed
     plain = f"reported {value:.4g} outside the recomputed {lo:.4g}-{hi:.4g}"
     d, tdp = g.d, g.tdp_spec
@@ -164,8 +164,7 @@ def _possible(c: dict, recomputed: tuple[float, float]) -> tuple[bool, str]:
         slack = 1.0 + d["_eps"].get("accelerator_count", 0.0) + d["_eps"].get("training_days", 0.0)
         return ratio <= slack, f"implies the accelerators ran {ratio:.0%} of accelerator_count x training_days"
     if key == "energy_mwh" and hours and tdp:
-        facility = value * KWH_PER_MWH
-        per_acc = facility / hours * W_PER_KW   # W per accelerator, facility scope
+        per_acc = value / hours * W_PER_KW   # W per accelerator, facility scope
         top = tdp["high"] * _limit("system_power_max_fraction_of_tdp") * _limit("pue_max")
         bottom = tdp["low"] * _limit("power_min_fraction_of_tdp")
         return bottom <= per_acc <= top, (f"implies {per_acc:,.0f} W per accelerator-hour incl. PUE; possible "
@@ -176,9 +175,9 @@ def _possible(c: dict, recomputed: tuple[float, float]) -> tuple[bool, str]:
                       if hours and tdp else (energy[0].value if energy else None))
         if not top_energy:
             return True, plain
-        implied = value * KG_PER_T * G_PER_KG / top_energy   # g/kWh at the most energy possible
+        implied = value * G_PER_KG / top_energy   # g/kWh at the most energy possible
         grid_max = _limit("grid_intensity_max")
-        central = value * KG_PER_T * G_PER_KG / energy[0].value if energy and energy[0].value else implied
+        central = value * G_PER_KG / energy[0].value if energy and energy[0].value else implied
         return implied <= grid_max, (f"implies {central:,.0f} gCO2e/kWh on the recomputed energy; no grid exceeds "
                                      f"{grid_max:,.0f}")
     return True, plain

@@ -120,7 +120,11 @@ class Graph:
             self.power, self.power_how = reported, f"reported power per accelerator ({basis or 'basis not stated'})"
         elif basis == "tdp" and self.tdp is not None:
             why = "the disclosure's stated basis" if self.d.get("power_basis") else f"the {self.d.get('convention')} convention"
-            self.power, self.power_how = self.tdp, f"TDP of the accelerator ({why})"
+            tool = ref.convention_tdp(self.d.get("convention"), self.gpu)
+            if tool is not None:
+                self.power, self.power_how = self.coef("tdp", tool), f"TDP in the {self.d['convention']} tool's table ({why})"
+            else:
+                self.power, self.power_how = self.tdp, f"TDP of the accelerator ({why})"
         elif self.tdp is not None:
             self.power = est.power_w_from_tdp(self.tdp, self.assume("power_fraction", "gpu_power_fraction_of_tdp"))
             self.power_how = fraction
@@ -147,7 +151,8 @@ class Graph:
                           f"the last {ref.RECENT_GRID_YEARS} years of data", assumption=g["coefficient_id"])
             elif fallback == "year_not_in_data":
                 self.flag("year_not_in_data", f"no {self.year} grid factor for this zone: the nearest year's "
-                          "applies with its own range", assumption=g["coefficient_id"])
+                          f"({g['year']}) applies, its range covering its own band and any factor of the years around "
+                          f"{self.year}", assumption=g["coefficient_id"])
         self.market = self.rep("market_gco2e_per_kwh")
         self.market_how = "reported market-based factor"
         if self.market is None and not self.alt:

@@ -61,7 +61,7 @@ def coefficients_by_id() -> dict[str, dict]:
     """Every reference coefficient with a range, by coefficient id (as the warehouse's ref_* tables
     and the assumption ids of its rows name them)."""
     return {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied",
-                                                "operators")
+                                                "operators", "convention_tdp")
             for c in (row_coef(name, r) for r in rd.read_rows(name))}
 
 
@@ -112,6 +112,14 @@ def home_zone(operator: str) -> str | None:
 @lru_cache(maxsize=None)
 def conventions() -> dict[str, dict]:
     return {r["convention"]: r for r in rd.read_rows("conventions")}
+
+
+@lru_cache(maxsize=None)
+def convention_tdp(convention: str | None, gpu: str | None) -> dict | None:
+    """The TDP a reporting tool uses for a part (the ML CO2 Impact calculator's own table), when
+    it lists the part: a figure computed with the tool rests on it, not on the datasheet."""
+    row = next((r for r in rd.read_rows("convention_tdp") if r["convention"] == convention and r["gpu_model"] == gpu), None)
+    return row_coef("convention_tdp", row) if row else None
 
 
 def _operator_row(operator: str, metric: str, year: int | None) -> dict | None:
@@ -193,15 +201,19 @@ def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, s
         out = row_coef("grid_intensity", rows[-1])
         out.update(low=min(float(r["low"]) for r in recent), high=max(float(r["high"]) for r in recent))
         return out, "year_unknown"
-    window = [r for r in rows if year - GRID_YEARS_BEFORE <= int(r["year"]) <= year + GRID_YEARS_AFTER]
     exact = next((r for r in rows if int(r["year"]) == year), None)
-    if exact is None:
-        nearest = min(rows, key=lambda r: (abs(int(r["year"]) - year), -int(r["year"])))
-        return row_coef("grid_intensity", nearest), "year_not_in_data"
-    out = row_coef("grid_intensity", exact)
-    if len(window) > 1:   # the adjacent years' figures bound the range; the row's own band if alone
-        out.update(low=min(float(r["value"]) for r in window), high=max(float(r["value"]) for r in window))
-    return out, None
+    row = exact or min(rows, key=lambda r: (abs(int(r["year"]) - year), -int(r["year"])))
+    out = row_coef("grid_intensity", row)
+    # The row's band states the spread between sources and methods for its year (CO2 or CO2e,
+    # generation or life cycle); a reporter may also have used the factor of an adjacent year.
+    # Both are real, so the range covers both: never narrower than the row's own band.
+    window = [r for r in rows if year - GRID_YEARS_BEFORE <= int(r["year"]) <= year + GRID_YEARS_AFTER and r is not row]
+    if window:
+        out.update(low=min(out["low"], *(float(r["value"]) for r in window)),
+                   high=max(out["high"], *(float(r["value"]) for r in window)))
+        years = sorted({int(r["year"]) for r in window})
+        out["source"] += f" [range widened to the {', '.join(map(str, years))} factors a {year} reporter may have used]"
+    return out, None if exact is not None else "year_not_in_data"
 
 
 def cited(c: Mapping[str, Any]) -> str:

@@ -22,7 +22,8 @@ import duckdb
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 
-COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators")
+COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators",
+                     "convention_tdp")
 CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions")
 
 # Every coefficient file ends with these columns, after its key columns.
@@ -38,6 +39,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "assumptions": ("assumption_id",),
     "check_limits": ("limit_id",),
     "operators": ("operator", "year", "metric"),
+    "convention_tdp": ("convention", "gpu_model"),
 }
 
 # Full column lists of the catalog files; numeric columns are DOUBLE (gpu_count can be
