@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.reconstruct import reconstruct_many
+from pipelines.units import KG_PER_T, KWH_PER_MWH
 from sources.disclosure_format import FIELDS, NUMERIC_FIELDS, engine_input, number
 
 DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "published_footprints.csv"
-HIDDEN = {"energy_mwh": 1000.0, "co2e_location_t": 1000.0, "co2e_market_t": 1000.0}   # -> kWh, kg
+HIDDEN = {"energy_mwh": KWH_PER_MWH, "co2e_location_t": KG_PER_T, "co2e_market_t": KG_PER_T}   # -> kWh, kg
 
 
 def load_rows(path: Path = DATASET) -> list[dict[str, str]]:
