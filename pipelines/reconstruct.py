@@ -105,7 +105,7 @@ def _build(raw: Mapping[str, Any], overrides: Mapping[str, dict]) -> dict:
     d = normalize_disclosure(raw)
     g = Graph(d, overrides)
     mfu = mfu_check(g)
-    return {"d": d, "graph": g, "checks": pending_checks(d, overrides), "mfu_check": mfu,
+    return {"d": d, "graph": g, "checks": pending_checks(g), "mfu_check": mfu,
             "flags": g.flags + plausibility(g), "findings": list(raw.get(FINDINGS) or [])}
 
 

@@ -27,7 +27,6 @@ from pipelines.units import G_PER_KG, H_PER_DAY, KG_PER_T, KWH_PER_MWH, S_PER_H,
 # (reported key, unit factor) -> meter it reports; energy follows the disclosure's scope.
 CHECKED = (("accelerator_hours", 1.0), ("energy_mwh", KWH_PER_MWH), ("co2e_location_t", KG_PER_T),
            ("co2e_market_t", KG_PER_T), ("cost_usd", 1.0))
-FLOPS_HOURS = "mfu_typical"   # marks hours recomputed from FLOPs: the MFU check speaks for them
 
 
 def plausibility(g: Graph) -> list[dict]:
@@ -94,22 +93,22 @@ def _interpretations(d: Mapping[str, Any], key: str) -> list[tuple[str, str, str
     return out
 
 
-def pending_checks(d: dict, overrides: Mapping[str, dict]) -> list[dict]:
-    """For each reported meter: recompute it from the rest of the disclosure (and under each
-    scope interpretation). Statuses are decided once the ranges are known."""
-    pending = []
+def pending_checks(graph: Graph) -> list[dict]:
+    """For each reported meter of a disclosure's graph: recompute it from the rest of the
+    disclosure (and under each scope interpretation). Statuses are decided once the ranges are known."""
+    d, pending = graph.d, []
     for key, factor in CHECKED:
         if d.get(key) is None:
             continue
         hidden = {**d, key: None}
         meter = _checked_meter(d, key)
-        g = Graph(hidden, overrides, full=False)
+        g = graph.variant(hidden, "", meter)
         main = g.meters.get(meter)
-        if main is None or (key == "accelerator_hours" and FLOPS_HOURS in main[1]):
+        if main is None:
             continue
         alts = []
         for alt, alt_meter, text in _interpretations(d, key):
-            q = Graph(hidden, overrides, alt, full=False).meters.get(alt_meter)
+            q = graph.variant(hidden, alt, alt_meter).meters.get(alt_meter)
             if q is not None:
                 alts.append((text, q[0]))
         eps = d["_eps"].get(key, 0.0)

@@ -10,6 +10,7 @@ the reporter computed it, and says so.
 """
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
@@ -36,16 +37,22 @@ def reference_coef(slot: str, c: Mapping[str, Any]) -> Q:
     return _coef_q(slot, c["coefficient_id"], c["value"], c["low"], c["high"])
 
 
+class _Done(Exception):
+    """Raised by ``Graph.pick`` once the meter a consistency check needs (``upto``) is resolved."""
+
+
 class Graph:
     """Resolve one disclosure into meters: each a (Q, method), best status first.
 
     ``alt`` names a scope interpretation used by the consistency checks: ``no_pue``
     (energy and CO2e without PUE), ``tdp_power`` (TDP instead of the disclosed power),
-    ``measured_power`` (TDP x power fraction instead of a TDP-basis figure).
+    ``measured_power`` (TDP x power fraction instead of a TDP-basis figure). ``upto`` names the
+    one meter a check recomputes: the graph stops once it is resolved.
     """
 
-    def __init__(self, d: Mapping[str, Any], overrides: Mapping[str, dict], alt: str = "", full: bool = True) -> None:
-        self.d, self.ov, self.alt, self.full = d, overrides, alt, full
+    def __init__(self, d: Mapping[str, Any], overrides: Mapping[str, dict], alt: str = "", full: bool = True,
+                 upto: str | None = None) -> None:
+        self.d, self.ov, self.alt, self.full, self.upto = d, overrides, alt, full, upto
         self.flags: list[dict] = []
         self.meters: dict[str, tuple[Q, str]] = {}
         self.used: dict[str, tuple] = {}   # every coefficient the graph read: (row, override or None)
@@ -54,6 +61,25 @@ class Graph:
         self.convention = ref.conventions().get(d.get("convention") or "")
         self._inputs()
         self._meters()
+
+    def variant(self, hidden: Mapping[str, Any], alt: str, upto: str) -> "Graph":
+        """This disclosure's graph with a reported figure hidden (``hidden``), under a scope
+        interpretation (``alt``), resolved up to one meter: what a consistency check recomputes.
+
+        The accelerator, site, FLOPs and reference rows are this graph's (hiding an output changes
+        none of them); only the reported outputs, and the power or PUE an interpretation replaces,
+        are read again. A batch builds two to three such graphs per disclosure, so this is most of
+        its cost saved."""
+        g = copy.copy(self)
+        g.d, g.alt, g.full, g.upto = hidden, alt, False, upto
+        g.flags, g.meters, g.used = [], {}, {}
+        if alt in ("tdp_power", "measured_power"):
+            g._power()
+        if alt == "no_pue":
+            g._pue(g.location)
+        g._reported_outputs()
+        g._meters()
+        return g
 
     # -- inputs
     def rep(self, key: str, factor: float = 1.0) -> Q | None:
@@ -64,7 +90,7 @@ class Graph:
 
     def coef(self, slot: str, c: Mapping[str, Any]) -> Q:
         cid = c["coefficient_id"]
-        o = self.ov.get(cid, self.ov.get(cid.split(":", 1)[1]))
+        o = (self.ov.get(cid) or self.ov.get(cid.split(":", 1)[1])) if self.ov else None
         self.used[cid] = (c, o)   # described only when the result is assembled
         return reference_coef(slot, {**o, "coefficient_id": cid} if o else c)
 
@@ -96,6 +122,11 @@ class Graph:
         self.peak = self.coef("mfu", peak) if peak else None
         if self.gpu and d.get("precision") and peak is None:
             self.flag("precision_unavailable", f"gpu_specs.csv has no {d['precision']} peak for {self.gpu}: no MFU")
+        self._reported_outputs()
+
+    def _reported_outputs(self) -> None:
+        """The reported energy and CO2e the meters start from (a check hides one of them)."""
+        d = self.d
         scope = d.get("energy_scope") or "facility"
         energy = self.rep("energy_mwh", KWH_PER_MWH)
         if energy is not None and not d.get("energy_scope") and not self.alt:
@@ -133,7 +164,7 @@ class Graph:
 
     def _site(self) -> None:
         d = self.d
-        location = d.get("location") or (ref.home_zone(self.operator) if self.operator else None)
+        self.location = location = d.get("location") or (ref.home_zone(self.operator) if self.operator else None)
         if location and not d.get("location"):
             self.flag("location_from_operator", f"location not stated: {location}, the home grid of operator "
                       f"{self.operator} (operator_aliases.csv)")
@@ -183,72 +214,98 @@ class Graph:
                           assumption=row["coefficient_id"])
 
     # -- meters
-    def pick(self, name: str, candidates: list[tuple[Q | None, str]]) -> Q | None:
-        """Keep the candidate with the best status (reported < derived < estimated), first on ties."""
-        found = [(q.rank, i, q, how) for i, (q, how) in enumerate(candidates) if q is not None]
-        if not found:
+    def pick(self, name: str, candidates: list[tuple[Q | Callable[[], Q | None] | None, str]]) -> Q | None:
+        """Keep the candidate with the best status (reported < derived < estimated), first on ties.
+
+        A candidate may be a function, evaluated only when needed: nothing after a reported figure
+        can win, so a reported meter costs no arithmetic on the other routes (most of a batch).
+        """
+        best: tuple[int, Q, str] | None = None
+        for q, how in candidates:
+            if callable(q):
+                q = q()
+            if q is not None and (best is None or q.rank < best[0]):
+                best = (q.rank, q, how)
+                if q.rank == REPORTED:
+                    break
+        if best is None:
             return None
-        _, _, q, how = min(found, key=lambda t: t[:2])
-        self.meters[name] = (q, how)
-        return q
+        self.meters[name] = (best[1], best[2])
+        if name == self.upto:
+            raise _Done
+        return best[1]
 
     def _it_from_co2e(self) -> Q | None:
         if self.co2e_rep is None or self.grid.value <= 0:
             return None
         return est.it_energy_from_facility_kwh(est.energy_from_co2e_kwh(self.co2e_rep, self.grid), self.pue)
 
+    def _it_known(self) -> Q | None:
+        """IT energy from the reported energy or CO2e, whichever the disclosure gives."""
+        if self.it_rep is not None:
+            return self.it_rep
+        if self.fac_rep is not None:
+            return est.it_energy_from_facility_kwh(self.fac_rep, self.pue)
+        return self._it_from_co2e()
+
+    def _hours_from_energy(self) -> Q | None:
+        it_known = self._it_known()
+        return est.accelerator_hours_from_it_energy(it_known, self.power) if it_known and self.power else None
+
+    def _hours_from_flops(self) -> Q | None:
+        # Reported hours are never checked against FLOPs / typical MFU: the MFU check speaks for them.
+        if self.flops is None or self.peak is None or self.upto == "accelerator_hours":
+            return None
+        return est.accelerator_hours_from_flops(self.flops, self.peak, self.assume("mfu", "mfu_typical"))
+
     def _hours(self) -> Q | None:
-        power = self.power
-        count, days = self.rep("accelerator_count"), self.rep("training_days")
-        it_known = self.it_rep
-        if it_known is None and self.fac_rep is not None:
-            it_known = est.it_energy_from_facility_kwh(self.fac_rep, self.pue)
-        if it_known is None:
-            it_known = self._it_from_co2e()
-        cost = self.rep("cost_usd")
-        mfu = self.assume("mfu", "mfu_typical") if self.flops is not None and self.peak is not None else None
+        count, days, cost = self.rep("accelerator_count"), self.rep("training_days"), self.rep("cost_usd")
         return self.pick("accelerator_hours", [
             (self.rep("accelerator_hours"), "reported"),
-            (est.accelerator_hours_from_days(count, days) if count and days else None,
+            (lambda: est.accelerator_hours_from_days(count, days) if count and days else None,
              "accelerator_count x training_days x 24 h/d"),
-            (est.accelerator_hours_from_it_energy(it_known, power) if it_known and power else None,
-             f"IT energy from the reported figures / {self.power_how}"),
-            (est.accelerator_hours_from_cost(cost, self.price) if cost and self.price else None,
+            (self._hours_from_energy, f"IT energy from the reported figures / {self.power_how}"),
+            (lambda: est.accelerator_hours_from_cost(cost, self.price) if cost and self.price else None,
              "reported cost / price per accelerator-hour"),
-            (est.accelerator_hours_from_flops(self.flops, self.peak, mfu) if mfu else None,
-             f"6 x params x tokens / ({self.precision} peak x mfu_typical)"),
+            (self._hours_from_flops, f"6 x params x tokens / ({self.precision} peak x mfu_typical)"),
         ])
 
     def _meters(self) -> None:
+        try:
+            self._meter_chain()
+        except _Done:   # the one meter a consistency check asked for (``upto``) is known
+            pass
+
+    def _meter_chain(self) -> None:
         hours, power, pue, grid = self._hours(), self.power, self.pue, self.grid
-        forward = est.it_energy_kwh(hours, power) if hours and power else None
         it = self.pick("it_energy_kwh", [
             (self.it_rep, "reported energy (IT scope)"),
-            (forward, f"accelerator_hours x {self.power_how}"),
-            (est.it_energy_from_facility_kwh(self.fac_rep, pue) if self.fac_rep else None,
+            (lambda: est.it_energy_kwh(hours, power) if hours and power else None,
+             f"accelerator_hours x {self.power_how}"),
+            (lambda: est.it_energy_from_facility_kwh(self.fac_rep, pue) if self.fac_rep else None,
              f"reported facility energy / {self.pue_how}"),
-            (self._it_from_co2e(), f"reported CO2e / {self.grid_how} / {self.pue_how}"),
+            (self._it_from_co2e, f"reported CO2e / {self.grid_how} / {self.pue_how}"),
         ])
         facility = self.pick("facility_energy_kwh", [
             (self.fac_rep, "reported energy (facility scope, incl. PUE)"),
-            (est.facility_energy_kwh(it, pue) if it else None, f"IT energy x {self.pue_how}"),
-            (est.energy_from_co2e_kwh(self.co2e_rep, grid) if self.co2e_rep and grid.value > 0 else None,
+            (lambda: est.facility_energy_kwh(it, pue) if it else None, f"IT energy x {self.pue_how}"),
+            (lambda: est.energy_from_co2e_kwh(self.co2e_rep, grid) if self.co2e_rep and grid.value > 0 else None,
              f"reported CO2e / {self.grid_how}"),
         ])
         self.pick("co2e_location_kg", [
             (self.co2e_rep, "reported"),
-            (est.co2e_kg(facility, grid) if facility else None, f"facility energy x {self.grid_how}"),
+            (lambda: est.co2e_kg(facility, grid) if facility else None, f"facility energy x {self.grid_how}"),
         ])
         self.pick("co2e_market_kg", [
             (self.rep("co2e_market_t", KG_PER_T), "reported"),
-            (est.co2e_kg(facility, self.market) if facility and self.market is not None else None,
+            (lambda: est.co2e_kg(facility, self.market) if facility and self.market is not None else None,
              f"facility energy x {self.market_how}"),
         ])
         if self.full:  # the consistency checks recompute only hours, energy, CO2e and cost
             self._embodied(hours)
         cost = self.pick("cost_usd", [
             (self.rep("cost_usd"), "reported"),
-            (est.cost_usd(hours, self.price) if hours and self.price else None,
+            (lambda: est.cost_usd(hours, self.price) if hours and self.price else None,
              "accelerator_hours x reported price per accelerator-hour"),
         ])
         if self.full:

@@ -246,7 +246,8 @@ class MonteCarlo:
         todo = [t for t in set(all_terms) if t not in self._ratios]
         for start in range(0, len(todo), CHUNK_ROWS):
             block = todo[start:start + CHUNK_ROWS]
-            matrix = np.empty((len(block), len(self.u)))
+            # float32: the percentiles of ratios near 1 need 1e-7, not 1e-16, and the sort is twice as fast
+            matrix = np.empty((len(block), len(self.u)), dtype=np.float32)
             for row, terms in enumerate(block):
                 matrix[row] = self._sample(terms)
             # A full row sort is ~2x faster here than np.percentile's two-pivot partition; the
