@@ -228,12 +228,11 @@ class Graph:
                 best = (q.rank, q, how)
                 if q.rank == REPORTED:
                     break
-        if best is None:
-            return None
-        self.meters[name] = (best[1], best[2])
-        if name == self.upto:
+        if best is not None:
+            self.meters[name] = (best[1], best[2])
+        if name == self.upto:   # found or not, nothing after it matters to the check
             raise _Done
-        return best[1]
+        return best[1] if best else None
 
     def _it_from_co2e(self) -> Q | None:
         if self.co2e_rep is None or self.grid.value <= 0:

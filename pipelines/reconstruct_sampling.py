@@ -76,6 +76,9 @@ def _merge_terms(a: tuple, b: tuple, sign: int) -> tuple:
     return tuple(sorted(terms.items()))
 
 
+_NO_LABELS: Mapping = {}   # shared by every Q without assumptions; labels are never mutated
+
+
 class Q:
     """central x product of (assumption / central)^exponent, with a rounding interval.
 
@@ -90,7 +93,7 @@ class Q:
     def __init__(self, value: float, terms: tuple = (), rlo: float = 1.0, rhi: float = 1.0,
                  rank: int = DERIVED, ids: frozenset = frozenset(), labels: Mapping | None = None) -> None:
         self.value, self.terms, self.rlo, self.rhi = float(value), terms, rlo, rhi
-        self.rank, self.ids, self.labels = rank, ids, labels or {}
+        self.rank, self.ids, self.labels = rank, ids, labels or _NO_LABELS
 
     def _join(self, other: "Q", sign: int, value: float, rlo: float, rhi: float) -> "Q":
         labels = {**self.labels, **other.labels} if other.labels and self.labels else self.labels or other.labels
