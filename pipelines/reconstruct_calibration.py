@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.reconstruct import reconstruct_many
-from pipelines.units import KG_PER_T, KWH_PER_MWH
+from pipelines.reconstruct_checks import CHECKED, checked_meter
 from sources.disclosure_format import FIELDS, NUMERIC_FIELDS, engine_input, number
 
 DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "published_footprints.csv"
-HIDDEN = {"energy_mwh": KWH_PER_MWH, "co2e_location_t": KG_PER_T, "co2e_market_t": KG_PER_T}   # -> kWh, kg
+# The output figures hidden and compared, with their factor to the meter's unit (kWh, kg).
+HIDDEN = {k: factor for k, factor in CHECKED if k in ("energy_mwh", "co2e_location_t", "co2e_market_t")}
 
 
 def load_rows(path: Path = DATASET) -> list[dict[str, str]]:
@@ -48,12 +49,6 @@ def as_disclosure(row: dict[str, str], hide: bool = True, show: str | None = Non
     return engine_input(values, {k: row[k] for k in values if k in NUMERIC_FIELDS})
 
 
-def _meter(row: dict[str, str], key: str) -> str:
-    if key == "energy_mwh":
-        return "it_energy_kwh" if row.get("energy_scope") == "it" else "facility_energy_kwh"
-    return {"co2e_location_t": "co2e_location_kg", "co2e_market_t": "co2e_market_kg"}[key]
-
-
 def calibrate(rows: list[dict[str, str]] | None = None, draws: int = 10_000, seed: int = 0,
               explain: bool = True) -> list[dict]:
     """One record per published figure of the calibration rows; with ``explain``, what the
@@ -64,14 +59,14 @@ def calibrate(rows: list[dict[str, str]] | None = None, draws: int = 10_000, see
     for row, res in zip(rows, results):
         for key, factor in HIDDEN.items():
             if row.get(key):
-                out.append(_record(row, key, float(row[key]) * factor, res["meters"].get(_meter(row, key))))
+                out.append(_record(row, key, float(row[key]) * factor, res["meters"].get(checked_meter(row, key))))
     if explain:
         _explain_misses(out, {r["model"]: r for r in rows}, draws, seed)
     return out
 
 
 def _record(row: dict[str, str], key: str, published: float, m: dict | None) -> dict:
-    rec = {"model": row["model"], "key": key, "meter": _meter(row, key), "published": published,
+    rec = {"model": row["model"], "key": key, "meter": checked_meter(row, key), "published": published,
            "zero": published == 0, "status": m and m["status"], "assumed": bool(m) and m["status"] == "estimated",
            "assumptions": m["assumptions"] if m else [],
            "central": m and m["value"], "low": m and m["low"], "high": m and m["high"], "check": None, "scope": None}

@@ -65,7 +65,8 @@ def plausibility(g: Graph) -> list[dict]:
     return out
 
 
-def _checked_meter(d: Mapping[str, Any], key: str) -> str:
+def checked_meter(d: Mapping[str, Any], key: str) -> str:
+    """The meter a reported figure reports: energy_mwh is IT or facility energy by its stated scope."""
     if key == "energy_mwh":
         return "it_energy_kwh" if d.get("energy_scope") == "it" else "facility_energy_kwh"
     return {"accelerator_hours": "accelerator_hours", "co2e_location_t": "co2e_location_kg",
@@ -83,7 +84,7 @@ def _interpretations(d: Mapping[str, Any], key: str) -> list[tuple[str, str, str
     if key == "co2e_location_t":
         out.append(("no_pue", "co2e_location_kg", "CO2e computed on IT energy, PUE not applied"))
     if key in ("energy_mwh", "co2e_location_t"):
-        meter = _checked_meter(d, key)
+        meter = checked_meter(d, key)
         if d.get("power_basis") in ("measured", "system"):
             out.append(("tdp_power", meter, "energy computed at TDP rather than the disclosed measured power"))
         elif d.get("power_basis") == "tdp":
@@ -101,7 +102,7 @@ def pending_checks(graph: Graph) -> list[dict]:
         if d.get(key) is None:
             continue
         hidden = {**d, key: None}
-        meter = _checked_meter(d, key)
+        meter = checked_meter(d, key)
         g = graph.variant(hidden, "", meter)
         main = g.meters.get(meter)
         if main is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pipelines.reconstruct import METER_UNITS
 from pipelines.units import KG_PER_T, KWH_PER_MWH
 
 # (unit, threshold, divisor, shown unit): a figure at or above the threshold is shown scaled.
@@ -76,7 +77,7 @@ def _same_unit(x: float, unit: str, shown: str, sig: int) -> str:
 
 
 def _check_line(c: dict[str, Any], sig: int) -> str:
-    unit = {"accelerator_hours": "h", "mfu": "", "cost_usd": "USD"}.get(c["meter"], "kg" if "co2e" in c["meter"] else "kWh")
+    unit = "" if c["meter"] == "mfu" else METER_UNITS[c["meter"]]
     rep, u = fmt(c["reported"], unit, sig)
     rec = _same_unit(c["recomputed"], unit, u, sig)
     lo, hi = (_same_unit(c[k], unit, u, sig) for k in ("low", "high"))
