@@ -367,6 +367,10 @@ def test_cli_json_contract():
     data = json.loads(result.output)
     assert [r["model"] for r in data] == ["LLaMA-7B", "Meena"]
     assert data[0]["meters"]["facility_energy_kwh"]["status"] == "reported"
+    # extensions of the contract: the run that made the ranges, and every coefficient used
+    assert data[1]["run"]["seed"] == 1 and data[1]["run"]["draws"] == 500 and len(data[1]["run"]["reference_sha256"]) == 64
+    assert data[1]["assumptions"] and all({"id", "value", "low", "high", "unit", "source"} <= set(a)
+                                          for a in data[1]["assumptions"])
 
 
 def test_cli_table_and_assumptions_file(tmp_path):
