@@ -83,7 +83,9 @@ def _check_line(c: dict[str, Any], sig: int) -> str:
     lo, hi = (_same_unit(c[k], unit, u, sig) for k in ("low", "high"))
     scope = f" ({c['interpretation']['scope']})" if c.get("interpretation") else ""
     why = f": {c['message']}" if c.get("message") and c["status"] != "consistent" else ""
-    return f"check {c['meter']}: reported {rep} {u}, recomputed {rec} [{lo}, {hi}] -> {c['status']}{scope}{why}".replace("  ", " ")
+    reported = f"{rep} {u}" if u else rep
+    what = "implied" if c["meter"] == "mfu" else "reported"   # the MFU is implied by hours and FLOPs
+    return f"check {c['meter']}: {what} {reported}, recomputed {rec} [{lo}, {hi}] -> {c['status']}{scope}{why}"
 
 
 def _short(source: str, limit: int = 110) -> str:
