@@ -10,7 +10,6 @@ the reporter computed it, and says so.
 """
 from __future__ import annotations
 
-import copy
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
@@ -70,7 +69,8 @@ class Graph:
         none of them); only the reported outputs, and the power or PUE an interpretation replaces,
         are read again. A batch builds two to three such graphs per disclosure, so this is most of
         its cost saved."""
-        g = copy.copy(self)
+        g = Graph.__new__(Graph)
+        g.__dict__.update(self.__dict__)   # a shallow copy (copy.copy costs 3x as much here)
         g.d, g.alt, g.full, g.upto = hidden, alt, False, upto
         g.flags, g.meters, g.used = [], {}, {}
         if alt in ("tdp_power", "measured_power"):
