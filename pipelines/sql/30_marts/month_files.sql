@@ -1,6 +1,7 @@
 -- Grain: month x file_id. The loaded files a month's figures rest on: billing files with charges
 -- in the month, telemetry files with GPU-hours in it, CodeCarbon files with runs ending in it,
--- work logs with a job window in it (int_job_windows: the rows not restated by a later file).
+-- invoices files with an invoice for it (the reconciliation rests on them), work logs with a job
+-- window in it (int_job_windows: the rows not restated by a later file).
 -- A report of the month lists and hashes these and no other, so its lineage, data quality and
 -- provenance do not change when another month's files are loaded beside it.
 with billing as (
@@ -19,6 +20,10 @@ work as (
     select distinct month, file_id, 'work' as role from int_job_windows
 ),
 
+invoiced as (
+    select distinct period as month, file_id, 'invoices' as role from invoices
+),
+
 files as (
     select * from billing
     union all
@@ -27,6 +32,8 @@ files as (
     select * from runs
     union all
     select * from work
+    union all
+    select * from invoiced
 )
 
 select f.month, f.file_id, f.role, s.sha256
