@@ -386,8 +386,8 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
 
     Up to `single_up_to` teams the report is one WeasyPrint document (pages numbered "page x of y").
     Beyond, it is laid out in parts, one process per core (WeasyPrint uses one core per document):
-    front matter, team pages in chunks, appendix, then concatenated; each team page is laid out
-    once and serves both the monthly report and that team's statement.
+    front matter, team pages PART_TEAMS at a time, appendix, then joined with qpdf; each team page
+    is laid out once and serves both the monthly report and that team's statement.
     """
     single_up_to = CHUNK_TEAMS if single_up_to is None else single_up_to
     out.mkdir(parents=True, exist_ok=True)

@@ -165,7 +165,12 @@ def test_script_in_a_tag_renders_as_text(demo, ctx):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_same_inputs_give_the_same_pdf(demo, tmp_path):
+def test_same_inputs_give_the_same_pdf(demo, tmp_path, monkeypatch):
+    """Twice the same bytes, and across font paths: the second run has WeasyPrint's HarfBuzz
+    subsetter switched off (its fontTools fallback, as on a machine without libharfbuzz-subset);
+    where the first run had HarfBuzz, this compares the two paths."""
+    import weasyprint.pdf.fonts
+    monkeypatch.setattr(weasyprint.pdf.fonts, "harfbuzz_subset", None)
     again = tmp_path / "again"
     cli("report", "chargeback", "--month", MONTH, "--warehouse", str(demo["wh"]), "--config", str(demo["config"]),
         "--out", str(again))
@@ -248,6 +253,18 @@ def test_every_character_the_reports_print_is_in_the_cut():
     printed |= set("−×≤≥–…²₂·€µΔσ")
     missing = {name: sorted(printed - {chr(u) for u in TTFont(str(FONT_DIR / name)).getBestCmap()}) for name in FACES}
     assert missing == {name: [] for name in FACES}
+
+
+def test_stylesheet_declares_every_shipped_face():
+    """report.css's @font-face rules name the files reports/fonts.py cuts, family, weight and style
+    alike: a face the CSS lacks would be synthesised or taken from the system and embedded whole."""
+    from reports.fonts import FACES, FONT_DIR
+    css = (FONT_DIR.parent / "report.css").read_text(encoding="utf-8")
+    rules = re.findall(r'@font-face \{ font-family: "([^"]+)"; font-weight: (\w+); font-style: (\w+); '
+                       r'src: url\("fonts/([^"]+)"\); \}', css)
+    assert sorted((file, family, weight, style) for family, weight, style, file in rules) == \
+        sorted((file, *face[:3]) for file, face in FACES.items())
+    assert css.count("@font-face") == len(rules)
 
 
 FALLBACK_TEAM = "Команда-данных ★"   # Cyrillic and a star: in the system DejaVu, not in the cut
