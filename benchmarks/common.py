@@ -64,10 +64,13 @@ def target(bench: str, metric: str, value: float, target: float, unit: str = "",
 
 def summary(targets: list[Target], failed_benches: list[str] = ()) -> str:
     """The closing table: every figure against its target, pass or fail; benches that crashed."""
+    def fmt(x: float) -> str:   # three significant digits, never an exponent for large figures
+        return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
     rows = [("bench", "metric", "value", "target", "")]
     for t in targets:
-        rows.append((t.bench, t.metric, f"{t.value:,.3g} {t.unit}".strip(),
-                     f"{'>=' if t.at_least else '<='} {t.target:,.3g} {t.unit}".strip(), "pass" if t.passed else "FAIL"))
+        rows.append((t.bench, t.metric, f"{fmt(t.value)} {t.unit}".strip(),
+                     f"{'>=' if t.at_least else '<='} {fmt(t.target)} {t.unit}".strip(), "pass" if t.passed else "FAIL"))
     rows += [(name, "(crashed: see its traceback above)", "", "", "FAIL") for name in failed_benches]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
