@@ -9,6 +9,7 @@ provider capability we do not claim (ApplicabilityCriteria), or columns the file
 """
 from __future__ import annotations
 
+from core.sql import ident, literal
 import csv
 import json
 from importlib.resources import files
@@ -57,7 +58,7 @@ class RuleModel:
     def col(self, name: str) -> str:
         if name not in self.columns:
             raise Skip(name)
-        return '"' + name.replace('"', '""') + '"'
+        return ident(name)
 
     def text(self, name: str) -> str:
         return f"cast({self.col(name)} as varchar)"
@@ -68,7 +69,7 @@ class RuleModel:
             return "true" if v else "false"
         if isinstance(v, (int, float)):
             return repr(v)
-        return "'" + str(v).replace("'", "''") + "'"
+        return literal(v)
 
     def sql(self, req: dict[str, Any]) -> str:
         """A row predicate that is true where the requirement holds."""
