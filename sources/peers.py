@@ -109,7 +109,7 @@ def _gpu(cid_metric: str, name: str) -> str | None:
 # ----------------------------------------------------------------------- grid intensity
 
 
-def codecarbon(root: Path) -> Iterator[PeerValue]:
+def codecarbon(root: Path) -> Iterator[PeerValue | None]:
     d = root / "codecarbon"
     # CodeCarbon keys countries by ISO3, ours are ISO2: pair them by the country name each of our
     # rows' notes begin with (the test fails if a country goes unpaired).
@@ -140,7 +140,7 @@ def codecarbon(root: Path) -> Iterator[PeerValue]:
 OPERATOR_FLEET = {"aws": ("aws:2020",), "gcp": ("google:2019",), "azure": ("microsoft:2020",), "unknown": ("unknown:",)}
 
 
-def green_algorithms(root: Path) -> Iterator[PeerValue]:
+def green_algorithms(root: Path) -> Iterator[PeerValue | None]:
     d = root / "green-algorithms"
     ci = {r["location"]: r for r in _csv(d / "CI_aggregated.csv", skip=1)}
     src = f"{GREEN_ALGORITHMS} data/latest/CI_aggregated.csv"
@@ -188,7 +188,7 @@ def _year_of(text: str) -> str:
     return m.group(1) if m else ""
 
 
-def ccf(root: Path) -> Iterator[PeerValue]:
+def ccf(root: Path) -> Iterator[PeerValue | None]:
     d = root / "ccf-coefficients"
     for provider in ("aws", "gcp", "azure"):
         src = f"{CCF} data/grid-emissions-factors-{provider}.csv (t/kWh x 1e6)"
@@ -222,7 +222,7 @@ def _ccf_factor(raw: str) -> float:
     return float("0." + raw) if re.fullmatch(r"0\d+", raw.strip()) else float(raw)
 
 
-def spruce(root: Path) -> Iterator[PeerValue]:
+def spruce(root: Path) -> Iterator[PeerValue | None]:
     d = root / "spruce"
     src = f"{SPRUCE} src/main/resources/ember/ember_co2_intensity.csv (Ember, CC-BY-4.0)"
     for r in _csv(d / "ember_co2_intensity.csv"):
@@ -249,7 +249,7 @@ def spruce(root: Path) -> Iterator[PeerValue]:
 # ----------------------------------------------------------------------- GPU specs, MFU
 
 
-def mlco2_impact(root: Path) -> Iterator[PeerValue]:
+def mlco2_impact(root: Path) -> Iterator[PeerValue | None]:
     src = f"{MLCO2} data/gpus.csv"
     tdp_by_row: dict[str, float | None] = {}
     with open(root / "mlco2-impact" / "gpus.csv", newline="", encoding="utf-8") as f:
@@ -281,7 +281,7 @@ def _number(raw: str) -> float | None:
     return None if v != v else v   # NaN
 
 
-def llmcarbon(root: Path) -> Iterator[PeerValue]:
+def llmcarbon(root: Path) -> Iterator[PeerValue | None]:
     d = root / "mlcarbon"
     src = f"{LLMCARBON} data/database.csv"
     # The training runs name the device; its peak is the precision the run used (V100 FP16, TPU BF16).
@@ -305,7 +305,7 @@ def llmcarbon(root: Path) -> Iterator[PeerValue]:
 # ----------------------------------------------------------------------- Boavizta (in-process)
 
 
-def boavizta() -> Iterator[PeerValue]:
+def boavizta() -> Iterator[PeerValue | None]:
     """Embodied (manufacture + transport + end of life) over each model's own full life."""
     import warnings
 
