@@ -6,7 +6,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from core.sql import literal
 
 
 def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[Path]:
@@ -28,11 +29,6 @@ def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path
     written = []
     for fmt, suffix in (("parquet", ".parquet"), ("csv", ".csv")):
         path = base.with_suffix(suffix)
-        con.execute(f"copy ({query}) to '{_sql_path(path)}' (format {fmt})", params)
+        con.execute(f"copy ({query}) to {literal(path)} (format {fmt})", params)
         written.append(path)
     return written
-
-
-def _sql_path(p: Path) -> str:
-    # COPY takes no parameter for its target; the path is ours (from --out) and quoted here.
-    return str(p).replace("'", "''")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.export import copy_out
 
 

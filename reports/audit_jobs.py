@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 
 from pipelines.quality import rows_as_dicts, table_exists
-from pipelines.units import G_PER_KG, TOKENS_PER_MILLION
+from core.units import G_PER_KG, TOKENS_PER_MILLION
 
 
 def per_million_tokens(amount: float | None, tokens: float | None) -> float | None:
