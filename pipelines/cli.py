@@ -273,5 +273,24 @@ def config_check(config_path: Path | None, warehouse: Path | None) -> None:
             click.echo(line)
 
 
+@export.command("jobs")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output path without suffix (default build/exports/jobs-<month>); .csv and .parquet are written.")
+@warehouse_option
+@config_option
+@user_errors
+def export_jobs_cmd(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
+    """The month's jobs (work log): GPU-hours, MFU, cost, kWh and CO2e per unit of work, per team.
+
+    Example: meterbook export jobs --month 2026-10 --out build/exports/jobs-2026-10
+    """
+    from pipelines.export_jobs import export_jobs
+    con, config = build_marts(warehouse, config_path)
+    for p in export_jobs(con, month, out or Path(f"build/exports/jobs-{month}")):
+        click.echo(f"wrote {p}")
+    _said_defaults(config)
+
+
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 """A deterministic demo month in the real input formats (FOCUS 1.2, legacy CUR, dcgm-exporter
-text, CodeCarbon, disclosure YAML), driven by demo_fleet.toml and a fixed seed."""
+text, CodeCarbon, disclosure YAML, a work log), driven by demo_fleet.toml and a fixed seed."""
 from __future__ import annotations
 
 import calendar
@@ -333,6 +333,23 @@ def codecarbon_rows(f: dict[str, Any], m0: datetime) -> list[dict[str, str]]:
     return rows
 
 
+WORK_COLUMNS = ["job_id", "workload", "namespace", "pod", "host", "gpu_uuids", "start_utc", "end_utc", "params",
+                "active_params", "tokens", "samples", "requests", "precision", "tokens_per_s"]
+
+
+def work_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
+    """The work log: one row per job of demo_fleet.toml, its window its instance's running time."""
+    instances = {i["id"]: i for i in f["instances"]}
+    rows = []
+    for w in f["work"]:
+        hours = list(instance_hours(instances[w["instance"]], m0, m1))
+        rows.append({"job_id": w["job_id"], "workload": w["workload"], "namespace": w["namespace"], "pod": w["pod"],
+                     "start_utc": iso(hours[0]), "end_utc": iso(hours[-1] + timedelta(hours=1)),
+                     **{k: (f"{w[k]:g}" if isinstance(w[k], float) else str(w[k])) for k in
+                        ("params", "active_params", "tokens", "samples", "requests", "precision", "tokens_per_s") if k in w}})
+    return rows
+
+
 DISCLOSURE = """\
 # Demo disclosure: a model trained on the demo platform, published with partial figures.
 model: Acme-Embed-1B
@@ -391,6 +408,7 @@ def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int =
     for inst in (i for i in f["instances"] if "host" in i):
         written += telemetry_files(inst, m0, m1, out / "dcgm", interval_s, gpus)
     written.append(write_csv(out / "codecarbon" / "emissions.csv", CODECARBON_COLUMNS, codecarbon_rows(f, m0)))
+    written.append(write_csv(out / "work" / f"work_log_{month}.csv", WORK_COLUMNS, work_rows(f, m0, m1)))
     (out / "disclosures").mkdir(parents=True, exist_ok=True)
     (out / "disclosures" / "acme-embed-1b.yaml").write_text(DISCLOSURE, encoding="utf-8")
     (out / "meterbook.toml").write_text(config_text(f), encoding="utf-8")

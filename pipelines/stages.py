@@ -15,13 +15,14 @@ import pandera.pandas as pa
 from core.vocabulary import METERS
 from pipelines.scaling import scaling_fits_table
 from pipelines.config import Config
-from core.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
+from core.units import G_PER_KG, MJ_PER_KWH, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from core.sql import model_over, read_sql, sql_files
 from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.gpu_hours import GpuHours
+from schemas.job_month import JobMonth, TeamWorkMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
 from schemas.team_energy_lines import TeamEnergyLines
@@ -50,7 +51,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
-        "s_per_h": S_PER_H,
+        "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])
@@ -102,6 +103,8 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
     "month_files": MonthFiles,
+    "job_month": JobMonth,
+    "team_work_month": TeamWorkMonth,
 }
 
 

@@ -192,7 +192,9 @@ def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file
     msg = str(exc)
     # DuckDB quotes the offending line ("Original Line: ...", up to megabytes of the user's data):
     # leave it out, and keep the sentence after the location, which says what is wrong.
-    lines = [ln.strip() for ln in msg.splitlines() if ln.strip() and not ln.lstrip().startswith("Original Line")]
+    # DuckDB's "LINE 1: <query>" and its caret point into meterbook's own SQL, not the user's file.
+    lines = [ln.strip() for ln in msg.splitlines()
+             if ln.strip() and not ln.lstrip().startswith(("Original Line", "LINE ")) and ln.strip().strip("^")]
     where = next((ln for ln in lines if "line" in ln.lower()), lines[0] if lines else "")
     if len(lines) > 1 and lines[0] == where and not lines[1].startswith(("Possible Solution", "file =")):
         where += ": " + lines[1]

@@ -4,10 +4,10 @@ month A are the same whether B was ingested before A, after it, or not at all.
 Each generated month has FOCUS billing in one or two currencies (GPU nodes tagged, untagged or
 shared between teams, support and credits), sometimes delivered twice (a restatement: the later
 delivery replaces the earlier), and dcgm-exporter scrapes of the nodes' GPUs with random gaps and
-counter resets, two namespaces of different teams sharing a node. Nodes and instance ids are
-the same in both months; the boards differ, as a cloud instance restarted in another month
-lands on other physical GPUs (a board seen in both months would let B's readings tell A's
-energy, which is new knowledge about A, not a change of it)."""
+counter resets, two namespaces of different teams sharing a node, and a work log of jobs on them
+(job_month). Nodes and instance ids are the same in both months; the boards differ, as a cloud
+instance restarted in another month lands on other physical GPUs (a board seen in both months
+would let B's readings tell A's energy, which is new knowledge about A, not a change of it)."""
 from __future__ import annotations
 
 import csv
@@ -149,6 +149,21 @@ def traces(month: str, spec: dict) -> list[Trace]:
     return out
 
 
+def write_work(path: Path, month: str, spec: dict) -> Path:
+    """The month's work log: a job per namespaced trace over its hours, and a bare-metal job on
+    node-a over most of the month (it claims idle time too)."""
+    m0 = month_start(month)
+    rows = ["job_id,workload,namespace,host,start_utc,end_utc,params,tokens,requests,precision"]
+    for i, g in enumerate(spec["gpus"]):
+        if g["namespace"]:
+            t0 = m0 + timedelta(days=g["start_day"] - 1)
+            rows.append(f"job-{i},training,{g['namespace']},,{iso(t0)},{iso(t0 + timedelta(hours=g['hours'] + 1))},1e6,1e6,,bf16")
+    rows.append(f"bare,serving,,node-a,{iso(m0)},{iso(m0 + timedelta(days=25))},1e6,1e6,1e3,fp16")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
 def write_month(root: Path, month: str, spec: dict) -> list[list[Path]]:
     """The month's deliveries in load order: each inner list is one ingest run."""
     runs = [[write_csv(root / month / "v1" / "focus.csv", focus_rows(month, spec, 0))]]
@@ -163,6 +178,7 @@ def write_month(root: Path, month: str, spec: dict) -> list[list[Path]]:
             path = write_prom_text(root / month / "dcgm" / f"{node}.prom", mine)
             path.write_text(path.read_text().replace('Hostname="node-a"', f'Hostname="{node}"'))
             runs[0].append(path)
+    runs[0].append(write_work(root / month / "work" / "work.csv", month, spec))
     return runs
 
 
@@ -206,6 +222,7 @@ def test_month_a_is_the_same_whatever_else_is_loaded(tmp_path_factory, a, b, b_m
     a_runs, b_runs = write_month(root / "in", A, a), write_month(root / "in", b_month, b)
     alone = mart_rows(build(root / "alone", a_runs), A)
     assert alone["team_month"], "month A allocates nothing: the generator is broken"
+    assert alone["job_month"], "month A's work log priced nothing: the generator is broken"
     assert alone["contract_findings"] == []
     for name, runs in (("b_first", b_runs + a_runs), ("b_after", a_runs + b_runs)):
         got = mart_rows(build(root / name, runs), A)

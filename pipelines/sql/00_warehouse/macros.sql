@@ -54,6 +54,9 @@ create or replace temp macro instance_label(labels) as coalesce(
 -- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
 -- same written out: sum(x::decimal(38, 12)) filter (...).)
 create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
+-- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
+-- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
+create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;
 -- A Python literal (a list or dict of str, numbers, None, True, False, as `str()` of a pandas cell
 -- writes it: koku's GCP labels and credits) as JSON text, or null when it is not one. Tokens are
 -- quoted strings or runs of other text; strings are re-quoted and their escapes made JSON's

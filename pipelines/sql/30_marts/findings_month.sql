@@ -21,6 +21,10 @@
 --   telemetry_gap       value = unobserved hours of a GPU in the month that a counter gap
 --                       spans; energy_kwh = what was spread over them, low/high the range of
 --                       the part estimated after a reset inside a gap
+--   low_mfu             a training job of the work log (job_month) whose MFU is below
+--                       findings_low_mfu_threshold: value/low/high = its MFU and range; cost_usd
+--                       = the money at stake, its cost x (1 - MFU / mfu_typical), what reaching a
+--                       typical large run's MFU would have saved (range in the detail)
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
@@ -40,6 +44,7 @@ thr as (
         (select value from param where assumption_id = 'reconciliation_gap_tolerance_fraction') as tol,
         (select value from param where assumption_id = 'findings_material_share_of_gpu_cost') as material_share,
         (select value from param where assumption_id = 'findings_material_min_cost_usd') as material_usd,
+        (select value from param where assumption_id = 'findings_low_mfu_threshold') as low_mfu,
         (select list(coefficient_id order by assumption_id) from param
          where assumption_id in ('findings_material_share_of_gpu_cost', 'findings_material_min_cost_usd')) as material_ids
 ),
@@ -187,6 +192,34 @@ telemetry_findings as (
     from gpu_month where gap_kwh > 0
 ),
 
+job_mfu as (
+    -- a job's MFU over all its rows of the month (teams, currencies): work over GPU-seconds at peak
+    select month, job_id, mode(team) as team, sum(effective_cost) as cost,
+        sum(work_flops) / nullif(sum(available_flop), 0) as mfu,
+        sum(work_flops) / nullif(sum(available_flop_high), 0) as mfu_low,
+        sum(work_flops) / nullif(sum(available_flop_low), 0) as mfu_high,
+        max(tensor_active_mean) as tensor_active_mean, dsum(gpu_hours) as gpu_hours, string_agg(distinct gpu_models, ', ') as gpu_models
+    from job_month
+    where workload = 'training' and work_flops is not null and available_flop > 0
+    group by all
+),
+
+low_mfu_jobs as (
+    select j.month, 'low_mfu' as finding, j.job_id as subject, null::varchar as resource_id, j.team,
+        j.mfu as value, 'fraction' as unit, j.mfu_low as low, j.mfu_high as high,
+        j.cost * greatest(0, 1 - j.mfu / c.typ) as cost_usd, null::double as energy_kwh,
+        printf('MFU %.1f%% on %.0f GPU-hours of %s (threshold %.0f%%%s); at a typical large run''s %.0f%%, %.0f of its %.0f cost would have been saved (%.0f-%.0f)',
+               100 * j.mfu, j.gpu_hours, coalesce(j.gpu_models, 'unknown GPUs'), 100 * thr.low_mfu,
+               coalesce(printf('; DCGM tensor-pipe activity %.0f%%', 100 * j.tensor_active_mean), ''),
+               100 * c.typ, j.cost * greatest(0, 1 - j.mfu / c.typ), j.cost,
+               j.cost * greatest(0, 1 - j.mfu / c.typ_low), j.cost * greatest(0, 1 - j.mfu / c.typ_high)) as detail,
+        ['assumptions:findings_low_mfu_threshold', 'assumptions:mfu_typical'] as assumption_ids
+    from job_mfu j
+    cross join thr
+    cross join (select value as typ, low as typ_low, high as typ_high from a where assumption_id = 'mfu_typical') c
+    where j.mfu < thr.low_mfu
+),
+
 unobserved_resources as (
     -- billed GPU capacity that no telemetry maps to, in a month that has telemetry (a month
     -- with none is not instrumented at all: Energy by source then shows every kWh as tdp_model)
@@ -284,3 +317,6 @@ from unobserved_resources
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
 from telemetry_findings
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from low_mfu_jobs

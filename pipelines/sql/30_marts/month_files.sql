@@ -1,6 +1,7 @@
 -- Grain: month x file_id. The loaded files a month's figures rest on: billing files with charges
 -- in the month, telemetry files with GPU-hours in it, CodeCarbon files with runs ending in it,
--- invoices files with an invoice for it (the reconciliation rests on them).
+-- invoices files with an invoice for it (the reconciliation rests on them), work logs with a job
+-- window in it (int_job_windows: the rows not restated by a later file).
 -- A report of the month lists and hashes these and no other, so its lineage, data quality and
 -- provenance do not change when another month's files are loaded beside it.
 with billing as (
@@ -15,6 +16,10 @@ runs as (
     select distinct strftime(end_utc, '%Y-%m') as month, file_id, 'runs' as role from runs
 ),
 
+work as (
+    select distinct month, file_id, 'work' as role from int_job_windows
+),
+
 invoiced as (
     select distinct period as month, file_id, 'invoices' as role from invoices
 ),
@@ -25,6 +30,8 @@ files as (
     select * from telemetry
     union all
     select * from runs
+    union all
+    select * from work
     union all
     select * from invoiced
 )
