@@ -12,7 +12,7 @@ from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
 KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "dcgm-prom", "prom-range",
-         "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
+         "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card", "grid-hourly", "instruments"]
 
 
 def warehouse_option(fn):

@@ -23,7 +23,7 @@ import duckdb
 REFERENCE_DIR = Path(__file__).parent / "reference"
 
 COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits")
-CATALOG_FILES = ("gpu_aliases", "instance_types")
+CATALOG_FILES = ("gpu_aliases", "instance_types", "grid_zones", "instance_prices")
 
 # Every coefficient file ends with these columns, after its key columns.
 COMMON_COLUMNS = ("value", "unit", "low", "high", "source", "retrieved", "notes")
@@ -47,8 +47,14 @@ CATALOG_COLUMNS: dict[str, tuple[str, ...]] = {
         "cloud", "instance_type", "gpu_model", "gpu_count", "vcpu", "memory_gib",
         "source", "retrieved", "notes",
     ),
+    # where a meterbook zone's electricity comes from, in each data family's naming
+    "grid_zones": ("zone", "grid_zone", "operator_code", "country", "source", "retrieved", "notes"),
+    # list prices: a catalog (keyed by cloud, region, type), with a range like the coefficient files
+    "instance_prices": (
+        "cloud", "region", "instance_type", "pricing", "value", "unit", "low", "high", "source", "retrieved", "notes",
+    ),
 }
-CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib"}
+CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib", "value", "low", "high"}
 
 PROVIDERS = ("aws", "gcp", "azure")
 
