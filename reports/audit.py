@@ -174,7 +174,7 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
-            "provenance": provenance(con, month, DISCLOSURE_KINDS)}
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config)}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

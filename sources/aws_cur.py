@@ -22,6 +22,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "line_item_id": _both("identity/LineItemId"),
     "time_interval": _both("identity/TimeInterval"),
     "payer_account_id": _both("bill/PayerAccountId"),
+    "invoice_id": _both("bill/InvoiceId"),
     "usage_account_id": _both("lineItem/UsageAccountId"),
     "billing_period_start": _both("bill/BillingPeriodStartDate"),
     "usage_start": _both("lineItem/UsageStartDate"),

@@ -37,6 +37,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "additional_info": ("AdditionalInfo", "additionalInfo"),
     "reservation_id": ("ReservationId", "reservationId"),
     "benefit_id": ("benefitId", "BenefitId"),
+    "invoice_id": ("InvoiceId", "invoiceId"),
 }
 REQUIRED = {"usage_date", "cost", "charge_type"}
 COST_COLUMNS = {a.lower() for a in ALIASES["cost"]}

@@ -37,6 +37,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "ConsumedUnit": ("ConsumedUnit", "UsageUnit"),
     "Tags": ("Tags",),
     "x_UsageType": ("x_UsageType",),
+    "InvoiceId": ("InvoiceId", "x_InvoiceId"),
 }
 REQUIRED = {"BilledCost", "ChargePeriodStart", "ChargeCategory", "BillingCurrency"}
 

@@ -57,6 +57,7 @@ typed as (
         end as effective_cost,
         money(public_on_demand_cost) as list_cost,
         upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
+        nullif(trim(invoice_id), '') as invoice_id,   -- empty until AWS issues the month's invoice
         {{ tags }} as tags,
         -- a line item is identified by its id within its time interval (the id repeats hourly)
         line_item_id || '|' || coalesce(time_interval, usage_start, '') as line_item_key,

@@ -62,6 +62,7 @@ typed as (
         money(cost) as effective_cost,
         money(paygo_price) * money(quantity) as list_cost,
         upper(trim(currency)) as billing_currency,
+        nullif(trim(invoice_id), '') as invoice_id,
         try_cast(tags_json::json as map(varchar, varchar)) as tags,
         cost as _cost, usage_date as _date, quantity as _qty, source_tags as _tags, _fields
     from parsed

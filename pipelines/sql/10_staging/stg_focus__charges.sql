@@ -31,6 +31,7 @@ typed as (
         coalesce(money(EffectiveCost), money(BilledCost)) as effective_cost,
         money(ListCost) as list_cost,
         upper(trim(BillingCurrency)) as billing_currency,
+        nullif(trim(InvoiceId), '') as invoice_id,
         try_cast(json_text(Tags)::json as map(varchar, varchar)) as tags,
         -- raw text kept for the cast checks below
         BilledCost as _billed_cost, EffectiveCost as _effective_cost, ListCost as _list_cost,

@@ -86,6 +86,8 @@ typed as (
         money(cost_text) as effective_cost,
         list_cost,
         upper(trim(currency)) as billing_currency,
+        -- no invoice number in the export: Google invoices a billing account per invoice month
+        case when nullif(trim(invoice_month), '') is not null then billing_account_id || '/' || trim(invoice_month) end as invoice_id,
         map_from_entries(list_transform(label_list, lambda e: struct_pack(k := e.key, v := e.value))) as tags,
         cost_text as _cost, usage_start as _start, labels as _labels, label_list as _label_list,
         credits as _credits, credit_list as _credit_list, _fields
