@@ -13,13 +13,15 @@ import pandas as pd
 import pandera.pandas as pa
 
 from pipelines.allocation import METERS, scaling_fits_table
-from pipelines.config import Config
+from pipelines.config import UNDECLARED_SOURCE, Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
 from pipelines.warehouse import model_over, read_sql
 from schemas.allocation_lines import AllocationLines
+from schemas.carbon_month import CarbonMonth
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.gpu_hours import GpuHours
+from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
 from schemas.team_energy_lines import TeamEnergyLines
@@ -34,12 +36,19 @@ STAGES: list[tuple[str, str]] = [
     ("20_intermediate", "int_gpu_workloads"),
     ("20_intermediate", "int_charges_teams"),
     ("20_intermediate", "int_zone_factors"),
+    ("20_intermediate", "int_grid_hours"),
+    ("20_intermediate", "int_gpu_hour_carbon"),
+    ("20_intermediate", "int_energy_base"),
+    ("20_intermediate", "int_market_claims"),
+    ("20_intermediate", "int_market_factors"),
     ("20_intermediate", "int_energy_lines"),
     ("20_intermediate", "int_alloc_sources"),
     ("20_intermediate", "int_alloc_targets"),
     ("30_marts", "allocation_lines"),
     ("30_marts", "team_month"),
     ("30_marts", "team_energy_lines"),
+    ("30_marts", "carbon_month"),
+    ("30_marts", "market_basis_month"),
     ("30_marts", "reconciliation"),
     ("30_marts", "focus_export"),
     ("30_marts", "workload_month"),
@@ -61,7 +70,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
-        "s_per_h": S_PER_H,
+        "s_per_h": S_PER_H, "hourly_factor_type": config.hourly_factor_type,
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])
@@ -74,13 +83,27 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
                            ["integer", "varchar", "varchar", "varchar", "varchar"]),
         "cfg_alloc_rules": (["category", "rule"], list(config.allocation.items()), ["varchar"] * 2),
         "cfg_alloc_weights": (["team", "weight"], list(config.weights.items()), ["varchar", "double"]),
-        "cfg_market_intensity": (["zone", "g_per_kwh"], list(config.market_intensity.items()), ["varchar", "double"]),
+        "cfg_supplier_factors": (["ord", "zone", "g_per_kwh", "source", "year"], supplier_rows(config),
+                                 ["integer", "varchar", "double", "varchar", "integer"]),
+        "cfg_grid_zones": (["zone", "grid_zone"], list(config.grid_zones.items()), ["varchar"] * 2),
         "cfg_findings": (["param", "value"], list(config.findings.items()), ["varchar", "double"]),
+        "cfg_whatif": (["param", "value"], list(config.whatif.items()), ["varchar", "double"]),
+        "cfg_whatif_regions": (["zone"], [(z,) for z in config.whatif_regions], ["varchar"]),
+        "cfg_deferrable": (["kind", "name"], [("namespace", n) for n in config.deferrable_namespaces]
+                           + [("job", j) for j in config.deferrable_jobs], ["varchar"] * 2),
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }
     for name, (columns, rows, types) in tables.items():
         temp_table(con, name, columns, rows, types)
+
+
+def supplier_rows(config: Config) -> list[tuple]:
+    """Declared supplier factors in file order, then the legacy per-zone factors, which declare
+    no source or year (kept working; the audit says so)."""
+    rows = [(f.zone, f.g_per_kwh, f.source, f.year) for f in config.supplier_factors]
+    rows += [(zone, g, UNDECLARED_SOURCE, None) for zone, g in config.market_intensity.items()]
+    return [(i, *r) for i, r in enumerate(rows)]
 
 
 def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple], types: list[str]) -> None:
@@ -111,6 +134,8 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,
     "findings_month": FindingsMonth,
+    "carbon_month": CarbonMonth,
+    "market_basis_month": MarketBasisMonth,
     "workload_month": WorkloadMonth,
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,
