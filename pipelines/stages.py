@@ -28,6 +28,7 @@ from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
 from schemas.telemetry_month import TelemetryMonth
+from schemas.whatif_month import WhatifMonth
 from schemas.workload_month import WorkloadMonth
 from sources.reference_data import load_reference
 
@@ -58,6 +59,9 @@ STAGES: list[tuple[str, str]] = [
     ("30_marts", "month_files"),
     ("python", "int_scaling_fits"),
     ("30_marts", "findings_month"),
+    ("20_intermediate", "int_whatif_shift"),
+    ("20_intermediate", "int_whatif_region"),
+    ("30_marts", "whatif_month"),
 ]
 
 
@@ -136,6 +140,7 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "findings_month": FindingsMonth,
     "carbon_month": CarbonMonth,
     "market_basis_month": MarketBasisMonth,
+    "whatif_month": WhatifMonth,
     "workload_month": WorkloadMonth,
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,

@@ -20,6 +20,7 @@ from pipelines.config import Config
 from pipelines.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
+from reports.carbon import carbon_context
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.reconciliation import reconciliation_summary
@@ -189,6 +190,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "matching": matching[:MATCHING_ROWS],
         "matching_more": max(len(matching) - MATCHING_ROWS, 0),
         "quality": quality_summary(con, month),
+        "carbon": carbon_context(con, month),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology": methodology_context(con),
