@@ -106,7 +106,8 @@ def disclosure_rows(con: duckdb.DuckDBPyConnection, models: list[str]) -> list[d
 
 
 def disclosure_entity(row: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    checks = {c["meter"]: c for c in result["checks"]}
+    # The MFU check's 'reported' is implied by the published hours and FLOPs, not published itself.
+    checks = {c["meter"]: c for c in result["checks"] if c["meter"] != "mfu"}
     meters = []
     for name in METERS:
         m = result["meters"].get(name)

@@ -91,3 +91,10 @@ alter table disclosures add column if not exists co2e_market_t_text             
 alter table disclosures add column if not exists cost_usd_text varchar;
 alter table disclosures add column if not exists price_usd_per_accelerator_hour_text varchar;
 alter table disclosures add column if not exists market_gco2e_per_kwh_text              varchar;
+
+-- Extensions for reconstruction (issue 16): who ran the facility, the training year and the
+-- reporter's convention; by ALTER, so older warehouses gain them with null.
+alter table disclosures add column if not exists operator varchar;
+alter table disclosures add column if not exists year double;
+alter table disclosures add column if not exists convention varchar;
+alter table disclosures add column if not exists year_text varchar;
