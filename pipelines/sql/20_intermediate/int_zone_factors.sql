@@ -33,7 +33,7 @@ world as (
 
 residual as (
     select zone_kind, zone_id, arg_max(value, year) as value, arg_max(low, year) as low, arg_max(high, year) as high,
-           arg_max(coefficient_id, year) as coefficient_id, max(year) as year, arg_max(source, year) as source
+           arg_max(coefficient_id, year) as coefficient_id, max(year)::integer as year, arg_max(source, year) as source
     from ref_grid_intensity
     where basis = 'residual_mix'
     group by zone_kind, zone_id
