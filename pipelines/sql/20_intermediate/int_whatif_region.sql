@@ -6,8 +6,7 @@
 -- two regions' on-demand prices (a discount on the bill carries over). Bounds: the scenario's
 -- low end against the baseline's high end and back (independent assumptions).
 with resource_hours as (
-    select month, resource_id, zone, hour_start, mode(coalesce(team, getvariable('unallocated'))) as team,
-        dsum(energy_kwh) as energy_kwh, dsum(facility_energy_kwh) as facility_energy_kwh,
+    select month, resource_id, zone, hour_start, dsum(energy_kwh) as energy_kwh, dsum(facility_energy_kwh) as facility_energy_kwh,
         dsum(co2e_kg) as co2e_kg, dsum(co2e_kg_low) as co2e_kg_low, dsum(co2e_kg_high) as co2e_kg_high
     from int_gpu_hour_carbon
     where resource_id is not null and zone is not null and energy_kwh > 0
@@ -15,7 +14,8 @@ with resource_hours as (
 ),
 
 billed as (
-    select month, resource_id, any_value(instance_type) as instance_type, sum(effective_cost)::double as cost_usd
+    select month, resource_id, any_value(instance_type) as instance_type, sum(effective_cost)::double as cost_usd,
+        mode_det(list(resolved_team)) as team       -- the resource's team, as int_energy_base has it
     from int_charges_teams
     where resource_id is not null and instance_type is not null
     group by month, resource_id
@@ -28,7 +28,7 @@ priced as (
 ),
 
 moves as (
-    select distinct r.month, r.resource_id, r.zone, b.instance_type, b.cost_usd, t.zone as target,
+    select distinct r.month, r.resource_id, r.zone, b.instance_type, b.cost_usd, b.team, t.zone as target,
         here.value as price_here, there.value as price_there, there.low as price_there_low, there.high as price_there_high
     from resource_hours r
     join billed b on b.month = r.month and b.resource_id = r.resource_id
@@ -39,7 +39,7 @@ moves as (
 )
 
 select
-    m.month, m.target, m.resource_id, m.zone, m.instance_type, any_value(r.team) as team,
+    m.month, m.target, m.resource_id, m.zone, m.instance_type, m.team,
     m.cost_usd as baseline_cost_usd, dsum(r.facility_energy_kwh) as baseline_energy_kwh,
     dsum(r.co2e_kg) as baseline_co2e_kg, dsum(r.co2e_kg_low) as baseline_co2e_kg_low, dsum(r.co2e_kg_high) as baseline_co2e_kg_high,
     dsum(r.energy_kwh) * any_value(z.pue) as energy_kwh, dsum(r.energy_kwh) * any_value(z.pue_low) as energy_kwh_low,
@@ -58,5 +58,5 @@ join resource_hours r on r.month = m.month and r.resource_id = m.resource_id and
 join int_zone_factors z on z.zone = m.target
 join int_zone_factors hz on hz.zone = m.zone
 left join int_grid_hours g on g.zone = m.target and g.hour_start = r.hour_start
-group by m.month, m.target, m.resource_id, m.zone, m.instance_type, m.cost_usd, m.price_there, m.price_here,
+group by m.month, m.target, m.resource_id, m.zone, m.instance_type, m.team, m.cost_usd, m.price_there, m.price_here,
     m.price_there_low, m.price_there_high

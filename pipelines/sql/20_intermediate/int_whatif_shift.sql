@@ -14,7 +14,7 @@ with window_h as (
 ),
 
 jobs as (
-    select month, zone, namespace, coalesce(pod, '') as pod, mode(team) as team, hour_start,
+    select month, zone, namespace, coalesce(pod, '') as pod, mode_det(list(team)) as team, hour_start,
         dsum(energy_kwh) as energy_kwh, dsum(facility_energy_kwh) as facility_energy_kwh,
         dsum(co2e_kg) as co2e_kg, dsum(co2e_kg_low) as co2e_kg_low, dsum(co2e_kg_high) as co2e_kg_high
     from int_gpu_hour_carbon

@@ -59,7 +59,7 @@ resource_rate as (
 
 low_util as (
     select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, w.resource_id,
-        mode(coalesce(w.team, getvariable('unallocated'))) as team,
+        mode_det(list(coalesce(w.team, getvariable('unallocated')))) as team,
         sum(w.gpu_hours_observed) as hours, sum(w.gpu_hours_observed * w.util_mean) / sum(w.gpu_hours_observed) as util
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
@@ -67,7 +67,7 @@ low_util as (
 ),
 
 on_demand as (
-    select month, resource_id, any_value(resolved_team) as team, any_value(instance_type) as instance_type,
+    select month, resource_id, mode_det(list(resolved_team)) as team, any_value(instance_type) as instance_type,
         max(gpu_count) as gpus, sum(effective_cost)::double as cost,
         sum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
         (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
@@ -125,7 +125,7 @@ observed as (
 ),
 
 billed as (
-    select month, resource_id, mode(resolved_team) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
+    select month, resource_id, mode_det(list(resolved_team)) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
         sum(effective_cost)::double as cost_usd
     from int_charges_teams
     where resource_id is not null

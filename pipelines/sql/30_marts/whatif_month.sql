@@ -36,7 +36,7 @@ p as (
 
 resource_cost as (
     select month, resource_id, sum(effective_cost)::double as cost_usd, dsum(gpu_hours) as gpu_hours,
-        any_value(instance_type) as instance_type, mode(resolved_team) as team
+        any_value(instance_type) as instance_type
     from int_charges_teams where resource_id is not null group by all
 ),
 
@@ -71,7 +71,7 @@ shift as (
 ),
 
 workloads as (
-    select c.month, c.namespace || coalesce('/' || nullif(c.pod, ''), '') as subject, mode(c.team) as team, any_value(c.zone) as zone,
+    select c.month, c.namespace || coalesce('/' || nullif(c.pod, ''), '') as subject, mode_det(list(c.team)) as team, any_value(c.zone) as zone,
         c.resource_id, dsum(c.gpu_hours_observed) as hours,
         dsum(c.gpu_hours_observed * c.util_mean) / nullif(dsum(c.gpu_hours_observed), 0) as util,
         dsum(c.facility_energy_kwh) as facility_kwh, dsum(c.co2e_kg) as co2e_kg,
@@ -116,7 +116,8 @@ utilization as (
 ),
 
 on_demand as (
-    select c.month, c.resource_id, any_value(c.zone) as zone, mode(c.resolved_team) as team, sum(c.effective_cost)::double as cost_usd,
+    select c.month, c.resource_id, any_value(c.zone) as zone, mode_det(list(c.resolved_team)) as team,
+        sum(c.effective_cost)::double as cost_usd,
         (24 * extract(day from last_day(strptime(c.month, '%Y-%m'))))::double as month_h
     from int_charges_teams c
     where c.gpu_hours > 0 and coalesce(c.pricing_category, 'Standard') in ('Standard', 'On-Demand') and c.commitment_discount_id is null
