@@ -10,8 +10,8 @@
 --            shared over them by their consumption
 --   period   its volume is spread evenly over its period; a month may claim the part it holds
 --            (never another month's: a month's figures do not depend on other months)
---   once     an instrument id declared twice is claimed once (the first by file hash and row);
---            the others are findings (instrument_duplicate)
+--   once     an instrument id declared twice for a month is claimed once (the first by file hash
+--            and row); the others are findings (instrument_duplicate)
 --   order    certificates and contracts first, then supplier factors, then the residual mix;
 --            within a rank by period start, id; no claim beyond the consumption left
 -- claim_kind: instrument | supplier | residual_mix | not_available (energy no claim covers and no
@@ -42,11 +42,6 @@ declared as (
     from cfg_supplier_factors c
 ),
 
-once as (
-    select *, row_number() over (partition by lower(instrument_id) order by sha256 nulls first, row_number) > 1 as duplicate
-    from declared
-),
-
 months as (
     select distinct month, strptime(month, '%Y-%m') as m0, strptime(month, '%Y-%m') + interval 1 month as m1 from consumption
 ),
@@ -57,15 +52,23 @@ monthly as (
         case when o.period_start is null then 1.0
              else (epoch(least(o.period_end, m.m1)) - epoch(greatest(o.period_start, m.m0)))
                   / (epoch(o.period_end) - epoch(o.period_start)) end as month_fraction
-    from once o
+    from declared o
     join months m on o.period_start is null or (o.period_start < m.m1 and o.period_end > m.m0)
+),
+
+once as (
+    -- twice declared within the month: an id reused for another period (another month's file)
+    -- is not a duplicate of this month's, so loading it leaves this month as it was
+    select *, row_number() over (partition by lower(instrument_id), month order by sha256 nulls first, row_number) > 1
+        as duplicate
+    from monthly
 ),
 
 matched as (
     select mo.*, c.zone, c.central as zone_kwh,
         c.central / nullif(sum(c.central::decimal(38, 12)) over (partition by mo.instrument_id, mo.month), 0)::double
             as zone_share
-    from (select * from monthly where not duplicate) mo
+    from (select * from once where not duplicate) mo
     join int_zone_factors z on lower(mo.declared_zone) in (lower(z.zone), lower(z.grid_zone), lower(z.operator_code), lower(z.country))
     join consumption c on c.month = mo.month and c.zone = z.zone
 ),
@@ -123,5 +126,5 @@ union all
 select mo.month, null, 'central', case when mo.duplicate then 'duplicate' else 'unmatched' end, mo.instrument_id,
     mo.instrument_type, mo.declared_zone, mo.origin, mo.origin_path, mo.row_number, mo.source, mo.vintage_year,
     mo.g_per_kwh, mo.g_per_kwh, null, null, mo.volume_kwh * mo.month_fraction, 0, 0
-from monthly mo
+from once mo
 where mo.duplicate or not exists (select 1 from matched m where m.instrument_id = mo.instrument_id and m.month = mo.month)
