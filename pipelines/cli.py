@@ -8,12 +8,13 @@ import click
 
 from pipelines.config import example_text
 from pipelines.cli_support import user_errors
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
-KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "invoices", "dcgm-prom", "prom-range",
-         "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card", "grid-hourly", "instruments"]
+from sources import REGISTRY
+
+KINDS = ["auto", *REGISTRY]   # the readers themselves: a new reader is a new --kind
 
 
 def warehouse_option(fn):

@@ -15,11 +15,12 @@ from typing import Any
 
 import duckdb
 
+from core.sql import literal
 from schemas.contract import reject_sql
 from schemas.grid_hours import GridHours
 from sources.base import Head, Reader, Staged, register
 from sources.linecount import LineCount
-from sources.tabular import canonical_view, csv_names, sql_str, stage_sql, tabular_dialect, tabular_expected_rows
+from sources.tabular import canonical_view, csv_names, stage_sql, tabular_dialect, tabular_expected_rows
 
 EM_ALIASES: dict[str, tuple[str, ...]] = {
     "zone": ("Zone id",),
@@ -82,7 +83,7 @@ class GridHourlyReader(Reader):
         aliases = {c: aliases.get(c, ()) for c in CANONICAL}
         canonical_view(con, head, aliases, {"zone", "hour"}, "raw_grid", padded=bool(options.get("padded")))
         rows_read = stage_sql(con, head.path, "stg_grid_hourly__hours.sql",
-                              {"hour_column": sql_str(hour_col), "value_column": sql_str(value_col)})
+                              {"hour_column": literal(hour_col), "value_column": literal(value_col)})
         # lines a row-level error already rejects are not checked twice
         sql = reject_sql(GridHours, {r[0] for r in con.execute("describe _staged").fetchall()},
                          "(select * from _staged where zone is not null and hour_start is not null "

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.ingest import ingest
 from pipelines.stages import VALIDATED, contract_failures
 from pipelines.warehouse import connect

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from pipelines.cli import main
 from pipelines.config import Config
 from pipelines.stages import VALIDATED, contract_failures
-from pipelines.units import G_PER_KG
-from pipelines.warehouse import add_macros, read_sql
+from core.units import G_PER_KG
+from core.sql import read_sql
+from pipelines.warehouse import add_macros
 from tests.pdf_helpers import cli
 from tests.test_allocation_fixtures import Charge, GpuHour, build, run_after_gpu_hours
 
