@@ -21,6 +21,7 @@ from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
 from reports.job_economics import job_economics
+from reports.carbon import carbon_context
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.reconciliation import reconciliation_summary
@@ -193,6 +194,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "matching": matching[:MATCHING_ROWS],
         "matching_more": max(len(matching) - MATCHING_ROWS, 0),
         "quality": quality_summary(con, month),
+        "carbon": carbon_context(con, month),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology": methodology_context(con),

@@ -181,9 +181,12 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
         if version is not None:
             return reader, version
     shown = ", ".join(head.columns[:4]) if head.columns else head.text[:40].replace("\n", " ")
-    # A binary file has no line breaks: its "header" is the whole head, up to 256 KiB on one line
+    # A binary file has no line breaks: its "header" is the whole head, up to 256 KiB on one line;
+    # cut what is printed, escapes included (a control byte prints as four characters), so the
+    # list of kinds still fits on one readable line
+    shown = repr(shown)
     shown = shown if len(shown) <= 80 else shown[:80] + "..."
-    raise InputError(head.path, "not a known input format", f"starts with: {shown!r}",
+    raise InputError(head.path, "not a known input format", f"starts with: {shown}",
                      f"Pass --kind with one of {', '.join(sorted(REGISTRY))}, or check that this is the export you meant")
 
 

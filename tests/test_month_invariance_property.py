@@ -1,5 +1,6 @@
 """Month invariance as a property (issue 14): for generated months A and B, every mart's rows for
 month A are the same whether B was ingested before A, after it, or not at all.
+(Each month may also bring an hourly grid series and a REC under an id both months use, issue 21.)
 
 Each generated month has FOCUS billing in one or two currencies (GPU nodes tagged, untagged or
 shared between teams, support and credits), sometimes delivered twice (a restatement: the later
@@ -63,6 +64,10 @@ gpu_trace = st.fixed_dictionaries({
 })
 month_spec = st.fixed_dictionaries({
     "usage": st.lists(node_usage, min_size=1, max_size=3),
+    # the month's hourly grid series (first days, some hours missing) and a REC for the month under
+    # an id the other month reuses for its own period (issue 21)
+    "grid_hours": st.integers(0, 21 * 24), "grid_gap": st.integers(0, 24),
+    "rec_mwh": st.floats(0.0005, 0.05),
     "support_usd": st.decimals("0", "50", places=2),
     "credit_usd": st.decimals("0", "20", places=2),
     "eur_usd": st.one_of(st.none(), st.decimals("1", "30", places=2)),
@@ -164,9 +169,28 @@ def write_work(path: Path, month: str, spec: dict) -> Path:
     return path
 
 
+def write_carbon(root: Path, month: str, spec: dict) -> list[Path]:
+    """A plain operator series for us-east-1's grid, and the month's REC (instruments file)."""
+    m0, files = month_start(month), []
+    if spec["grid_hours"]:
+        grid = root / month / "grid" / "pjm.csv"
+        grid.parent.mkdir(parents=True, exist_ok=True)
+        hours = [h for h in range(spec["grid_hours"]) if h % 24 != spec["grid_gap"]]
+        grid.write_text("zone,hour_utc,gco2_per_kwh\n" + "".join(
+            f"PJM,{iso(m0 + timedelta(hours=h))},{300 + 90 * math.sin(h / 5):.2f}\n" for h in hours), encoding="utf-8")
+        files.append(grid)
+    rec = root / month / "instruments" / "recs.csv"
+    rec.parent.mkdir(parents=True, exist_ok=True)
+    end = (m0 + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+    rec.write_text("instrument_id,type,zone,period_start,period_end,mwh,g_per_kwh,source,year\n"
+                   f"REC-7,rec,US,{m0:%Y-%m-%d},{end:%Y-%m-%d},{spec['rec_mwh']},0,M-RETS batch {month},{m0.year}\n",
+                   encoding="utf-8")
+    return [*files, rec]
+
+
 def write_month(root: Path, month: str, spec: dict) -> list[list[Path]]:
     """The month's deliveries in load order: each inner list is one ingest run."""
-    runs = [[write_csv(root / month / "v1" / "focus.csv", focus_rows(month, spec, 0))]]
+    runs = [[write_csv(root / month / "v1" / "focus.csv", focus_rows(month, spec, 0)), *write_carbon(root, month, spec)]]
     if spec["eur_usd"] is not None:
         runs[0].append(write_csv(root / month / "v1-eu" / "focus-eu.csv", eur_rows(month, spec["eur_usd"])))
     if spec["restated"]:
@@ -192,7 +216,7 @@ def mart_rows(wh: Path, month: str) -> dict[str, list[tuple]]:
             continue
         keep = [c for c in cols if c not in PREVIOUS_MONTH | WAREHOUSE_KEYS]
         rows = con.execute(f"select {', '.join(keep)} from {table} where month = ?", [month]).fetchall()
-        out[table] = sorted(tuple(_stable(v) for v in r) for r in rows)
+        out[table] = sorted((tuple(_stable(v) for v in r) for r in rows), key=repr)   # nulls beside text
     con.close()
     return out
 

@@ -31,7 +31,7 @@ def demo(tmp_path_factory) -> dict:
     cli("demo", "--month", MONTH, "--out", str(d))
     wh = root / "full.duckdb"
     cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
-        "--warehouse", str(wh))
+        str(d / "grid"), str(d / "instruments"), "--warehouse", str(wh))
     cli("build", "--warehouse", str(wh), "--config", str(d / "meterbook.toml"))
     slim = root / "marts_only.duckdb"
     with duckdb.connect(str(slim)) as con:

@@ -25,6 +25,14 @@
 --                       findings_low_mfu_threshold: value/low/high = its MFU and range; cost_usd
 --                       = the money at stake, its cost x (1 - MFU / mfu_typical), what reaching a
 --                       typical large run's MFU would have saved (range in the detail)
+--   instrument_overclaimed  value = kWh of an instrument's volume for the month that no
+--                       consumption was left for in the zones it names (not claimed: Scope 2
+--                       Quality Criteria); energy_kwh = what it did cover
+--   instrument_unmatched    value = the month's part of an instrument's volume, no consumption in
+--                       any zone it names (a misspelled zone, or a market with no GPUs)
+--   instrument_duplicate    value = kWh of a second declaration of an instrument id (claimed once)
+--   market_factor_missing   value = kWh of a zone's facility energy that no instrument, supplier
+--                       factor or residual mix covers: its market-based CO2e is not available
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
@@ -56,7 +64,7 @@ resource_rate as (
 
 low_util as (
     select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, w.resource_id,
-        mode(coalesce(w.team, getvariable('unallocated'))) as team,
+        mode_det(list(coalesce(w.team, getvariable('unallocated')))) as team,
         sum(w.gpu_hours_observed) as hours, sum(w.gpu_hours_observed * w.util_mean) / sum(w.gpu_hours_observed) as util
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
@@ -64,7 +72,7 @@ low_util as (
 ),
 
 on_demand as (
-    select month, resource_id, any_value(resolved_team) as team, any_value(instance_type) as instance_type,
+    select month, resource_id, mode_det(list(resolved_team)) as team, any_value(instance_type) as instance_type,
         max(gpu_count) as gpus, sum(effective_cost)::double as cost,
         sum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
         (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
@@ -122,7 +130,7 @@ observed as (
 ),
 
 billed as (
-    select month, resource_id, mode(resolved_team) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
+    select month, resource_id, mode_det(list(resolved_team)) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
         sum(effective_cost)::double as cost_usd
     from int_charges_teams
     where resource_id is not null
@@ -303,6 +311,36 @@ findings as (
         []::varchar[]
     from reconciliation
     where basis = 'invoice' and status <> 'reconciled'
+),
+
+market_findings as (
+    -- declared instruments (files), not meterbook.toml's supplier factors, which carry no volume
+    select month, 'instrument_overclaimed' as finding, claim as subject, null::varchar as resource_id, null::varchar as team,
+        dsum(excess_kwh) as value, 'kWh' as unit, null::double as low, null::double as high, null::double as cost_usd,
+        dsum(applied_kwh) as energy_kwh,
+        printf('%s (%s, %s) offers %.1f kWh for the month in %s; consumption left it %.1f kWh: the rest is not claimed',
+               any_value(instrument_id), any_value(instrument_type), any_value(source), dsum(available_kwh),
+               string_agg(zone, ', ' order by zone), dsum(applied_kwh)) as detail,
+        []::varchar[] as assumption_ids
+    from market_basis_month
+    where claim_kind in ('instrument', 'supplier') and origin = 'instruments file'
+    group by month, claim
+    having dsum(excess_kwh) > 1e-9 * greatest(1, dsum(available_kwh))
+    union all
+    select month, 'instrument_' || claim_kind, claim, null, null, available_kwh, 'kWh', null, null, null, 0,
+        case claim_kind
+            when 'unmatched' then printf('%s (%s, %s): no consumption this month in zone %s; name a zone, grid zone, operator code or country that has GPU energy',
+                                         instrument_id, instrument_type, source, declared_zone)
+            else printf('%s is declared again (%s row %d): an instrument is claimed once', instrument_id, coalesce(origin_path, origin), row_number)
+        end,
+        []::varchar[]
+    from market_basis_month
+    where claim_kind in ('unmatched', 'duplicate') and origin = 'instruments file'
+    union all
+    select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,
+        market_reason, []::varchar[]
+    from carbon_month
+    where market_status = 'not available'
 )
 
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, null::double as energy_kwh,
@@ -320,3 +358,6 @@ from telemetry_findings
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
 from low_mfu_jobs
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from market_findings

@@ -1,7 +1,8 @@
 -- Grain: month x file_id. The loaded files a month's figures rest on: billing files with charges
 -- in the month, telemetry files with GPU-hours in it, CodeCarbon files with runs ending in it,
 -- invoices files with an invoice for it (the reconciliation rests on them), work logs with a job
--- window in it (int_job_windows: the rows not restated by a later file).
+-- window in it (int_job_windows: the rows not restated by a later file), grid-hourly files
+-- with hours in it, instruments files whose periods reach it (market-based CO2e rests on them).
 -- A report of the month lists and hashes these and no other, so its lineage, data quality and
 -- provenance do not change when another month's files are loaded beside it.
 with billing as (
@@ -24,6 +25,16 @@ invoiced as (
     select distinct period as month, file_id, 'invoices' as role from invoices
 ),
 
+grid as (
+    select distinct strftime(hour_start, '%Y-%m') as month, file_id, 'grid' as role from grid_hours
+),
+
+declared as (
+    select distinct strftime(t.m, '%Y-%m') as month, i.file_id, 'instruments' as role
+    from instruments i,
+         unnest(generate_series(date_trunc('month', i.period_start), i.period_end - interval 1 second, interval 1 month)) as t(m)
+),
+
 files as (
     select * from billing
     union all
@@ -34,6 +45,10 @@ files as (
     select * from work
     union all
     select * from invoiced
+    union all
+    select * from grid
+    union all
+    select * from declared
 )
 
 select f.month, f.file_id, f.role, s.sha256
