@@ -16,6 +16,7 @@ from pipelines.allocation import METERS, scaling_fits_table
 from pipelines.config import Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
 from pipelines.warehouse import model_over, read_sql
+from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
@@ -38,6 +39,7 @@ STAGES: list[tuple[str, str]] = [
     ("20_intermediate", "int_alloc_sources"),
     ("20_intermediate", "int_alloc_targets"),
     ("30_marts", "allocation_lines"),
+    ("30_marts", "allocation_day"),
     ("30_marts", "team_month"),
     ("30_marts", "team_energy_lines"),
     ("30_marts", "reconciliation"),
@@ -107,6 +109,7 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
 VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "gpu_hours": GpuHours,
     "allocation_lines": AllocationLines,
+    "allocation_day": AllocationDay,
     "team_month": TeamMonth,
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,
