@@ -12,9 +12,10 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.allocation import METERS
+from core.errors import InputError
+from core.sql import ident, literal
+from core.vocabulary import METERS
 from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
-from pipelines.errors import InputError
 
 # FOCUS money columns, each in the currency named beside it; the rest of the decimals (unit
 # prices, quantities) are not amounts and keep their precision.
@@ -38,7 +39,7 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[
     extra = [r[0] for r in con.execute(
         "select distinct unnest(map_keys(x_source_columns)) from focus_export where month = ? order by 1", [month]).fetchall()]
     own = {c.lower() for c in _types(con, "focus_export")}
-    carried = ", ".join(f"x_source_columns[{_sql_str(k)}] as {_ident(k)}" for k in extra if k.lower() not in own)
+    carried = ", ".join(f"x_source_columns[{literal(k)}] as {ident(k)}" for k in extra if k.lower() not in own)
     select = f"* exclude (month, x_source_columns){', ' + carried if carried else ''}"
     rows = (f"select {select} from focus_export where month = ? "
             "order by x_SourceFileSha256, x_SourceRow, x_SourceLine")
@@ -73,8 +74,8 @@ def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str,
     over `rows`), streaming: nothing of the month passes through Python."""
     base.parent.mkdir(parents=True, exist_ok=True)
     parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
-    con.execute(f"copy ({rows}) to '{_sql_path(parquet)}' (format parquet)", [month])
-    con.execute(f"copy (with rows as ({rows}) {csv_rows}) to '{_sql_path(csv)}' (format csv, {csv_options})", [month])
+    con.execute(f"copy ({rows}) to {literal(parquet)} (format parquet)", [month])
+    con.execute(f"copy (with rows as ({rows}) {csv_rows}) to {literal(csv)} (format csv, {csv_options})", [month])
     return [parquet, csv]
 
 
@@ -87,16 +88,3 @@ def _needs_rows(con: duckdb.DuckDBPyConnection, mart: str, month: str, what: str
 
 def _types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
     return {r[0]: r[1] for r in con.execute(f"describe {table}").fetchall()}
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _sql_path(p: Path) -> str:
-    # COPY takes no parameter for its target; the path is ours (from --out) and quoted here.
-    return str(p).replace("'", "''")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandera.pandas as pa
 
-from pipelines.allocation import METERS
+from core.vocabulary import METERS
 from schemas.allocation_lines import ISO_4217, MONTH, RULE, UNITS
 
 SHA256 = r"^[0-9a-f]{64}$"

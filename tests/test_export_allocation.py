@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from pipelines.allocation import METERS
+from core.vocabulary import METERS
 from pipelines.cli import main
 
 MONTH = "2026-10"
