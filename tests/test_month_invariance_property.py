@@ -176,7 +176,8 @@ def mart_rows(wh: Path, month: str) -> dict[str, list[tuple]]:
             continue
         keep = [c for c in cols if c not in PREVIOUS_MONTH | WAREHOUSE_KEYS]
         rows = con.execute(f"select {', '.join(keep)} from {table} where month = ?", [month]).fetchall()
-        out[table] = sorted(tuple(_stable(v) for v in r) for r in rows)
+        # by repr: nullable columns (allocation_day's namespace, day) make plain tuple order fail on None
+        out[table] = sorted((tuple(_stable(v) for v in r) for r in rows), key=repr)
     con.close()
     return out
 
