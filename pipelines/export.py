@@ -69,13 +69,28 @@ def export_allocation(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path)
     return _write(con, out_dir / f"allocation-{month}", rows, csv_rows, month, "dateformat '%Y-%m-%d'")
 
 
+def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path) -> list[Path]:
+    """A query's rows (one `?`, the month) as <out>.parquet and <out>.csv (out without suffix, or
+    with either suffix), for exports of a mart as it is: in the CSV, DECIMAL money prints in the
+    minor unit of the row's `currency` column when the rows have one, other decimals plain."""
+    types = {r[0]: r[1] for r in con.execute(f"describe {query}", params).fetchall()}
+    places = minor_units()
+    text = {c: amount_sql(c, places, "currency") if "currency" in types else exact_sql(c)
+            for c, t in types.items() if t.startswith("DECIMAL")}
+    csv_rows = f"select * replace ({', '.join(f'{sql} as {ident(c)}' for c, sql in text.items())}) from rows" if text \
+        else "select * from rows"
+    base = out.with_suffix("") if out.suffix in (".csv", ".parquet") else out
+    return _write(con, base, query, csv_rows, params[0], "")
+
+
 def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str, month: str, csv_options: str) -> list[Path]:
     """COPY the rows to <base>.parquet as they are and to <base>.csv through csv_rows (a query
     over `rows`), streaming: nothing of the month passes through Python."""
     base.parent.mkdir(parents=True, exist_ok=True)
     parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
     con.execute(f"copy ({rows}) to {literal(parquet)} (format parquet)", [month])
-    con.execute(f"copy (with rows as ({rows}) {csv_rows}) to {literal(csv)} (format csv, {csv_options})", [month])
+    options = f"format csv, {csv_options}" if csv_options else "format csv"
+    con.execute(f"copy (with rows as ({rows}) {csv_rows}) to {literal(csv)} ({options})", [month])
     return [parquet, csv]
 
 
