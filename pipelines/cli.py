@@ -287,6 +287,27 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     _said_defaults(config)
 
 
+@export.command("allocation")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/exports"), show_default=True,
+              help="Output folder; allocation-<month>.parquet and .csv are written.")
+@warehouse_option
+@config_option
+@user_errors
+def export_allocation_cmd(month: str, out: Path, warehouse: Path, config_path: Path | None) -> None:
+    """Line-level allocation of a month for BI tools: team, day, resource, namespace, workload,
+    rule, meter, amount, unit, source file sha256 and row. Lines add up to the chargeback's team
+    totals for every meter; Parquet holds exact amounts, CSV the currency's minor unit.
+
+    Example: meterbook export allocation --month 2026-10 --out build/exports
+    """
+    from pipelines.export import export_allocation
+    con, config = build_marts(warehouse, config_path)
+    for p in export_allocation(con, month, out):
+        click.echo(f"wrote {p}")
+    _said_defaults(config)
+
+
 @main.group("config")
 def config_group() -> None:
     """Check a meterbook.toml: what it maps, and what it misses in a warehouse."""

@@ -15,22 +15,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from core.errors import InputError
+from sources.focus import FOCUS_12
 
 SEED = 20261022
 CENT = Decimal("0.0000000001")   # 10 decimals, as cloud exports write costs
-FOCUS_12_COLUMNS = [
-    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType", "BillingCurrency",
-    "BillingPeriodEnd", "BillingPeriodStart", "CapacityReservationId", "CapacityReservationStatus", "ChargeCategory",
-    "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
-    "CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName", "CommitmentDiscountQuantity",
-    "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit",
-    "ContractedCost", "ContractedUnitPrice", "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost",
-    "ListUnitPrice", "PricingCategory", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName",
-    "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId",
-    "SubAccountName", "SubAccountType", "Tags", "x_UsageType", "x_Operation",
-]
+FOCUS_12_COLUMNS = [*sorted(FOCUS_12), "x_UsageType", "x_Operation"]   # the spec's columns, then AWS's x_ ones
 CUR_COLUMNS = [
     "identity/LineItemId", "identity/TimeInterval", "bill/InvoiceId", "bill/BillingEntity", "bill/BillType",
     "bill/PayerAccountId", "bill/BillingPeriodStartDate", "bill/BillingPeriodEndDate", "lineItem/UsageAccountId",

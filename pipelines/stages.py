@@ -18,6 +18,7 @@ from pipelines.config import UNDECLARED_SOURCE, Config
 from core.units import G_PER_KG, MJ_PER_KWH, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from core.sql import model_over, read_sql, sql_files
+from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
 from schemas.energy_tiers_month import EnergyTiersMonth
@@ -112,6 +113,7 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
 VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "gpu_hours": GpuHours,
     "allocation_lines": AllocationLines,
+    "allocation_day": AllocationDay,
     "team_month": TeamMonth,
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import jinja2
 
+from pipelines.csv_amounts import money_text
 from reports import fonts
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
 
@@ -125,12 +126,13 @@ def csv_cell(v: Any) -> Any:
 
 
 def csv_text(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:
-    """Money stays exact (DECIMAL); floats are rounded to CSV_FLOAT_DIGITS significant digits."""
+    """Money (DECIMAL) in its row's currency's minor unit, plain notation (exact values are in the
+    warehouse and the Parquet exports); floats rounded to CSV_FLOAT_DIGITS significant digits."""
     fh = io.StringIO()
     w = csv.writer(fh, lineterminator="\n")
     w.writerow(columns)
     for r in rows:
-        w.writerow([csv_cell(r.get(c)) for c in columns])
+        w.writerow([money_text(v, r.get("currency")) if isinstance(v := r.get(c), Decimal) else csv_cell(v) for c in columns])
     return fh.getvalue()
 
 

@@ -69,3 +69,18 @@ def golden(request):
             return
         assert text == path.read_text(encoding="utf-8"), f"{name} differs from the golden file; if intended, rerun with --update-golden"
     return check
+
+
+# --- one demo month for the export tests ----------------------------------------------------
+@pytest.fixture(scope="session")
+def demo_billing(tmp_path_factory) -> Path:
+    """The demo month's billing and telemetry ingested once per session: <root>/wh.duckdb, its
+    inputs in <root>/demo (config <root>/demo/meterbook.toml). Readers run exports into their
+    own folders; the build step they trigger rewrites the same marts from the same inputs."""
+    root = tmp_path_factory.mktemp("demo_billing")
+    run = CliRunner()
+    for args in (["demo", "--out", str(root / "demo")],
+                 ["ingest", str(root / "demo" / "billing"), str(root / "demo" / "dcgm"), "--warehouse", str(root / "wh.duckdb")]):
+        res = run.invoke(main, args)
+        assert res.exit_code == 0, res.output + repr(res.exception)
+    return root

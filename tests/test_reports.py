@@ -128,7 +128,10 @@ def test_attachments_parse_back_to_the_marts(demo):
     pdf = demo["out"] / "chargeback.pdf"
     rows = list(csv.DictReader(io.StringIO(attachment(pdf, "chargeback.csv"))))
     expected = dict(marts(demo["wh"], "select team, billed_cost from team_month where month = ?", [MONTH]))
-    assert {r["team"]: Decimal(r["billed_cost"]) for r in rows} == {k: Decimal(str(v)) for k, v in expected.items()}
+    # money in the CSV is the mart's, in the currency's minor unit (USD: the cent), plain notation
+    assert {r["team"]: r["billed_cost"] for r in rows} == {k: str(Decimal(str(v)).quantize(Decimal("0.01"))) for k, v in expected.items()}
+    money = ("billed_cost", "effective_cost", "list_cost", "billed_cost_direct", "billed_cost_idle", "billed_cost_shared")
+    assert all(re.fullmatch(r"-?\d+\.\d\d", r[c]) for r in rows for c in money if c in r)
     assert (demo["out"] / "chargeback.csv").read_text(encoding="utf-8") == attachment(pdf, "chargeback.csv")
     used = list(csv.DictReader(io.StringIO(attachment(pdf, "assumptions.csv"))))
     assert used and all(r["coefficient_id"] for r in used)

@@ -95,3 +95,8 @@ create or replace temp macro tags_note(col, raw, parsed) as case
     when raw is not null and trim(raw) not in ('', '[]', '{}') and parsed is null then
     {'column_name': col, 'check_name': 'tags_not_parsed', 'value': left(raw, 200),
      'message': col || ' is neither JSON nor a Python literal; the row is loaded without tags'} end;
+-- A column as the input wrote it (m: charge_source_columns.columns); where the input left it
+-- empty or had no such column, the derived value. Written values are never replaced.
+create or replace temp macro written_or(m, k, derived) as coalesce(m[k], derived);
+create or replace temp macro written_money_or(m, k, derived) as coalesce(money(m[k]), derived);
+create or replace temp macro written_ts_or(m, k, derived) as coalesce(utc_ts(m[k]), derived);
