@@ -14,17 +14,22 @@ import pandera.pandas as pa
 
 from pipelines.allocation import METERS, scaling_fits_table
 from pipelines.config import Config
-from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
+from pipelines.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, W_PER_KW
 from pipelines.warehouse import model_over, read_sql
 from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
+from schemas.findings_ranked import FindingsRanked
 from schemas.gpu_hours import GpuHours
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
+from schemas.team_coverage_month import TeamCoverageMonth
+from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
+from schemas.team_namespace_day import TeamNamespaceDay
+from schemas.team_resource_month import TeamResourceMonth
 from schemas.telemetry_month import TelemetryMonth
 from schemas.workload_month import WorkloadMonth
 from sources.reference_data import load_reference
@@ -49,6 +54,11 @@ STAGES: list[tuple[str, str]] = [
     ("30_marts", "month_files"),
     ("python", "int_scaling_fits"),
     ("30_marts", "findings_month"),
+    ("30_marts", "findings_ranked"),
+    ("30_marts", "team_coverage_month"),
+    ("30_marts", "team_resource_month"),
+    ("30_marts", "team_namespace_day"),
+    ("30_marts", "team_day"),
 ]
 
 
@@ -61,7 +71,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
-        "s_per_h": S_PER_H,
+        "s_per_h": S_PER_H, "months_per_year": MONTHS_PER_YEAR,
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])
@@ -116,6 +126,11 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
     "month_files": MonthFiles,
+    "findings_ranked": FindingsRanked,
+    "team_coverage_month": TeamCoverageMonth,
+    "team_resource_month": TeamResourceMonth,
+    "team_namespace_day": TeamNamespaceDay,
+    "team_day": TeamDay,
 }
 
 

@@ -87,3 +87,10 @@ create or replace temp macro tags_note(col, raw, parsed) as case
     when raw is not null and trim(raw) not in ('', '[]', '{}') and parsed is null then
     {'column_name': col, 'check_name': 'tags_not_parsed', 'value': left(raw, 200),
      'message': col || ' is neither JSON nor a Python literal; the row is loaded without tags'} end;
+-- Which part of a team's bill an allocation rule feeds (team_month's *_direct/_idle/_shared/
+-- _credits columns and the statements' lines): one mapping for every mart.
+create or replace temp macro charge_part(rule) as
+    case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
+         when rule like 'idle:%' then 'idle'
+         when rule like 'credits:%' then 'credits'
+         else 'shared' end;
