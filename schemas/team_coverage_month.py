@@ -17,6 +17,8 @@ class TeamCoverageMonth(pa.DataFrameModel):
     gpu_cost_with_telemetry: float
     gpu_hours_observed: float = pa.Field(ge=0)
     has_telemetry: bool = pa.Field(description="telemetry observed some of this team's GPU time")
+    gpu_hours_telemetry_share: float = pa.Field(nullable=True, description="null where the team has no billed GPU-hours")
+    gpu_cost_telemetry_share: float = pa.Field(nullable=True)
 
     class Config:
         coerce = True

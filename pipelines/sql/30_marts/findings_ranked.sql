@@ -54,7 +54,8 @@ labelled as (
         case when k.finding in ('gpu_hours_gap', 'unmatched_host', 'unobserved_resource', 'energy_gap',
                                 'energy_above_board', 'telemetry_gap')
              then 'data_quality' else 'decision' end as section,
-        k.finding = 'invoice_difference' or coalesce(abs(k.cost_usd), 0) >= thr.material_usd as material
+        k.finding = 'invoice_difference' or coalesce(abs(k.cost_usd), 0) >= thr.material_usd as material,
+        thr.material_usd as materiality_usd
     from kept k
     cross join thr
     left join payers p on p.month = k.month and p.resource_id = k.resource_id

@@ -23,16 +23,23 @@ lines as (
     left join gpu_resources g on g.month = l.month and g.resource_id = l.resource_id
     left join observed_resources o on o.month = l.month and o.resource_id = l.resource_id
     where l.currency is not null or l.meter = 'gpu_hours_observed'
+),
+
+totals as (
+    select
+        month,
+        team,
+        coalesce(sum(amount) filter (where meter = 'gpu_hours'), 0)::double as gpu_hours,
+        coalesce(sum(amount) filter (where meter = 'gpu_hours' and on_observed_resource), 0)::double as gpu_hours_with_telemetry,
+        coalesce(sum(amount) filter (where meter = 'effective_cost' and on_gpu_resource), 0)::double as gpu_cost,
+        coalesce(sum(amount) filter (where meter = 'effective_cost' and on_observed_resource), 0)::double as gpu_cost_with_telemetry,
+        coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0)::double as gpu_hours_observed,
+        coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0) > 0 as has_telemetry
+    from lines
+    group by month, team
 )
 
-select
-    month,
-    team,
-    coalesce(sum(amount) filter (where meter = 'gpu_hours'), 0)::double as gpu_hours,
-    coalesce(sum(amount) filter (where meter = 'gpu_hours' and on_observed_resource), 0)::double as gpu_hours_with_telemetry,
-    coalesce(sum(amount) filter (where meter = 'effective_cost' and on_gpu_resource), 0)::double as gpu_cost,
-    coalesce(sum(amount) filter (where meter = 'effective_cost' and on_observed_resource), 0)::double as gpu_cost_with_telemetry,
-    coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0)::double as gpu_hours_observed,
-    coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0) > 0 as has_telemetry
-from lines
-group by month, team
+select *,
+    gpu_hours_with_telemetry / nullif(gpu_hours, 0) as gpu_hours_telemetry_share,
+    gpu_cost_with_telemetry / nullif(gpu_cost, 0) as gpu_cost_telemetry_share
+from totals
