@@ -22,6 +22,7 @@ from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import charts
 from reports.chargeback import _check_month
+from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
@@ -70,7 +71,8 @@ def meter(name: str, value: float | None, low: float | None, high: float | None,
 def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
     """A tornado section: the one-at-a-time rows and their chart."""
     return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
-            "chart": charts.tornado_chart_svg(rows, central, f"{name}, {METER_UNITS[name]}")}
+            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"], "coefficient")} for r in rows], central,
+                                              f"{label(name, 'meter')}, {METER_UNITS[name]}")}
 
 
 # Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).

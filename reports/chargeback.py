@@ -20,8 +20,7 @@ from pipelines.config import Config
 from pipelines.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
-from reports.methodology_doc import methodology_file_name
-from reports.provenance import document_date, provenance
+from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, csv_text, environment, write_pdf
 

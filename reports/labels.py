@@ -8,6 +8,7 @@ turned into spaces (never as an identifier); tests/test_report_text.py fails on 
 from __future__ import annotations
 
 import csv
+import re
 from functools import lru_cache
 
 from sources.reference_data import REFERENCE_DIR
@@ -76,3 +77,23 @@ def coefficient_label(cid: str) -> str:
     if file == "embodied" and len(parts) == 2:
         return f"Embodied carbon of a {parts[1]}, {parts[0]}"
     return f"{label(file, 'file')} {' '.join(parts)}".replace("_", " ")
+
+
+COEFFICIENT_ID = re.compile(r"\b(?:gpu_specs|grid_intensity|pue|embodied|assumptions|operators|convention_tdp|check_limits):[\w.:-]*\w")
+SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def plain(text: object) -> str:
+    """Free text written by an engine (a method, a flag's message) with the identifiers in it put
+    into words: coefficient ids and meter or assumption names by their labels, any other
+    snake_case name with spaces."""
+    if text is None:
+        return ""
+    out = COEFFICIENT_ID.sub(lambda m: coefficient_label(m.group(0)), str(text))
+
+    def word(m: re.Match) -> str:
+        for kind in ("meter", "assumption", "metric"):
+            if has_label(kind, m.group(0)):
+                return label(m.group(0), kind)
+        return m.group(0).replace("_", " ")
+    return SNAKE.sub(word, out)

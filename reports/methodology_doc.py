@@ -10,12 +10,8 @@ from pathlib import Path
 import duckdb
 
 from reports.methodology import methodology_context
-from reports.provenance import SHORT, assumptions_version, document_date
+from reports.provenance import SHORT, assumptions_version, document_date, methodology_file_name
 from reports.render import render_pdf
-
-
-def methodology_file_name(version: str | None = None) -> str:
-    return f"methodology-{(version or assumptions_version())[:SHORT]}.pdf"
 
 
 def write_methodology(out: Path, con: duckdb.DuckDBPyConnection | None = None) -> Path:

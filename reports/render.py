@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import jinja2
 
 from reports import fonts
-from reports.labels import action, label
+from reports.labels import action, label, plain
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
 
 TEMPLATES = files("templates")
@@ -75,7 +75,7 @@ def pct(x: Any, places: int = 0) -> str:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, number=number, pct=pct, short_path=short_path, sig=sig, label=label, action=action,
+    env.filters.update(money=money, number=number, pct=pct, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
                        month_name=month_name, file_name=file_name)
     env.globals["meterbook_version"] = version("meterbook")
     return env

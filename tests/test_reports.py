@@ -27,19 +27,9 @@ SECTIONS = ["Top findings", "Per team", "Team: research", "Unallocated and idle"
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> dict:
-    """The demo month with one team tag replaced by a script, ingested and reported with --per-team."""
-    root = tmp_path_factory.mktemp("reports")
-    cli("demo", "--month", MONTH, "--out", str(root / "demo"))
-    focus = next((root / "demo" / "billing").glob("focus-*.csv"))
-    focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT}""'), encoding="utf-8")
-    wh = root / "wh.duckdb"
-    d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), "--warehouse", str(wh))
-    out = root / "out"
-    output = cli("report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
-                 "--out", str(out), "--per-team")
-    return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+def demo(chargeback_demo) -> dict:
+    """The demo month with one team tag replaced by a script (tests/conftest.py, shared)."""
+    return chargeback_demo
 
 
 @pytest.fixture(scope="module")
