@@ -22,7 +22,7 @@ MAX_PAGES = 12
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 # a folder path: absolute, relative with ./ or ../, or two or more folders before a name with an
 # extension; a web address (a dot in its first segment) is a citation, not a path
-PATH = re.compile(r"(?:(?<![\w.])/[\w.-]+/[\w./-]+|\.\.?/[\w./-]+|\b[\w-]+/[\w-]+/[\w./-]*\.[a-z]{2,7}\b)")
+PATH = re.compile(r"(?:(?<![\w.])/[\w.-]+/[\w./-]+|\.\.?/[\w./-]+|(?<![\w.-])[\w-]+/[\w-]+/[\w./-]*\.[a-z]{2,7}\b)")
 
 
 def pdftotext(pdf: Path, first: int | None = None, last: int | None = None) -> str:
@@ -39,7 +39,7 @@ def outputs(chargeback_demo) -> dict:
 
 
 # a file's name (lineage names inputs by name and sha256) may hold underscores: not an identifier
-FILE_NAME = re.compile(r"[\w.-]+\.(?:csv|prom|ya?ml|jsonl?|parquet|txt|log|gz)\b")
+FILE_NAME = re.compile(r"(?<![\w/.-])[\w.-]+\.(?:csv|prom|ya?ml|jsonl?|parquet|txt|log|gz)\b")
 
 
 def leaks(text: str, tables: set[str]) -> dict[str, list[str]]:
