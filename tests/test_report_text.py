@@ -22,7 +22,7 @@ MAX_PAGES = 12
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 # a folder path: absolute, relative with ./ or ../, or two or more folders before a name with an
 # extension; a web address (a dot in its first segment) is a citation, not a path
-PATH = re.compile(r"(?:(?<![\w.])/[\w.-]+/[\w./-]+|\.\.?/[\w./-]+|(?<![\w.-])[\w-]+/[\w-]+/[\w./-]*\.[a-z]{2,7}\b)")
+PATH = re.compile(r"(?:(?<![\w.])/[\w.-]+/[\w./-]+|\.\.?/[\w./-]+|(?<![\w./-])[\w-]+/[\w-]+/[\w./-]*\.[a-z]{2,7}\b)")
 
 
 def pdftotext(pdf: Path, first: int | None = None, last: int | None = None) -> str:
