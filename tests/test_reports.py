@@ -153,7 +153,7 @@ def test_team_statement_states_unit_economics_in_words(demo):
     body = text(next((demo["out"] / "teams").glob("research-*.pdf")))
     assert f"Effective cost per effective GPU-hour USD {money(per_h)}" in body
     assert f"Effective cost of idle GPU time USD {money(idle)}" in body
-    assert "no earlier month for this team" in body and "billed cost prev month" not in body
+    assert "No earlier month is loaded for this team" in body and "billed cost prev month" not in body
 
 
 def test_script_in_a_tag_renders_as_text(demo, ctx):
