@@ -22,8 +22,9 @@ from tests.pdfa_rules import violations as pdfa_violations
 
 MONTH = "2026-10"
 SCRIPT = "<script>alert(1)</script>"
-SECTIONS = ["Top findings", "Per team", "Team: research", "Unallocated and idle", "Findings", "Reconciliation to the bill",
-            "Data quality", "Energy by source", "Assumptions used", "Methodology", "Lineage"]
+SECTIONS = ["Per team", "Telemetry coverage", "Findings with the most money at stake", "Day by day", "Team: research",
+            "Unallocated and idle", "Findings", "Reconciliation to the bill", "Data quality", "Energy by source",
+            "Assumptions used", "methodology document", "Lineage"]
 
 
 @pytest.fixture(scope="module")
