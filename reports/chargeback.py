@@ -37,6 +37,7 @@ HISTORY_MONTHS = 6      # trend window on a team page: the month and the five be
 TEAM_JOBS = 5
 PAGE1_TEAMS = 12        # team rows on the first page; beyond, the table lists the largest and an All teams table follows
 TOP_FINDINGS = 4        # material decisions on the first page; the Findings section lists the rest
+MATCHING_ORDER = ("unmatched_host", "unobserved_resource")
 MATCHING_ROWS = 12      # telemetry-to-bill rows printed; the rest counted ("and N more")
 DAILY_TEAMS = 6         # series in a daily chart; the rest are one "other teams" series
 STATEMENT_DAYS = 31     # namespace x day rows on a statement
@@ -113,7 +114,11 @@ def split_findings(found: list[dict]) -> tuple[list[dict], list[dict], list[dict
     """(page-1 findings, the other decisions, telemetry-to-bill matching rows)."""
     decisions = [f for f in found if f["section"] == "decision"]
     top = [f for f in decisions if f["material"]][:TOP_FINDINGS]
-    return top, [f for f in decisions if f not in top], [f for f in found if f["section"] == "data_quality"]
+    matching = [f for f in found if f["section"] == "data_quality"]
+    # hosts whose telemetry joins no charge first, then billed GPUs without telemetry, then the rest
+    matching.sort(key=lambda f: (MATCHING_ORDER.index(f["finding"]) if f["finding"] in MATCHING_ORDER else len(MATCHING_ORDER),
+                                 -float(f.get("value") or 0), f.get("subject") or ""))
+    return top, [f for f in decisions if f not in top], matching
 
 
 def daily(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, str]:
