@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from core.units import HALF_CENT
 from schemas.allocation_lines import MONTH
 
 PARTS = ["effective_cost_direct", "effective_cost_idle", "effective_cost_shared", "effective_cost_credits"]
@@ -30,4 +31,4 @@ class TeamResourceMonth(pa.DataFrameModel):
     @pa.dataframe_check
     def parts_add_up(cls, df: pd.DataFrame) -> pd.Series:
         """The split by part of the bill adds up to the effective cost (to the cent)."""
-        return (df[PARTS].sum(axis=1) - df["effective_cost"]).abs() < 0.005
+        return (df[PARTS].sum(axis=1) - df["effective_cost"]).abs() < HALF_CENT
