@@ -51,7 +51,7 @@ def test_pdf_grand_total_equals_sum_of_billed_cost_in_inputs(demo_report):
     assert Decimal(m.group(1).replace(",", "")) == expected
     m = re.search(r"Total\s+([\d,]+\.\d\d)", text)
     assert m and Decimal(m.group(1).replace(",", "")) == expected
-    assert "Reconciled to invoices EUINUS26100001, INV-202610-3333" in " ".join(text.split())
+    assert "reconciled to invoices EUINUS26100001, INV-202610-3333" in " ".join(text.split())
 
 
 def test_pdf_shows_per_team_cost_gpu_hours_energy_and_co2e(demo_report):
