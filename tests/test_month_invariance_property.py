@@ -176,7 +176,7 @@ def mart_rows(wh: Path, month: str) -> dict[str, list[tuple]]:
             continue
         keep = [c for c in cols if c not in PREVIOUS_MONTH | WAREHOUSE_KEYS]
         rows = con.execute(f"select {', '.join(keep)} from {table} where month = ?", [month]).fetchall()
-        out[table] = sorted(tuple(_stable(v) for v in r) for r in rows)
+        out[table] = sorted((tuple(_stable(v) for v in r) for r in rows), key=repr)   # nulls beside text sort too
     con.close()
     return out
 
