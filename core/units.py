@@ -34,3 +34,5 @@ G_PER_LB = 453.59237        # avoirdupois pound, exact by definition
 # Appended for the chargeback's findings (findings_ranked.sql): a break-even in months against a
 # hardware life in years.
 MONTHS_PER_YEAR = 12.0
+# Appended for the jobs' unit economics (job_month): per thousand requests or samples.
+UNITS_PER_THOUSAND = 1.0e3

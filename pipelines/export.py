@@ -17,12 +17,18 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[
     if n == 0:
         raise InputError(f"--month {month}", "no charges for this month", "focus_export is empty for it",
                          "Ingest that month's billing exports first")
+    return copy_out(con, "select * exclude (month) from focus_export where month = ? order by x_SourceFileSha256, "
+                         "x_SourceRow, x_SourceLine", [month], out)
+
+
+def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path) -> list[Path]:
+    """A query's rows as <out>.parquet and <out>.csv (out without suffix, or with either suffix):
+    what every `meterbook export` writes, one COPY per format."""
     base = out.with_suffix("") if out.suffix in (".csv", ".parquet") else out
     base.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt, suffix in (("parquet", ".parquet"), ("csv", ".csv")):
         path = base.with_suffix(suffix)
-        con.execute(f"copy (select * exclude (month) from focus_export where month = ? order by x_SourceFileSha256, "
-                    f"x_SourceRow, x_SourceLine) to {literal(path)} (format {fmt})", [month])
+        con.execute(f"copy ({query}) to {literal(path)} (format {fmt})", params)
         written.append(path)
     return written

@@ -21,6 +21,9 @@ from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import charts
+from reports.audit_jobs import work_benchmark
+from reports.carbon import carbon_context
+from reports.whatif import whatif_context
 from reports.chargeback import _check_month
 from reports.labels import label
 from reports.methodology import methodology_context
@@ -176,8 +179,11 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
+            "work_benchmark": work_benchmark(con, month, rows, results),
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
-            "provenance": provenance(con, month, DISCLOSURE_KINDS, config)}
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config),
+            # a month's CO2e three ways and its what-if replay (partials carbon_basis, whatif)
+            "carbon": carbon_context(con, month) if month else None, "whatif": whatif_context(con, month) if month else None}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ from pipelines.config import Config
 from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
+from reports.job_economics import job_economics
+from reports.carbon import carbon_context
 from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, csv_text, environment, write_pdf
@@ -209,6 +211,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "team_pages": team_pages,
         "extra_columns": extra_cols,
         "team_economics": TEAM_ECONOMICS,
+        "job_economics": job_economics(con, month),
         "team_changes": TEAM_CHANGES,
         # what a newer team_month adds beyond the figures the page already names
         "other_columns": [c for c in extra_cols if c not in SPLIT_BY_CATEGORY and c != "billed_cost_prev_month"
@@ -233,6 +236,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "matching": matching[:MATCHING_ROWS],
         "matching_more": max(len(matching) - MATCHING_ROWS, 0),
         "quality": quality_summary(con, month),
+        "carbon": carbon_context(con, month),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology_file": methodology_file_name(),

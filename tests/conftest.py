@@ -84,7 +84,8 @@ def chargeback_demo(tmp_path_factory) -> dict:
     cli("demo", "--month", "2026-10", "--out", str(d))
     focus = next((d / "billing").glob("focus-*.csv"))
     focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT_TEAM}""'), encoding="utf-8")
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), "--warehouse", str(wh))
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
+        "--warehouse", str(wh))
     output = cli("report", "chargeback", "--month", "2026-10", "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
                  "--out", str(out), "--per-team")
     return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}

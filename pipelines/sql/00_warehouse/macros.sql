@@ -54,6 +54,14 @@ create or replace temp macro instance_label(labels) as coalesce(
 -- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
 -- same written out: sum(x::decimal(38, 12)) filter (...).)
 create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
+-- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
+-- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
+create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;
+-- The most frequent non-null value of a list (`mode_det(list(team))`), ties to the smallest: mode()
+-- breaks a tie by the order rows arrive in, so a resource billed to two teams for as many lines
+-- had its owner, and with it its idle time and unobserved hours, change from one build to the next.
+create or replace temp macro mode_det(l) as
+    list_sort(list_transform(list_distinct(l), lambda v: {'n': -len(list_filter(l, lambda x: x = v)), 'v': v}))[1].v;
 -- A Python literal (a list or dict of str, numbers, None, True, False, as `str()` of a pandas cell
 -- writes it: koku's GCP labels and credits) as JSON text, or null when it is not one. Tokens are
 -- quoted strings or runs of other text; strings are re-quoted and their escapes made JSON's
