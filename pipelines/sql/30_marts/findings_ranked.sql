@@ -6,7 +6,7 @@
 --                 charged for it with its share, largest first. Findings tied to no resource
 --                 keep findings_month's team.
 --   section       'decision' (money to act on) or 'data_quality' (the bill and telemetry to
---                 match: hosts, gaps, unobserved resources), which the report lists apart
+--                 match: hosts, gaps, unobserved resources; instruments to correct), listed apart
 --   material      the money at stake reaches findings_material_min_cost_usd ([findings] in
 --                 meterbook.toml, else assumptions.csv); an invoice difference always is
 --   rank          1 = first to read: invoice differences, then material decisions by money at
@@ -52,7 +52,8 @@ labelled as (
         coalesce(p.paying_teams[1].team, k.team) as paying_team,
         coalesce(p.paying_teams, []) as paying_teams,
         case when k.finding in ('gpu_hours_gap', 'unmatched_host', 'unobserved_resource', 'energy_gap',
-                                'energy_above_board', 'telemetry_gap')
+                                'energy_above_board', 'telemetry_gap', 'instrument_overclaimed', 'instrument_unmatched',
+                                'instrument_duplicate', 'market_factor_missing')
              then 'data_quality' else 'decision' end as section,
         k.finding = 'invoice_difference' or coalesce(abs(k.cost_usd), 0) >= thr.material_usd as material,
         thr.material_usd as materiality_usd
