@@ -331,8 +331,8 @@ def test_statements_show_each_jobs_unit_economics_and_the_low_mfu_job_is_a_findi
         figures = [pct(mfu, 1), sig(per_mtok), sig(kwh), sig(grams)] + ([sig(per_k_requests)] if per_k_requests else [])
         assert [f for f in figures if f not in row] == [], (job_id, row)
     (subject, cost), = marts(demo["wh"], "select subject, cost_usd from findings_month where month = ? and finding = 'low_mfu'", [MONTH])
-    finding = _words(demo["out"] / "chargeback.pdf").split(f"low mfu {subject}", 1)[1][:200]
-    assert subject == "finetune-7b" and f"USD {money(cost)}" in finding
+    finding = _words(demo["out"] / "chargeback.pdf").split(f"Low model FLOP utilization {subject}", 1)[1][:200]
+    assert subject == "finetune-7b" and f"USD {money(cost, 0)}" in finding
 
 
 def test_the_audit_sets_the_jobs_per_token_figures_beside_the_published_models(demo, demo_audit):
