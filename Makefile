@@ -27,6 +27,7 @@ report: demo
 	$(MB) validate --warehouse $(WH)
 	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT) --per-team
 	$(MB) report audit --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
+	$(MB) report methodology --out build/reports
 
 test: venv
 	$(BIN)/python -m pytest

@@ -224,6 +224,20 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     _said_defaults(config)
 
 
+@report.command("methodology")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/reports"), show_default=True,
+              help="Output folder; the file is named by the reference data's hash.")
+@user_errors
+def report_methodology(out: Path) -> None:
+    """Methodology PDF/A: every coefficient, assumption and peer cross-check of the reference data.
+    One per reference-data version; chargebacks and audits name it by hash.
+
+    Example: meterbook report methodology --out build/reports
+    """
+    from reports.methodology_doc import write_methodology
+    click.echo(f"wrote {write_methodology(out)}")
+
+
 @main.command()
 @click.option("--month", required=True, help="Month to replay, YYYY-MM.")
 @click.option("--region", "regions", multiple=True, help="Zone to replay the month in, e.g. aws:eu-north-1 (repeatable; "

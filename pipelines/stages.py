@@ -15,7 +15,7 @@ import pandera.pandas as pa
 from core.vocabulary import METERS
 from pipelines.scaling import scaling_fits_table
 from pipelines.config import UNDECLARED_SOURCE, Config
-from core.units import G_PER_KG, MJ_PER_KWH, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
+from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from core.sql import model_over, read_sql, sql_files
 from schemas.allocation_day import AllocationDay
@@ -23,14 +23,19 @@ from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
+from schemas.findings_ranked import FindingsRanked
 from schemas.gpu_hours import GpuHours
 from schemas.job_month import JobMonth, TeamWorkMonth
 from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
+from schemas.team_coverage_month import TeamCoverageMonth
+from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
+from schemas.team_namespace_day import TeamNamespaceDay
+from schemas.team_resource_month import TeamResourceMonth
 from schemas.telemetry_month import TelemetryMonth
 from schemas.whatif_month import WhatifMonth
 from schemas.workload_month import WorkloadMonth
@@ -56,6 +61,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
         "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
+        "months_per_year": MONTHS_PER_YEAR,
         "hourly_factor_type": config.hourly_factor_type,
     }
     for name, value in variables.items():
@@ -126,6 +132,11 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
     "month_files": MonthFiles,
+    "findings_ranked": FindingsRanked,
+    "team_coverage_month": TeamCoverageMonth,
+    "team_resource_month": TeamResourceMonth,
+    "team_namespace_day": TeamNamespaceDay,
+    "team_day": TeamDay,
     "job_month": JobMonth,
     "team_work_month": TeamWorkMonth,
 }

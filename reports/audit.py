@@ -25,6 +25,7 @@ from reports.audit_jobs import work_benchmark
 from reports.carbon import carbon_context
 from reports.whatif import whatif_context
 from reports.chargeback import _check_month
+from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
@@ -73,7 +74,8 @@ def meter(name: str, value: float | None, low: float | None, high: float | None,
 def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
     """A tornado section: the one-at-a-time rows and their chart."""
     return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
-            "chart": charts.tornado_chart_svg(rows, central, f"{name}, {METER_UNITS[name]}")}
+            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"], "coefficient")} for r in rows], central,
+                                              f"{label(name, 'meter')}, {METER_UNITS[name]}")}
 
 
 # Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).

@@ -84,3 +84,23 @@ def demo_billing(tmp_path_factory) -> Path:
         res = run.invoke(main, args)
         assert res.exit_code == 0, res.output + repr(res.exception)
     return root
+
+
+# --- the demo month's chargeback, shared by the report tests (one build per session) ----------
+SCRIPT_TEAM = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="session")
+def chargeback_demo(tmp_path_factory) -> dict:
+    """The demo month with one team tag replaced by a script, ingested and reported with --per-team."""
+    from tests.pdf_helpers import cli
+    root = tmp_path_factory.mktemp("reports")
+    d, wh, out = root / "demo", root / "wh.duckdb", root / "out"
+    cli("demo", "--month", "2026-10", "--out", str(d))
+    focus = next((d / "billing").glob("focus-*.csv"))
+    focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT_TEAM}""'), encoding="utf-8")
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
+        "--warehouse", str(wh))
+    output = cli("report", "chargeback", "--month", "2026-10", "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
+                 "--out", str(out), "--per-team")
+    return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}

@@ -199,7 +199,7 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
             assert m["status"] == "estimated" and float(m["low"]) <= float(m["value"]) <= float(m["high"]), (team, m)
         assert "embodied:" in meters["co2e_embodied_kg"]["assumptions"]
         page = sections[team]
-        assert "What drives co2e_location_kg (tornado)" in page and "What drives co2e_embodied_kg (tornado)" in page, team
+        assert "What drives CO2e, location-based (kg) (tornado)" in page and "What drives CO2e, embodied (kg) (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
 
 

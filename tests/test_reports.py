@@ -22,25 +22,15 @@ from tests.pdfa_rules import violations as pdfa_violations
 
 MONTH = "2026-10"
 SCRIPT = "<script>alert(1)</script>"
-SECTIONS = ["Top findings", "Per team", "Team: research", "Unallocated and idle", "Findings", "Reconciliation to the bill",
-            "Data quality", "Energy by source", "Assumptions used", "Methodology", "Lineage"]
+SECTIONS = ["Per team", "Telemetry coverage", "Findings with the most money at stake", "Day by day", "Team: research",
+            "Unallocated and idle", "Findings", "Reconciliation to the bill", "Data quality", "Energy by source",
+            "Assumptions used", "methodology document", "Lineage"]
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> dict:
-    """The demo month with one team tag replaced by a script, ingested and reported with --per-team."""
-    root = tmp_path_factory.mktemp("reports")
-    cli("demo", "--month", MONTH, "--out", str(root / "demo"))
-    focus = next((root / "demo" / "billing").glob("focus-*.csv"))
-    focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT}""'), encoding="utf-8")
-    wh = root / "wh.duckdb"
-    d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
-        "--warehouse", str(wh))
-    out = root / "out"
-    output = cli("report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
-                 "--out", str(out), "--per-team")
-    return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+def demo(chargeback_demo) -> dict:
+    """The demo month with one team tag replaced by a script (tests/conftest.py, shared)."""
+    return chargeback_demo
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +157,7 @@ def test_team_statement_states_unit_economics_in_words(demo):
     body = text(next((demo["out"] / "teams").glob("research-*.pdf")))
     assert f"Effective cost per effective GPU-hour USD {money(per_h)}" in body
     assert f"Effective cost of idle GPU time USD {money(idle)}" in body
-    assert "no earlier month for this team" in body and "billed cost prev month" not in body
+    assert "No earlier month is loaded for this team" in body and "billed cost prev month" not in body
 
 
 def test_script_in_a_tag_renders_as_text(demo, ctx):
@@ -344,8 +334,8 @@ def test_statements_show_each_jobs_unit_economics_and_the_low_mfu_job_is_a_findi
         figures = [pct(mfu, 1), sig(per_mtok), sig(kwh), sig(grams)] + ([sig(per_k_requests)] if per_k_requests else [])
         assert [f for f in figures if f not in row] == [], (job_id, row)
     (subject, cost), = marts(demo["wh"], "select subject, cost_usd from findings_month where month = ? and finding = 'low_mfu'", [MONTH])
-    finding = _words(demo["out"] / "chargeback.pdf").split(f"low mfu {subject}", 1)[1][:200]
-    assert subject == "finetune-7b" and f"USD {money(cost)}" in finding
+    finding = _words(demo["out"] / "chargeback.pdf").split(f"Low model FLOP utilization {subject}", 1)[1][:200]
+    assert subject == "finetune-7b" and f"USD {money(cost, 0)}" in finding
 
 
 def test_the_audit_sets_the_jobs_per_token_figures_beside_the_published_models(demo, demo_audit):

@@ -100,3 +100,10 @@ create or replace temp macro tags_note(col, raw, parsed) as case
 create or replace temp macro written_or(m, k, derived) as coalesce(m[k], derived);
 create or replace temp macro written_money_or(m, k, derived) as coalesce(money(m[k]), derived);
 create or replace temp macro written_ts_or(m, k, derived) as coalesce(utc_ts(m[k]), derived);
+-- Which part of a team's bill an allocation rule feeds (team_month's *_direct/_idle/_shared/
+-- _credits columns and the statements' lines): one mapping for every mart.
+create or replace temp macro charge_part(rule) as
+    case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
+         when rule like 'idle:%' then 'idle'
+         when rule like 'credits:%' then 'credits'
+         else 'shared' end;

@@ -156,8 +156,8 @@ unmatched_hosts as (
         null::varchar as team, o.gpu_hours as value, 'h' as unit, null::double as low, null::double as high,
         null::double as cost_usd, o.energy_kwh,
         case when o.resource_id is null
-             then 'no billed resource for this host: map it in [hosts] of meterbook.toml or add an instance_id label'
-             else printf('%s (from %s) has no charge this month: check the id, map the host in [hosts] of meterbook.toml or add an instance_id label',
+             then 'no billed resource for this host: map it in [hosts] of meterbook.toml or label its series with the instance id'
+             else printf('%s (from %s) has no charge this month: check the id, map the host in [hosts] of meterbook.toml or label its series with the instance id',
                          o.resource_id, case o.resource_match when 'hosts' then '[hosts]' when 'label' then 'its instance id label'
                                              else 'its host name' end) end as detail,
         []::varchar[] as assumption_ids
@@ -234,7 +234,7 @@ unobserved_resources as (
     select u.month, 'unobserved_resource' as finding, u.resource_id as subject, u.resource_id, u.team,
         u.billed_h as value, 'h' as unit, null::double as low, null::double as high, u.cost_usd,
         null::double as energy_kwh,
-        'billed GPU-hours with no telemetry, energy estimated from TDP: if its host is scraped, map it in [hosts] of meterbook.toml or add an instance_id label' as detail,
+        'billed GPU-hours with no telemetry, energy estimated from TDP: if its host is scraped, map it in [hosts] of meterbook.toml or label its series with the instance id' as detail,
         []::varchar[] as assumption_ids
     from bill_vs_telemetry u
     where u.hosts = 0 and u.billed_h > 0 and u.month in (select month from observed)
@@ -274,7 +274,7 @@ findings as (
         o.gpus * c.cx_lo / nullif(greatest(o.cost - o.gpus * c.ox_lo, 0), 0),
         o.gpus * c.cx_hi / nullif(greatest(o.cost - o.gpus * c.ox_hi, 0), 0),
         o.cost,
-        printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running); null = never',
+        printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running)',
                o.gpus::int, c.cx, 100 * o.run_h / o.month_h),
         list_concat(['assumptions:owned_capex_usd_per_gpu', 'assumptions:owned_opex_usd_per_gpu_month'], thr.material_ids)
     from material o cross join coef c cross join thr

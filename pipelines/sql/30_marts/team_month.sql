@@ -13,11 +13,7 @@
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
 -- DOUBLE here, as the report's arithmetic expects.
 with lines as (
-    select *,
-        case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
-             when rule like 'idle:%' then 'idle'
-             when rule like 'credits:%' then 'credits'
-             else 'shared' end as part
+    select *, charge_part(rule) as part
     from allocation_lines
 ),
 
