@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -360,6 +361,16 @@ def _render_part(args: tuple) -> list[Path]:
     return written
 
 
+def _render_pool(workers: int) -> ProcessPoolExecutor:
+    # Not fork: the caller holds DuckDB's worker threads and Pango/fontconfig state, and a child
+    # forked while one of them held a lock crashed inside WeasyPrint's style computation (a
+    # segfault under load). A fork server is a fresh process that imports the renderer once;
+    # workers fork from it, so they start clean and still skip the import.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
 def write_chargeback(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path,
                      per_team: bool = False, workers: int | None = None) -> list[Path]:
     return render_all(build_context(con, config, month), out, per_team, workers)
@@ -398,7 +409,7 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
     if len(jobs) == 1:
         written = [_render_part(jobs[0])]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with _render_pool(workers) as pool:
             written = list(pool.map(_render_part, jobs))
     statements = sorted(p for w in written for p in w if p.parent.name == "teams")
     if not single:
