@@ -20,6 +20,7 @@ from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.gpu_hours import GpuHours
+from schemas.host_workload_month import HostWorkloadMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
 from schemas.team_energy_lines import TeamEnergyLines
@@ -46,6 +47,7 @@ STAGES: list[tuple[str, str]] = [
     ("30_marts", "energy_tiers_month"),
     ("30_marts", "telemetry_month"),
     ("30_marts", "team_gpu_model_month"),
+    ("30_marts", "host_workload_month"),
     ("30_marts", "month_files"),
     ("python", "int_scaling_fits"),
     ("30_marts", "findings_month"),
@@ -115,6 +117,7 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
+    "host_workload_month": HostWorkloadMonth,
     "month_files": MonthFiles,
 }
 

@@ -9,13 +9,17 @@ the reconstruct engine's estimator, so a team and a disclosure amortize hardware
 """
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from typing import Any
 
 import duckdb
 
 from pipelines.quality import rows_as_dicts
-from pipelines.reconstruct import coefficients_by_id, embodied_for_hours, meter_with_range, tornado_of_parts
+from pipelines.reconstruct import (
+    Q, coefficients_by_id, embodied_for_hours, exact, meter_with_range, monte_carlo, reference_coef, tornado_of_parts,
+)
+from pipelines.reconstruct_sampling import sum_interval
 from reports.audit import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
 
 # What a platform team would measure or obtain to replace each assumption (first match wins).
@@ -66,32 +70,63 @@ def _ids(lines: list[dict], meter_name: str) -> list[str]:
     return sorted({i for line in lines for i in line_ids(line, meter_name)})
 
 
-def _scaled_range(central: float, lines: list[dict], key: str) -> tuple[float, float]:
-    """The team's range of a meter: its lines' interval bounds, scaled to team_month's total
-    (which the allocation rounded per line)."""
-    total = sum(line[key] or 0.0 for line in lines)
+# Which Monte Carlo slot a coefficient is drawn in, by coefficient-id pattern (first match wins):
+# the reconstruct engine's slots, so a team's PUE and a disclosure's PUE are drawn alike.
+SLOT_OF = (("gpu_specs:*:tdp_w", "tdp"), ("convention_tdp:*", "tdp"), ("assumptions:gpu_power_fraction_of_tdp", "power_fraction"),
+           ("pue:*", "pue"), ("operators:*:pue", "pue"), ("assumptions:pue*", "pue"),
+           ("grid_intensity:*", "grid_intensity"), ("assumptions:grid_intensity*", "grid_intensity"))
+
+
+def coefficient_ratio(cid: str) -> Q:
+    """A reference coefficient over its central value: 1 at the centre, drawn over its range."""
+    c = coefficients_by_id().get(cid)
+    slot = next((s for pattern, s in SLOT_OF if fnmatch.fnmatchcase(cid, pattern)), None)
+    if c is None or slot is None or not c["value"]:
+        return exact(1.0)
+    return reference_coef(slot, c) / c["value"]
+
+
+def line_q(line: dict[str, Any], key: str, meter_name: str) -> Q:
+    """One energy line's share of a meter as an uncertain quantity: its central figure times the
+    ratio of every coefficient it rests on (measured IT energy: none)."""
+    q = exact(line[key] or 0.0)
+    for cid in line_ids(line, meter_name):
+        q = q * coefficient_ratio(cid)
+    return q
+
+
+def mc_range(central: float, parts: list[Q]) -> tuple[float, float]:
+    """5th-95th percentiles of the parts' summed draws, scaled to the mart's central (which the
+    allocation rounded per line)."""
+    total = sum(q.value for q in parts)
     if not total:
         return central, central
-    return (central * sum(line[f"{key}_low"] or 0.0 for line in lines) / total,
-            central * sum(line[f"{key}_high"] or 0.0 for line in lines) / total)
+    low, high = sum_interval(parts, monte_carlo())
+    return min(central, central * low / total), max(central, central * high / total)
 
 
 def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str) -> dict[str, Any]:
     # All of it measured (floats summed in another order may differ in the last bits).
     measured = abs(t["it_energy_kwh_measured"] - t["it_energy_kwh"]) <= 1e-9 * max(1.0, abs(t["it_energy_kwh"]))
-    it_low, it_high = _scaled_range(t["it_energy_kwh"], lines, "it_energy_kwh")
-    embodied, embodied_rows, findings = _embodied(hours_by_gpu)
+    parts = {name: [line_q(line, key, ids) for line in lines if line[key]]
+             for name, key, ids in (("it_energy_kwh", "it_energy_kwh", "it_energy_kwh"),
+                                    ("facility_energy_kwh", "facility_energy_kwh", "facility_energy_kwh"),
+                                    ("co2e_location_kg", "co2e_kg", "co2e_kg"))}
+    embodied, embodied_rows, findings, embodied_q = _embodied(hours_by_gpu)
+    parts["co2e_embodied_kg"] = [embodied_q] if embodied_q is not None else []
+    market, parts["co2e_market_kg"] = _market(t, lines)
     meters = [
         meter("accelerator_hours", t["gpu_hours"], t["gpu_hours"], t["gpu_hours"], "derived",
               "billed GPU-hours (sum of usage lines)", []),
-        meter("it_energy_kwh", t["it_energy_kwh"], it_low, it_high, "derived" if measured else "estimated",
+        meter("it_energy_kwh", t["it_energy_kwh"], *mc_range(t["it_energy_kwh"], parts["it_energy_kwh"]),
+              "measured" if measured else "estimated",
               "measured by DCGM" if measured else f"{t['it_energy_kwh_measured']:,.1f} kWh measured by DCGM, the rest "
               "billed GPU-hours x TDP x power fraction", _ids(lines, "it_energy_kwh")),
-        meter("facility_energy_kwh", t["facility_energy_kwh"], t["facility_energy_kwh_low"], t["facility_energy_kwh_high"],
+        meter("facility_energy_kwh", t["facility_energy_kwh"], *mc_range(t["facility_energy_kwh"], parts["facility_energy_kwh"]),
               "estimated", "IT energy x PUE of the zone", _ids(lines, "facility_energy_kwh")),
-        meter("co2e_location_kg", t["co2e_kg"], t["co2e_kg_low"], t["co2e_kg_high"], "estimated",
+        meter("co2e_location_kg", t["co2e_kg"], *mc_range(t["co2e_kg"], parts["co2e_location_kg"]), "estimated",
               "facility energy x grid intensity of the zone", _ids(lines, "co2e_kg")),
-        _market(t, lines),
+        market,
         embodied,
     ]
     # Two tornados, not the disclosures' three: a team's facility energy rests on no assumption that
@@ -101,39 +136,39 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
     tornados = [tornado_entry(name, central, rows) for name, central, rows in (
         ("co2e_location_kg", t["co2e_kg"], operational), ("co2e_embodied_kg", embodied["value"], embodied_rows)) if rows]
     ids = [i for m in meters for i in m["assumptions"]]
-    return {"kind": "team", "name": t["team"], "source": f"team_month {month}", "inputs": {},
+    return {"kind": "team", "name": t["team"], "source": f"team footprint {month}", "inputs": {}, "match": None,
             "meters": meters, "checks": [], "flags": [], "findings": findings, "tornados": tornados,
             "publish": what_to_publish(ids, MEASURE), "co2e": [m for m in meters if m["meter"] in CO2E],
-            "co2e_chart": co2e_chart(meters)}
+            "co2e_chart": co2e_chart(meters), "parts": parts,
+            "tiers": {"measured": t["it_energy_kwh_measured"], "estimated": t["it_energy_kwh"] - t["it_energy_kwh_measured"],
+                      "estimated_parts": [line_q(line, "it_energy_kwh", "it_energy_kwh") for line in lines
+                                          if line["basis"] == "estimated" and line["it_energy_kwh"]]}, "zones": sorted({line["zone"] or "" for line in lines} - {""})}
 
 
-def _market(t: dict[str, Any], lines: list[dict]) -> dict[str, Any]:
+def _market(t: dict[str, Any], lines: list[dict]) -> tuple[dict[str, Any], list[Q]]:
     """Facility energy x each zone's configured contractual factor; not available (and why) when a
     zone the team's energy sits in has none: a partial sum would understate it."""
     used = [line for line in lines if line["facility_energy_kwh"]]
     if not used:
-        return meter("co2e_market_kg", 0.0, 0.0, 0.0, "derived", "no energy in the month", [])
+        return meter("co2e_market_kg", 0.0, 0.0, 0.0, "derived", "no energy in the month", []), []
     missing = sorted({line["zone"] or "lines without a zone" for line in used if line["co2e_market_kg"] is None})
     if missing:
         return meter("co2e_market_kg", None, None, None, "not available",
                      f"no market-based factor for {', '.join(missing)}: set it under [carbon.market_intensity_g_per_kwh] "
-                     "in meterbook.toml (a contractual or residual-mix factor)", [])
+                     "in meterbook.toml (a contractual or residual-mix factor)", []), []
     # The factor is configured (exact): each line's range is its facility energy's.
-    total = sum(line["co2e_market_kg"] for line in used)
-    low, high = (t["co2e_market_kg"] * sum(line["co2e_market_kg"] * line[f"facility_energy_kwh_{end}"]
-                                           / line["facility_energy_kwh"] for line in used) / total if total else 0.0
-                 for end in ("low", "high"))
-    return meter("co2e_market_kg", t["co2e_market_kg"], low, high, "estimated",
-                 "facility energy x the zone's market-based factor (meterbook.toml)", _ids(lines, "facility_energy_kwh"))
+    parts = [line_q(line, "co2e_market_kg", "facility_energy_kwh") for line in used]
+    return meter("co2e_market_kg", t["co2e_market_kg"], *mc_range(t["co2e_market_kg"], parts), "estimated",
+                 "facility energy x the zone's market-based factor (meterbook.toml)", _ids(lines, "facility_energy_kwh")), parts
 
 
-def _embodied(hours_by_gpu: dict[str | None, float]) -> tuple[dict[str, Any], list[dict], list[str]]:
-    """(meter, tornado rows, findings) for the team's billed GPU-hours."""
+def _embodied(hours_by_gpu: dict[str | None, float]) -> tuple[dict[str, Any], list[dict], list[str], Q | None]:
+    """(meter, tornado rows, findings, the uncertain figure) for the team's billed GPU-hours."""
     if not hours_by_gpu:
-        return meter("co2e_embodied_kg", 0.0, 0.0, 0.0, "derived", "no GPU-hours in the month", []), [], []
+        return meter("co2e_embodied_kg", 0.0, 0.0, 0.0, "derived", "no GPU-hours in the month", []), [], [], None
     q, how = embodied_for_hours(hours_by_gpu)
     m, rows = meter_with_range(q, how, "co2e_embodied_kg")
     unknown = hours_by_gpu.get(None)
     findings = [f"{unknown:,.0f} GPU-hours are on resources of unknown GPU model: their embodied CO2e uses "
                 "assumptions:gpu_embodied_kgco2e_unknown"] if unknown else []
-    return {"meter": "co2e_embodied_kg", "reported": None, **m}, rows, findings
+    return {"meter": "co2e_embodied_kg", "reported": None, "estimate": None, **m}, rows, findings, q

@@ -28,6 +28,8 @@ from tests.pdf_helpers import cli, stable, text
 
 DATA = Path(__file__).parent / "data" / "disclosures" / "published"
 PRECISION = Path(__file__).parent / "data" / "disclosures" / "precision"
+# A CodeCarbon run (CodeCarbon 3.2's own CSV layout) of 8 H100s on research's host ip-10-0-2-21, 02:00-10:00 UTC
+RUN_ON_HOST = Path(__file__).parent / "data" / "codecarbon" / "run_on_a_team_host.csv"
 MODELS = ["Llama 2 7B", "GPT-3 175B"]
 
 
@@ -37,8 +39,8 @@ def wh(tmp_path_factory) -> dict:
     cli("demo", "--out", str(root / "demo"))
     wh = root / "wh.duckdb"
     d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "disclosures"), str(DATA / "llama-2-7b.yaml"),
-        str(DATA / "gpt-3-175b.yaml"), "--warehouse", str(wh))
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "disclosures"), str(d / "codecarbon"), str(DATA / "llama-2-7b.yaml"),
+        str(DATA / "gpt-3-175b.yaml"), str(RUN_ON_HOST), "--warehouse", str(wh))
     return {"root": root, "wh": wh, "config": d / "meterbook.toml"}
 
 
@@ -199,7 +201,7 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
             assert m["status"] == "estimated" and float(m["low"]) <= float(m["value"]) <= float(m["high"]), (team, m)
         assert "embodied:" in meters["co2e_embodied_kg"]["assumptions"]
         page = sections[team]
-        assert "What drives co2e_location_kg (tornado)" in page and "What drives co2e_embodied_kg (tornado)" in page, team
+        assert "What drives CO2e, location-based (tornado)" in page and "What drives CO2e, embodied (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
 
 
@@ -234,3 +236,91 @@ def test_an_operators_published_market_factor_is_shown_with_its_source_and_year(
     assert "from 2020" in market["method"] and "Meta 2024 Sustainability Report" in market["method"]
     # the MFU the published hours imply is not a published MFU
     assert next(m for m in llama["meters"] if m["meter"] == "mfu")["reported"] is None
+
+
+# ---------------------------------------------------------------- the statement (page 1)
+
+
+def _attachment(pdf: Path, name: str):
+    raw = PdfReader(pdf).attachments[name][0].decode()
+    return json.loads(raw) if name.endswith(".json") else list(csv.DictReader(io.StringIO(raw)))
+
+
+STATEMENT_METERS = {"co2e_location_kg": "location", "co2e_market_kg": "market", "co2e_embodied_kg": "embodied",
+                    "it_energy_kwh": "it_energy"}
+
+
+def test_page_one_totals_are_the_sum_of_the_rows_that_add_up(audit, wh):
+    statement = _attachment(audit, "statement.json")
+    totals = {t["meter"]: t for t in statement["totals"]}
+    adding = [r for r in statement["rows"] if r["adds_up"]]
+    con = connect(wh["wh"], read_only=True)
+    teams = {t for (t,) in con.execute("select team from team_month where month = '2026-10'").fetchall()}
+    assert {r["entity"] for r in adding} == teams, "every team, the unallocated row included, and nothing else adds up"
+    for meter, column in STATEMENT_METERS.items():
+        t = totals[meter]
+        assert t["value"] == pytest.approx(sum(r[column]["value"] for r in adding), rel=1e-12), meter
+        assert t["low"] <= t["value"] <= t["high"] and t["low"] < t["high"], meter
+    outside = [r for r in statement["rows"] if not r["adds_up"]]
+    assert {r["entity"] for r in outside} >= set(MODELS), "published models trained elsewhere are not added"
+    page1 = PdfReader(audit).pages[0].extract_text()
+    assert "Footprint statement" in page1 and "Scope 2, location-based" in page1 and "Scope 2, market-based" in page1
+    assert sig_total(totals["co2e_location_kg"]["value"]) in page1
+
+
+def sig_total(x: float) -> str:
+    return f"{x:,.1f}"
+
+
+def test_energy_by_tier_adds_to_the_it_energy_total(audit):
+    totals = {t["meter"]: t for t in _attachment(audit, "statement.json")["totals"]}
+    assert totals["it_energy_kwh_measured"]["value"] + totals["it_energy_kwh_estimated"]["value"] == \
+        pytest.approx(totals["it_energy_kwh"]["value"], rel=1e-12)
+    assert totals["it_energy_kwh_measured"]["status"] == "measured" and totals["it_energy_kwh_measured"]["value"] > 0
+
+
+def test_the_acme_disclosure_uses_the_measurement_and_says_the_estimate_missed(audit, wh):
+    con = connect(wh["wh"], read_only=True)
+    (measured,) = con.execute("select it_energy_kwh from host_workload_month where host = 'ip-10-0-2-21'").fetchone()
+    assert measured == pytest.approx(124.6, abs=0.05)
+    ctx = build_audit_context(con, load_config(wh["config"]), ["Acme-Embed-1B"], "2026-10")
+    acme = next(e for e in ctx["entities"] if e["name"] == "Acme-Embed-1B")
+    it = next(m for m in acme["meters"] if m["meter"] == "it_energy_kwh")
+    assert it["status"] == "measured" and it["value"] == pytest.approx(measured, rel=1e-9)
+    assert it["estimate"]["status"] == "estimated" and it["estimate"]["high"] < measured, "the estimate beside it"
+    co2e = next(m for m in acme["meters"] if m["meter"] == "co2e_location_kg")
+    assert co2e["value"] > co2e["estimate"]["value"], "CO2e follows the measured energy"
+    # the disclosure trained on research's host is a part of research, not a second addend
+    row = next(r for r in ctx["statement"]["rows"] if r["name"] == "Acme-Embed-1B")
+    assert not row["adds_up"] and row["role"] == "part of research (host ip-10-0-2-21)"
+    (miss,) = [f for f in acme["findings"] if "misses" in f]
+    assert "124.6 kWh" in miss and "GPU power as a share of TDP" in miss, miss
+
+
+def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh):
+    statement = _attachment(audit, "statement.json")
+    (run,) = [r for r in statement["rows"] if r["kind"] == "run" and r["entity"].startswith("llm-pretrain")]
+    assert not run["adds_up"] and run["in_total"] == "part of research (host ip-10-0-2-21)"
+    assert run["it_energy"]["status"] == "measured" and run["it_energy"]["value"] == pytest.approx(41.6)
+    con = connect(wh["wh"], read_only=True)
+    (team_kwh,) = con.execute("select sum(it_energy_kwh) from team_month where month = '2026-10'").fetchone()
+    total = next(t for t in statement["totals"] if t["meter"] == "it_energy_kwh")
+    assert total["value"] == pytest.approx(team_kwh, rel=1e-12), "the run's energy is inside research's, not added"
+    # the demo's resnet sweep ran where no telemetry was: stated, and not added either
+    sweep = [r for r in statement["rows"] if r["entity"].startswith("resnet-sweep")]
+    assert sweep and all(not r["adds_up"] and r["in_total"] == "outside the total" for r in sweep)
+    assert "no host telemetry saw a workload" in " ".join(text(audit).split())
+
+
+def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh):
+    body = " ".join(text(audit).split())
+    assert "5th to 95th percentile of one seeded Monte Carlo engine" in body
+    assert "seed 0, 10,000 draws" in body
+    # a team's range is a percentile of its draws, inside the product of every assumption's ends
+    con = connect(wh["wh"], read_only=True)
+    rows = {(r["entity"], r["meter"]): r for r in _attachment(audit, "audit.csv")}
+    for team, low_b, high_b in con.execute("select team, co2e_kg_low, co2e_kg_high from team_month "
+                                           "where month = '2026-10' and co2e_kg > 0").fetchall():
+        r = rows[(team, "co2e_location_kg")]
+        if any(con.execute("select 1 from team_energy_lines where team = ? and basis = 'estimated'", [team]).fetchall()):
+            assert low_b < float(r["low"]) and float(r["high"]) < high_b, (team, r)
