@@ -26,6 +26,8 @@ CATEGORIES = ("idle", "untagged", "shared_services", "commitment", "credits")
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
 RULE_FIELDS = ("namespace", "account", "service")
+# GHG Protocol Corporate Standard, chapter 3: the ways an organisation draws its boundary.
+CONSOLIDATION = ("operational control", "financial control", "equity share")
 # [findings] keys are the assumptions.csv rows with this prefix (findings_month.sql looks them up so)
 FINDINGS_PREFIX = "findings_"
 
@@ -90,6 +92,8 @@ def schema() -> Section:
         "telemetry": Section({"interval_s": positive, "gap_multiple": positive, "default_zone": string}),
         "carbon": Section({"market_intensity_g_per_kwh": Mapping(non_negative, '"zone" = g_per_kwh')}),
         "findings": Section({k: number for k in finding_params()}),
+        "audit": Section({"consolidation": Value("string", choices=CONSOLIDATION, example='"operational control"'),
+                          "host_overhead": Value("string", choices=("excluded", "included"), example='"excluded"')}),
     })
 
 
@@ -118,6 +122,8 @@ class Config:
     default_zone: str = ""
     market_intensity: dict[str, float] = field(default_factory=dict)
     findings: dict[str, float] = field(default_factory=dict)
+    consolidation: str = "operational control"   # the footprint audit's stated boundary
+    host_overhead: str = "excluded"              # "included": host power beyond the GPUs, modelled
     path: str | None = None
     sha256: str | None = None     # of the file's bytes; None = no file, the defaults
 
@@ -151,6 +157,8 @@ def load_config(path: str | Path | None) -> Config:
         default_zone=tel.get("default_zone", ""),
         market_intensity={k: float(v) for k, v in doc.get("carbon", {}).get("market_intensity_g_per_kwh", {}).items()},
         findings={k: float(v) for k, v in doc.get("findings", {}).items()},
+        consolidation=doc.get("audit", {}).get("consolidation", Config.consolidation),
+        host_overhead=doc.get("audit", {}).get("host_overhead", Config.host_overhead),
         path=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
     )

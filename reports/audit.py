@@ -203,16 +203,18 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
     if month is not None:
         from reports.audit_teams import team_entities   # it builds on this module's helpers
         teams = team_entities(con, month)
+        if config.host_overhead == "included":
+            teams.append(st.host_overhead_entity(teams))
         entities = teams + entities + [run_entity(con, r, res, m) for r, res, m in zip(runs, run_results, run_matches)]
     if not entities:
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
-    teams = [e for e in entities if e["kind"] == "team"]
+    teams = [e for e in entities if e["kind"] in ("team", "model")]
     rows = st.rows(entities)
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
-            "pages": [e for e in entities if e["kind"] != "run"], "runs": [e for e in entities if e["kind"] == "run"],
+            "pages": [e for e in entities if e["kind"] in ("team", "disclosure")], "runs": [e for e in entities if e["kind"] == "run"],
             "statement": {"totals": st.totals(teams) if teams else [], "rows": rows, "reasons": st.reasons(rows),
-                          "boundary": st.boundary(month, config, teams, False), "ranges": st.range_note()},
+                          "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
             "provenance": provenance(con, month, DISCLOSURE_KINDS, config),
             "words": words, "label": label, "meter_label": METER_LABELS}

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from pipelines.config import Config
 from pipelines.demo import month_bounds
-from pipelines.reconstruct import DRAWS, SEED, Q, monte_carlo, sum_interval
+from pipelines.reconstruct import DRAWS, SEED, Q, coefficients_by_id, exact, monte_carlo, sum_interval
 from pipelines.reconstruct_sampling import P_HIGH, P_LOW
 
 ADDS_UP = "adds up"
@@ -70,14 +70,43 @@ def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out.insert(len(out) - 1, {"label": "IT energy, measured (primary data: DCGM telemetry)", "scope": "energy",
                               "meter": "it_energy_kwh_measured", "unit": "kWh", "value": measured, "low": measured,
                               "high": measured, "status": "measured", "note": ""})
-    out.insert(len(out) - 1, {"label": "IT energy, estimated (secondary data: billed GPU-hours x TDP)", "scope": "energy",
+    out.insert(len(out) - 1, {"label": "IT energy, estimated (secondary data)", "scope": "energy",
                               "meter": "it_energy_kwh_estimated", "unit": "kWh", "value": estimated, "low": low,
                               "high": high, "status": "estimated" if estimated else "derived", "note": ""})
     return out
 
 
+HOST_OVERHEAD_ID = "assumptions:host_overhead_fraction_of_gpu_energy"
+
+
+def host_overhead_entity(teams: list[dict[str, Any]]) -> dict[str, Any]:
+    """Host power beyond the GPUs, from the host-overhead model: every team's energy and
+    operational CO2e times the modelled fraction (drawn like any assumption). A row of its own
+    that adds up, so the teams' figures stay the chargeback's."""
+    from reports.audit import CO2E, meter
+    from reports.audit_teams import coefficient_ratio
+    c = coefficients_by_id()[HOST_OVERHEAD_ID]
+    fraction = exact(c["value"]) * coefficient_ratio(HOST_OVERHEAD_ID)
+    parts = {name: [q * fraction for t in teams for q in t["parts"].get(name, [])]
+             for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg")}
+    how = f"the teams' figure x {c['value']:g} ({c['low']:g} to {c['high']:g}), the host-overhead model"
+    meters = []
+    for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg"):
+        values = [_meter(t, name)["value"] for t in teams]
+        if any(v is None for v in values):
+            meters.append(meter(name, None, None, None, "not available", "a team's figure is not available", []))
+            continue
+        central = sum(values) * c["value"]
+        meters.append(meter(name, central, *_range(central, parts[name]), "estimated", how, [HOST_OVERHEAD_ID]))
+    meters.append(meter("co2e_embodied_kg", 0.0, 0.0, 0.0, "derived", "in the host servers' embodied share already", []))
+    it = meters[0]["value"] or 0.0
+    return {"kind": "model", "name": "host power beyond the GPUs", "meters": meters, "parts": parts, "match": None,
+            "co2e": [m for m in meters if m["meter"] in CO2E],
+            "tiers": {"measured": 0.0, "estimated": it, "estimated_parts": parts["it_energy_kwh"]}}
+
+
 def role(e: dict[str, Any]) -> str:
-    if e["kind"] == "team":
+    if e["kind"] in ("team", "model"):
         return ADDS_UP
     m = e.get("match") or {}
     if m.get("status") == "matched":
@@ -92,8 +121,7 @@ def rows(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
         co2e = {m["meter"]: m for m in e["co2e"]}
         it = next((m for m in e["meters"] if m["meter"] == "it_energy_kwh"), None)
         out.append({"name": e["name"], "kind": e["kind"], "role": role(e), "adds_up": role(e) == ADDS_UP,
-                    "why": (e.get("match") or {}).get("reason", "a team of the organisation: its GPU-hours, energy "
-                                                                   "and CO2e as allocated" if e["kind"] == "team" else ""),
+                    "why": (e.get("match") or {}).get("reason", ""),
                     "it_energy": it, "location": co2e.get("co2e_location_kg"), "market": co2e.get("co2e_market_kg"),
                     "embodied": co2e.get("co2e_embodied_kg"), "note": ""})
     return out
