@@ -22,6 +22,7 @@ from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import audit_statement as st
 from reports import charts
+from reports.audit_factors import FACTOR_COLUMNS, factors
 from reports.audit_labels import METER_LABELS, label, words
 from reports.audit_match import host_workloads, match_disclosure, match_run
 from reports.audit_measured import as_measured, measured_input, miss_finding, run_entity, run_input, run_rows
@@ -211,13 +212,15 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     teams = [e for e in entities if e["kind"] in ("team", "model")]
     rows = st.rows(entities)
+    zones = [z for t in teams for z in t.get("zones", [])]
+    factor_rows = factors(entities, config.market_intensity, zones)
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
             "pages": [e for e in entities if e["kind"] in ("team", "disclosure")], "runs": [e for e in entities if e["kind"] == "run"],
             "statement": {"totals": st.totals(teams) if teams else [], "rows": rows, "reasons": st.reasons(rows),
                           "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
             "provenance": provenance(con, month, DISCLOSURE_KINDS, config),
-            "words": words, "label": label, "meter_label": METER_LABELS}
+            "factors": factor_rows, "words": words, "label": label, "meter_label": METER_LABELS}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:
@@ -241,6 +244,8 @@ def write_audit(con: duckdb.DuckDBPyConnection, config: Config, models: list[str
         "assumptions.json": (assumptions, "Assumption ids per entity and the one-at-a-time sensitivity behind the tornado charts"),
         "provenance.json": (json.dumps({**ctx["provenance"], "month": month, "models": models}, indent=2),
                             "Warehouse hash, assumptions version, meterbook version"),
+        "factors.csv": (csv_text([{**f, "used_by": "; ".join(f["used_by"])} for f in ctx["factors"]], FACTOR_COLUMNS),
+                        "Every factor the figures rest on: value, unit, low, high, year and its basis, source, notes"),
         "statement.json": (json.dumps(st.statement_data(ctx), indent=2, default=str),
                            "The statement as data: totals with ranges, the rows that add up, the boundary, the range method"),
     })

@@ -121,7 +121,7 @@ def rows(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
         co2e = {m["meter"]: m for m in e["co2e"]}
         it = next((m for m in e["meters"] if m["meter"] == "it_energy_kwh"), None)
         out.append({"name": e["name"], "kind": e["kind"], "role": role(e), "adds_up": role(e) == ADDS_UP,
-                    "why": (e.get("match") or {}).get("reason", ""),
+                    "why": (e.get("match") or {}).get("reason", ""), "host": (e.get("match") or {}).get("host"),
                     "it_energy": it, "location": co2e.get("co2e_location_kg"), "market": co2e.get("co2e_market_kg"),
                     "embodied": co2e.get("co2e_embodied_kg"), "note": ""})
     return out
@@ -134,9 +134,9 @@ def reasons(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in rows_:
         if r["adds_up"]:
             continue
-        same = next((x for x in out if x["why"] == r["why"]), None)
+        same = next((x for x in out if x["why"] == r["why"] and x["host"] == r["host"]), None)
         if same is None:
-            same = {"why": r["why"], "names": []}
+            same = {"why": r["why"], "host": r["host"], "names": []}
             out.append(same)
         same["names"].append(r["name"])
         r["note"] = f"note {out.index(same) + 1}"

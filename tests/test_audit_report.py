@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -324,3 +325,41 @@ def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh):
         r = rows[(team, "co2e_location_kg")]
         if any(con.execute("select 1 from team_energy_lines where team = ? and basis = 'estimated'", [team]).fetchall()):
             assert low_b < float(r["low"]) and float(r["high"]) < high_b, (team, r)
+
+
+def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit):
+    factors = _attachment(audit, "factors.csv")
+    assert len(factors) >= 8
+    for f in factors:
+        assert f["source"].strip(), f
+        if f["coefficient_id"].startswith("config:"):
+            # a factor the configuration declares carries no source or year: printed as such, and flagged
+            assert f["year_basis"] == "not stated" and "source and year" in f["notes"], f
+            continue
+        assert re.fullmatch(r"(19|20)\d\d", f["year"]) and f["year_basis"], f
+        assert float(f["low"]) <= float(f["value"]) <= float(f["high"]), f
+    grid = next(f for f in factors if f["coefficient_id"].startswith("grid_intensity:cloud_region:aws:us-east-1:"))
+    assert grid["year"] == "2023" and "borrowed" in grid["notes"], "the borrowed region's note travels with the factor"
+    assert "borrowed" in " ".join(text(audit).split()), "and is printed"
+    embodied = [f for f in factors if f["coefficient_id"].startswith("embodied:")]
+    assert embodied and all("recsys" in f["used_by"] or f["used_by"] for f in embodied)
+
+
+def test_the_boundary_is_stated_and_settable(audit, wh, tmp_path):
+    statement = _attachment(audit, "statement.json")
+    b = statement["boundary"]
+    assert b["consolidation"] == "operational control" and b["period_text"] == "2026-10-01 to 2026-10-31"
+    assert any("host power beyond the GPUs" in x for x in b["excluded"]) and b["primary"] and b["secondary"]
+    body = " ".join(text(audit).split())
+    assert "Boundary" in body and "operational control" in body
+    config = tmp_path / "meterbook.toml"
+    config.write_text(Path(wh["config"]).read_text() + '\n[audit]\nconsolidation = "financial control"\nhost_overhead = "included"\n')
+    ctx = build_audit_context(connect(wh["wh"], read_only=True), load_config(config), MODELS, "2026-10")
+    s = ctx["statement"]
+    assert s["boundary"]["consolidation"] == "financial control"
+    assert any("host-overhead model" in x for x in s["boundary"]["included"])
+    (model,) = [r for r in s["rows"] if r["kind"] == "model"]
+    assert model["adds_up"] and model["it_energy"]["value"] > 0
+    location = next(t for t in s["totals"] if t["meter"] == "co2e_location_kg")
+    base = next(t for t in statement["totals"] if t["meter"] == "co2e_location_kg")
+    assert location["value"] == pytest.approx(base["value"] + model["location"]["value"], rel=1e-12)
