@@ -11,8 +11,9 @@ from pipelines.cli_support import user_errors
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
-KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "invoices", "dcgm-prom", "prom-range",
-         "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
+from sources import REGISTRY
+
+KINDS = ["auto", *REGISTRY]   # the readers themselves: a new reader is a new --kind
 
 
 def warehouse_option(fn):

@@ -19,10 +19,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from core.vocabulary import CATEGORIES, RULES
 
-RULES = ("proportional", "even", "weights", "unallocated")
-CATEGORIES = ("idle", "untagged", "shared_services", "commitment", "credits")
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
 RULE_FIELDS = ("namespace", "account", "service")

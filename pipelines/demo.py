@@ -13,7 +13,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Iterator
 
-from pipelines.errors import InputError
+from core.errors import InputError
 
 SEED = 20261022
 CENT = Decimal("0.0000000001")   # 10 decimals, as cloud exports write costs

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from core.sql import literal
 
 
 def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[Path]:
@@ -22,11 +23,6 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[
     for fmt, suffix in (("parquet", ".parquet"), ("csv", ".csv")):
         path = base.with_suffix(suffix)
         con.execute(f"copy (select * exclude (month) from focus_export where month = ? order by x_SourceFileSha256, "
-                    f"x_SourceRow, x_SourceLine) to '{_sql_path(path)}' (format {fmt})", [month])
+                    f"x_SourceRow, x_SourceLine) to {literal(path)} (format {fmt})", [month])
         written.append(path)
     return written
-
-
-def _sql_path(p: Path) -> str:
-    # COPY takes no parameter for its target; the path is ours (from --out) and quoted here.
-    return str(p).replace("'", "''")

@@ -33,7 +33,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import check_count, detect, duck_error, read_head

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import audit_statement as st

@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
 from reports.methodology import methodology_context

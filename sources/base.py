@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from sources.linecount import LineCount, scan
 
 HEAD_BYTES = 256 * 1024

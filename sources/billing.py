@@ -8,7 +8,7 @@ import duckdb
 
 from schemas.charges import Charges
 from schemas.contract import reject_sql
-from pipelines.warehouse import read_sql
+from core.sql import read_sql
 from sources.base import Head, Reader, Staged
 from sources.linecount import LineCount
 from sources.tabular import tabular_dialect, tabular_expected_rows
@@ -49,7 +49,7 @@ class BillingReader(Reader):
             from (select distinct billing_account_id, billing_period_start from _staged)""").fetchone()[0]
         key = "line_item_key" if "line_item_key" in cols else "null::varchar"
         con.execute("create or replace temp table _findings as "
-                    + read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key))
+                    + read_sql("10_staging", "stg_billing__findings.sql", line_item_key=key))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:

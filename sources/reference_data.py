@@ -13,6 +13,7 @@ what each file holds and where its figures come from.
 
 from __future__ import annotations
 
+from core.sql import literal
 import csv
 import re
 from functools import lru_cache
@@ -77,14 +78,14 @@ def _select_sql(name: str) -> str:
     types = ", ".join(
         f"'{c}': '{'DOUBLE' if _is_numeric(name, c) else 'VARCHAR'}'" for c in cols
     )
-    path = str(REFERENCE_DIR / f"{name}.csv").replace("'", "''")
+    path = literal(REFERENCE_DIR / f"{name}.csv")
     exprs = [c if _is_numeric(name, c) else f"coalesce({c}, '') AS {c}" for c in cols]
     if name in KEYS:
         # coefficient_id = '<file>:<key1>:<key2>...'; keys are never NULL after coalesce.
         parts = " || ':' || ".join(f"coalesce({k}, '')" for k in KEYS[name])
         exprs.append(f"'{name}:' || {parts} AS coefficient_id")
     return (
-        f"SELECT {', '.join(exprs)} FROM read_csv('{path}', header = true, delim = ',', "
+        f"SELECT {', '.join(exprs)} FROM read_csv({path}, header = true, delim = ',', "
         f"quote = '\"', escape = '\"', auto_detect = false, columns = {{{types}}})"
     )
 

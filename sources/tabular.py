@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.errors import InputError
-from pipelines.warehouse import read_sql
+from core.errors import InputError
+from core.sql import ident, literal, read_sql
 from sources.base import Head, duck_error
 from sources.linecount import LineCount
 
@@ -49,17 +49,17 @@ def csv_read(head: Head, padded: bool = False) -> str:
     """
     width = len(head.columns) if padded else len(csv_names(head))
     cols = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(max(width, 1)))
-    return (f"read_csv({sql_str(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = false, "
+    return (f"read_csv({literal(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = false, "
             f"columns = {{{cols}}}, delim = ',', quote = '\"', escape = '\"', comment = '', "
             f"nullstr = '{NEVER}', strict_mode = true, null_padding = {str(padded).lower()}, parallel = {str(not padded).lower()}, "
             f"compression = '{'gzip' if head.gzip else 'none'}')")
 
 
-def cell(ident: str, nullstr: tuple[str, ...]) -> str:
+def cell(column: str, nullstr: tuple[str, ...]) -> str:
     """A CSV cell as text, NULL where it holds one of the file's null spellings (empty, NULL)."""
     if len(nullstr) == 1:
-        return f"nullif({ident}, {sql_str(nullstr[0])})"
-    return f"case when {ident} in ({', '.join(sql_str(n) for n in nullstr)}) then null else {ident} end"
+        return f"nullif({column}, {literal(nullstr[0])})"
+    return f"case when {column} in ({', '.join(literal(n) for n in nullstr)}) then null else {column} end"
 
 
 def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: bool = True) -> tuple[str, list]:
@@ -71,7 +71,7 @@ def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: boo
     """
     # The path is inlined (escaped) rather than bound: the result becomes a view, and views take
     # no parameters. A truncated gzip fails inside DuckDB's read, before anything is written.
-    path = sql_str(str(head.path))
+    path = literal(str(head.path))
     # A window row number serialises the scan; readers with one line per row leave it out and
     # number rows by their insertion order instead (stage_sql(..., rowid_numbers=True)).
     rn = "row_number() over ()" if numbered else "null::bigint"
@@ -98,10 +98,6 @@ def tabular_expected_rows(con: duckdb.DuckDBPyConnection, head: Head, count: Lin
     return count.content - (0 if is_json_lines(head) else min(staged_headers, count.content))
 
 
-def sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def source_types(con: duckdb.DuckDBPyConnection, head: Head) -> dict[str, str]:
     """Column -> DuckDB type for typed sources (Parquet, JSON); text files are all VARCHAR."""
     if not head.parquet and not is_json_lines(head):
@@ -113,19 +109,15 @@ def source_types(con: duckdb.DuckDBPyConnection, head: Head) -> dict[str, str]:
         raise duck_error(head.path, exc) from None
 
 
-def as_text(ident: str, dtype: str | None) -> str:
+def as_text(column: str, dtype: str | None) -> str:
     """A typed column as the text a CSV export would hold: nested values as JSON, timestamps ISO."""
     if dtype is None or dtype == "VARCHAR":
-        return ident
+        return column
     if dtype.startswith(("MAP", "STRUCT")) or dtype.endswith("]") or dtype == "JSON":
-        return f"to_json({ident})::varchar"
+        return f"to_json({column})::varchar"
     if dtype.startswith("TIMESTAMP"):
-        return f"strftime({ident}, '%Y-%m-%dT%H:%M:%S.%fZ')"
-    return f"{ident}::varchar"
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+        return f"strftime({column}, '%Y-%m-%dT%H:%M:%S.%fZ')"
+    return f"{column}::varchar"
 
 
 def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
@@ -157,7 +149,7 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     position = {c: i for i, c in reversed(list(enumerate(columns)))}    # first of repeated names
 
     def text(col: str) -> str:
-        return cell(f"c{position[col]}", nullstr) if csv else as_text(quote_ident(col), types.get(col))
+        return cell(f"c{position[col]}", nullstr) if csv else as_text(ident(col), types.get(col))
 
     select = ["row_number"]
     for name, alts in aliases.items():
@@ -165,7 +157,7 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
         expr = text(found) if found is not None else defaults.get(name) or source_expr(alts, present, types)
         select.append(f"{expr} as {name}")
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
-    select += [f"{text(c)} as {quote_ident(c)}" for c in extras]
+    select += [f"{text(c)} as {ident(c)}" for c in extras]
     if csv:
         last = len(columns) - 1
         every = ", ".join(f"c{i}" for i in range(len(columns)))
@@ -190,12 +182,12 @@ def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str,
     """The first alias the file has, as text; a dotted alias may reach into a STRUCT column."""
     for a in alts:
         if a in present:
-            return as_text(quote_ident(present[a]), types.get(present[a]))
+            return as_text(ident(present[a]), types.get(present[a]))
         parent, _, child = a.partition(".")
         if child and parent in present and types.get(present[parent], "").startswith("STRUCT"):
             if re.search(rf'[(,]\s*"?{re.escape(child)}"?\s', types[present[parent]]):
                 # JSON round trip: scalars come back as plain text, nested values as JSON text
-                return f"json_extract_string(to_json({quote_ident(present[parent])}.{quote_ident(child)}), '$')"
+                return f"json_extract_string(to_json({ident(present[parent])}.{ident(child)}), '$')"
     return "null::varchar"
 
 
@@ -214,9 +206,7 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
     rowid_numbers: the model yields one line per source row in file order, without numbers;
     a table keeps insertion order, so its rowid + 1 is the data row number.
     """
-    sql = read_sql("10_staging", sql_name)
-    for key, value in (replacements or {}).items():
-        sql = sql.replace("{{ " + key + " }}", value)
+    sql = read_sql("10_staging", sql_name, **(replacements or {}))
     try:
         if rowid_numbers:
             con.execute(f"create or replace temp table _staged_rows as {sql}")

@@ -124,7 +124,7 @@ def test_team_month_keeps_report_columns_and_sums_to_source(tmp_path):
 ])
 def test_bad_allocation_config_is_one_located_error(tmp_path, toml, message):
     from pipelines.config import load_config
-    from pipelines.errors import InputError
+    from core.errors import InputError
     p = tmp_path / "meterbook.toml"
     p.write_text(toml)
     with pytest.raises(InputError, match=message):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipelines.config import CATEGORIES, RULES, Config
+from core.vocabulary import CATEGORIES, RULES
+from pipelines.config import Config
 from tests.test_allocation_fixtures import Charge, GpuHour, build
 
 TEAMS = ["research", "search", "vision"]

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
 from tests.conftest import DATA
