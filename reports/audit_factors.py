@@ -12,8 +12,8 @@ import re
 from functools import lru_cache
 from typing import Any, Iterable
 
-from sources import reference_data as rd
 from reports.audit_labels import label
+from sources import reference_data as rd
 
 FACTOR_COLUMNS = ["factor", "coefficient_id", "value", "unit", "low", "high", "year", "year_basis", "source", "notes",
                   "used_by"]

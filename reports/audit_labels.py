@@ -32,6 +32,7 @@ ASSUMPTION_LABELS = {
     "gpu_embodied_kgco2e_unknown": "embodied carbon of a GPU of unknown model",
     "train_flops_per_param_token": "training FLOPs per parameter and token", "mfu_typical": "typical model FLOPs utilisation",
     "gpu_utilization_unknown": "GPU utilisation when unknown",
+    "server_overhead_fraction": "host power beyond the GPUs, as a share of GPU power",
 }
 SPEC_LABELS = {"tdp_w": "TDP", "idle_w": "idle power", "memory_gb": "memory"}
 COEFFICIENT = re.compile(r"\b(assumptions|gpu_specs|pue|grid_intensity|embodied|operators|convention_tdp|check_limits):[^\s,;()]+")

@@ -11,7 +11,7 @@ import duckdb
 
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
-from pipelines.units import KWH_PER_MWH
+from core.units import KWH_PER_MWH
 from reports.audit_labels import label
 from reports.audit_match import window_energy_kwh
 

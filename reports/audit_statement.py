@@ -76,7 +76,7 @@ def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-HOST_OVERHEAD_ID = "assumptions:host_overhead_fraction_of_gpu_energy"
+HOST_OVERHEAD_ID = "assumptions:server_overhead_fraction"
 
 
 def host_overhead_entity(teams: list[dict[str, Any]]) -> dict[str, Any]:

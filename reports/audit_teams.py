@@ -74,7 +74,7 @@ def _ids(lines: list[dict], meter_name: str) -> list[str]:
 # the reconstruct engine's slots, so a team's PUE and a disclosure's PUE are drawn alike.
 SLOT_OF = (("gpu_specs:*:tdp_w", "tdp"), ("convention_tdp:*", "tdp"), ("assumptions:gpu_power_fraction_of_tdp", "power_fraction"),
            # the host draws more as its GPUs do: drawn with the GPUs' power fraction (comonotonic)
-           ("assumptions:host_overhead_fraction_of_gpu_energy", "power_fraction"),
+           ("assumptions:server_overhead_fraction", "power_fraction"),
            ("pue:*", "pue"), ("operators:*:pue", "pue"), ("assumptions:pue*", "pue"),
            ("grid_intensity:*", "grid_intensity"), ("assumptions:grid_intensity*", "grid_intensity"))
 
