@@ -123,7 +123,8 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
         meter("it_energy_kwh", t["it_energy_kwh"], *mc_range(t["it_energy_kwh"], parts["it_energy_kwh"]),
               "measured" if measured else "estimated",
               "measured by DCGM" if measured else f"{t['it_energy_kwh_measured']:,.1f} kWh measured by DCGM, the rest "
-              "billed GPU-hours x TDP x power fraction", _ids(lines, "it_energy_kwh")),
+              "billed GPU-hours x TDP x power fraction" if t["it_energy_kwh_measured"] else
+              "billed GPU-hours x TDP x power fraction (no telemetry on these GPUs)", _ids(lines, "it_energy_kwh")),
         meter("facility_energy_kwh", t["facility_energy_kwh"], *mc_range(t["facility_energy_kwh"], parts["facility_energy_kwh"]),
               "estimated", "IT energy x PUE of the zone", _ids(lines, "facility_energy_kwh")),
         meter("co2e_location_kg", t["co2e_kg"], *mc_range(t["co2e_kg"], parts["co2e_location_kg"]), "estimated",
