@@ -22,9 +22,11 @@ from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.gpu_hours import GpuHours
+from schemas.host_workload_hours import HostWorkloadHours
 from schemas.host_workload_month import HostWorkloadMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
+from schemas.run_month import RunMonth
 from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
@@ -103,6 +105,8 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
     "host_workload_month": HostWorkloadMonth,
+    "host_workload_hours": HostWorkloadHours,
+    "run_month": RunMonth,
     "month_files": MonthFiles,
 }
 

@@ -96,9 +96,9 @@ def window_energy_kwh(con: duckdb.DuckDBPyConnection, host: str, namespace: str,
     """GPU board energy telemetry measured for one workload during a window, each hour counted by
     the share of it the window covers (a run's own measurement is checked against this)."""
     (kwh,) = con.execute("""
-        select coalesce(sum(w.energy_kwh * greatest(0, epoch(least(w.hour_start + interval 1 hour, $end))
-                                                         - epoch(greatest(w.hour_start, $start))) / 3600.0), 0)
-        from int_gpu_workloads w
+        select coalesce(sum(w.it_energy_kwh * greatest(0, epoch(least(w.hour_start + interval 1 hour, $end))
+                                                            - epoch(greatest(w.hour_start, $start))) / 3600.0), 0)
+        from host_workload_hours w
         where w.host = $host and w.namespace = $namespace
           and w.hour_start < $end and w.hour_start + interval 1 hour > $start""",
                          {"host": host, "namespace": namespace, "start": start, "end": end}).fetchone()

@@ -67,11 +67,11 @@ def miss_finding(estimate: Mapping[str, Any], measured_kwh: float, sensitivity: 
 
 def run_rows(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, Any]]:
     """The month's CodeCarbon runs (by their end, UTC) with a GPU energy figure."""
-    if not table_exists(con, "runs"):
+    if not table_exists(con, "run_month"):
         return []
     return rows_as_dicts(con, """
-        select * from runs
-        where strftime(end_utc, '%Y-%m') = ? and gpu_energy_kwh is not null and gpu_energy_kwh > 0
+        select * from run_month
+        where month = ? and gpu_energy_kwh is not null and gpu_energy_kwh > 0
         order by end_utc, run_id""", [month])
 
 
