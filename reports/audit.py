@@ -23,10 +23,13 @@ from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import audit_statement as st
 from reports import charts
 from reports.audit_factors import FACTOR_COLUMNS, factors
-from reports.audit_labels import METER_LABELS, label, words
+from reports.audit_jobs import work_benchmark
 from reports.audit_match import host_workloads, match_disclosure, match_run
 from reports.audit_measured import as_measured, measured_input, miss_finding, run_entity, run_input, run_rows
+from reports.carbon import carbon_context
+from reports.whatif import whatif_context
 from reports.chargeback import _check_month
+from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
@@ -75,8 +78,8 @@ def meter(name: str, value: float | None, low: float | None, high: float | None,
 def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
     """A tornado section: the one-at-a-time rows and their chart."""
     return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
-            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"])} for r in rows], central,
-                                              f"{METER_LABELS[name]}, {METER_UNITS[name]}")}
+            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"], "coefficient")} for r in rows], central,
+                                              f"{label(name, 'meter')}, {METER_UNITS[name]}")}
 
 
 # Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).
@@ -211,16 +214,18 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     teams = [e for e in entities if e["kind"] in ("team", "model")]
-    rows = st.rows(entities)
-    zones = [z for t in teams for z in t.get("zones", [])]
-    factor_rows = factors(entities, config.market_intensity, zones)
+    lines = st.rows(entities)
+    factor_rows = factors(entities)
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
             "pages": [e for e in entities if e["kind"] in ("team", "disclosure")], "runs": [e for e in entities if e["kind"] == "run"],
-            "statement": {"totals": st.totals(teams) if teams else [], "rows": rows, "reasons": st.reasons(rows),
+            "statement": {"totals": st.totals(teams) if teams else [], "rows": lines, "reasons": st.reasons(lines),
                           "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
+            # published models as their disclosures alone give them (a matched one's own job is beside it)
+            "work_benchmark": work_benchmark(con, month, rows, results),
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
-            "provenance": provenance(con, month, DISCLOSURE_KINDS, config),
-            "factors": factor_rows, "words": words, "label": label, "meter_label": METER_LABELS}
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config), "factors": factor_rows,
+            # a month's CO2e three ways and its what-if replay (partials carbon_basis, whatif)
+            "carbon": carbon_context(con, month) if month else None, "whatif": whatif_context(con, month) if month else None}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import duckdb
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
 from core.units import KWH_PER_MWH
-from reports.audit_labels import label
+from reports.labels import coefficient_label
 from reports.audit_match import window_energy_kwh
 
 MEASURED = "measured"
@@ -54,7 +54,7 @@ def miss_finding(estimate: Mapping[str, Any], measured_kwh: float, sensitivity: 
     if sensitivity:
         top = sensitivity[0]["assumption"]
         c = coefficients_by_id().get(top)
-        text += f" The assumption that drives the miss: {label(top)}"
+        text += f" The assumption that drives the miss: {coefficient_label(top)}"
         if c and value:
             text += (f" (central {c['value']:g}, range {c['low']:g} to {c['high']:g} {c['unit']}; the measurement implies "
                      f"{c['value'] * measured_kwh / value:.3g})")

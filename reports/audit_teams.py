@@ -20,6 +20,7 @@ from pipelines.reconstruct import (
     Q, coefficients_by_id, embodied_for_hours, exact, meter_with_range, monte_carlo, reference_coef, tornado_of_parts,
 )
 from pipelines.reconstruct_sampling import sum_interval
+from core.units import G_PER_KG
 from reports.audit import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
 
 # What a platform team would measure or obtain to replace each assumption (first match wins).
@@ -31,6 +32,8 @@ MEASURE = (
     ("assumptions:pue_unknown", "the facility's metered PUE for the month"),
     ("pue:*", "the facility's metered PUE for the month (here the provider's published average)"),
     ("assumptions:grid_intensity*", "the zone of every GPU resource (cloud region) and its grid intensity"),
+    ("grid_intensity:*:residual_mix", "the energy's contractual instruments (RECs, GOs, PPAs) or the supplier's own factor, "
+                                      "with source and year, instead of the residual mix"),
     ("grid_intensity:*", "the zone's grid intensity for the month (hourly, from the grid operator or a data provider)"),
     ("assumptions:hardware_lifetime_years", "the hardware's service life from the asset register"),
     ("assumptions:accelerators_per_server", "GPUs per server from the hardware inventory"),
@@ -47,8 +50,20 @@ def team_entities(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, 
     for line in rows_as_dicts(con, "select * from team_energy_lines where month = ?", [month]):
         lines[line["team"]].append(line)
     hours = gpu_hours_by_model(con, month)
-    return [team_entity(t, lines.get(t["team"], []), hours.get(t["team"], {}), month)
+    market = market_by_zone(con, month)
+    return [team_entity(t, lines.get(t["team"], []), hours.get(t["team"], {}), month, market)
             for t in rows_as_dicts(con, "select * from team_month where month = ? order by co2e_kg desc, team", [month])]
+
+
+def market_by_zone(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[str, Any]]:
+    """{zone: carbon_month row with its claims (market_basis_month)}: what each zone's market-based
+    factor rests on, or why it is not available."""
+    zones = {r["zone"]: {**r, "claims": []} for r in rows_as_dicts(con, "select * from carbon_month where month = ?", [month])}
+    for c in rows_as_dicts(con, """select * from market_basis_month where month = ? and zone is not null
+                                   order by claim_kind, claim""", [month]):
+        if c["zone"] in zones:
+            zones[c["zone"]]["claims"].append(c)
+    return zones
 
 
 def gpu_hours_by_model(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[str | None, float]]:
@@ -107,7 +122,8 @@ def mc_range(central: float, parts: list[Q]) -> tuple[float, float]:
     return min(central, central * low / total), max(central, central * high / total)
 
 
-def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str) -> dict[str, Any]:
+def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str,
+                market: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     # All of it measured (floats summed in another order may differ in the last bits).
     measured = abs(t["it_energy_kwh_measured"] - t["it_energy_kwh"]) <= 1e-9 * max(1.0, abs(t["it_energy_kwh"]))
     parts = {name: [line_q(line, key, ids) for line in lines if line[key]]
@@ -116,7 +132,7 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
                                     ("co2e_location_kg", "co2e_kg", "co2e_kg"))}
     embodied, embodied_rows, findings, embodied_q = _embodied(hours_by_gpu)
     parts["co2e_embodied_kg"] = [embodied_q] if embodied_q is not None else []
-    market, parts["co2e_market_kg"] = _market(t, lines)
+    market_meter, parts["co2e_market_kg"] = _market(t, lines, market or {})
     meters = [
         meter("accelerator_hours", t["gpu_hours"], t["gpu_hours"], t["gpu_hours"], "derived",
               "billed GPU-hours (sum of usage lines)", []),
@@ -129,7 +145,7 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
               "estimated", "IT energy x PUE of the zone", _ids(lines, "facility_energy_kwh")),
         meter("co2e_location_kg", t["co2e_kg"], *mc_range(t["co2e_kg"], parts["co2e_location_kg"]), "estimated",
               "facility energy x grid intensity of the zone", _ids(lines, "co2e_kg")),
-        market,
+        market_meter,
         embodied,
     ]
     # Two tornados, not the disclosures' three: a team's facility energy rests on no assumption that
@@ -139,30 +155,64 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
     tornados = [tornado_entry(name, central, rows) for name, central, rows in (
         ("co2e_location_kg", t["co2e_kg"], operational), ("co2e_embodied_kg", embodied["value"], embodied_rows)) if rows]
     ids = [i for m in meters for i in m["assumptions"]]
+    zones = sorted({line["zone"] or "" for line in lines} - {""})
     return {"kind": "team", "name": t["team"], "source": f"team footprint {month}", "inputs": {}, "match": None,
             "meters": meters, "checks": [], "flags": [], "findings": findings, "tornados": tornados,
             "publish": what_to_publish(ids, MEASURE), "co2e": [m for m in meters if m["meter"] in CO2E],
             "co2e_chart": co2e_chart(meters), "parts": parts,
             "tiers": {"measured": t["it_energy_kwh_measured"], "estimated": t["it_energy_kwh"] - t["it_energy_kwh_measured"],
                       "estimated_parts": [line_q(line, "it_energy_kwh", "it_energy_kwh") for line in lines
-                                          if line["basis"] == "estimated" and line["it_energy_kwh"]]}, "zones": sorted({line["zone"] or "" for line in lines} - {""})}
+                                          if line["basis"] == "estimated" and line["it_energy_kwh"]]},
+            "zones": zones, "market_claims": [c for z in zones for c in (market or {}).get(z, {}).get("claims", []) if c["applied_kwh"]]}
 
 
-def _market(t: dict[str, Any], lines: list[dict]) -> tuple[dict[str, Any], list[Q]]:
-    """Facility energy x each zone's configured contractual factor; not available (and why) when a
-    zone the team's energy sits in has none: a partial sum would understate it."""
+def _market(t: dict[str, Any], lines: list[dict], zones: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[Q]]:
+    """Facility energy x each zone's market-based factor (instruments, supplier factors, residual
+    mix: carbon_month, market_basis_month); not available (and why) when a zone the team's energy
+    sits in has none: a partial sum would understate it. With the parts its range is drawn from."""
     used = [line for line in lines if line["facility_energy_kwh"]]
     if not used:
         return meter("co2e_market_kg", 0.0, 0.0, 0.0, "derived", "no energy in the month", []), []
+    in_zones = sorted({line["zone"] or "lines without a zone" for line in used})
     missing = sorted({line["zone"] or "lines without a zone" for line in used if line["co2e_market_kg"] is None})
     if missing:
-        return meter("co2e_market_kg", None, None, None, "not available",
-                     f"no market-based factor for {', '.join(missing)}: set it under [carbon.market_intensity_g_per_kwh] "
-                     "in meterbook.toml (a contractual or residual-mix factor)", []), []
-    # The factor is configured (exact): each line's range is its facility energy's.
-    parts = [line_q(line, "co2e_market_kg", "facility_energy_kwh") for line in used]
+        why = "; ".join(zones.get(z, {}).get("market_reason") or f"{z}: no market-based factor" for z in missing)
+        return meter("co2e_market_kg", None, None, None, "not available", why, []), []
+    claims = [c for z in in_zones for c in zones.get(z, {}).get("claims", []) if c["applied_kwh"]]
+    basis = "; ".join(f"{c['zone']}: {_claim_text(c)} on {c['applied_kwh']:,.1f} kWh" for c in claims)
+    ids = sorted({c["coefficient_id"] for c in claims if c["coefficient_id"]} | set(_ids(lines, "facility_energy_kwh")))
+    parts = [q for line in used for q in _market_parts(line, zones.get(line["zone"], {}))]
     return meter("co2e_market_kg", t["co2e_market_kg"], *mc_range(t["co2e_market_kg"], parts), "estimated",
-                 "facility energy x the zone's market-based factor (meterbook.toml)", _ids(lines, "facility_energy_kwh")), parts
+                 f"facility energy x each zone's market-based factor ({basis or 'no claim'})", ids), parts
+
+
+def _market_parts(line: dict[str, Any], zone: dict[str, Any]) -> list[Q]:
+    """One team line's market-based CO2e as the Monte Carlo engine draws it. The zone's claims are
+    taken in the order int_market_claims fills them: every claim but the last to take energy is a
+    fixed volume at a contract's factor (exact); the marginal one (the residual mix, a supplier
+    factor without a volume, or an instrument with volume to spare) takes whatever energy the draw
+    has beyond them, at its factor (the residual mix drawn over its range, in the grid-intensity
+    slot: what is left of the same grid). The line holds its share of the zone's energy of each."""
+    claims = [c for c in zone.get("claims", []) if c["applied_kwh"]]
+    marginal = next((c for c in claims if c["claim_kind"] == "residual_mix"), None) or next(
+        (c for c in reversed(claims) if c["available_kwh"] is None or c["applied_kwh"] < c["available_kwh"]), None)
+    if marginal is None or not claims[0]["consumption_kwh"]:
+        return [line_q(line, "co2e_market_kg", "facility_energy_kwh")]
+    share = line["facility_energy_kwh"] / claims[0]["consumption_kwh"]
+    fixed = [c for c in claims if c is not marginal]
+    kg_per_kwh = marginal["g_per_kwh"] / G_PER_KG
+    factor = coefficient_ratio(marginal["coefficient_id"]) if marginal["coefficient_id"] else exact(1.0)
+    return [exact(share * sum(c["co2e_kg"] for c in fixed)),
+            line_q(line, "facility_energy_kwh", "facility_energy_kwh") * kg_per_kwh * factor,
+            factor * (-share * sum(c["applied_kwh"] for c in fixed) * kg_per_kwh)]
+
+
+def _claim_text(c: dict[str, Any]) -> str:
+    """One claim with its provenance: what it is, its factor, source and year."""
+    what = c["claim"] if c["claim_kind"] != "residual_mix" else "residual mix"
+    kind = f" ({c['instrument_type']})" if c.get("instrument_type") else ""
+    year = c["year"] if c["year"] is not None else "year not declared"
+    return f"{what}{kind} {c['g_per_kwh']:g} g/kWh, {c['source']}, {year}"
 
 
 def _embodied(hours_by_gpu: dict[str | None, float]) -> tuple[dict[str, Any], list[dict], list[str], Q | None]:

@@ -23,6 +23,7 @@ from pipelines.reconstruct_cli import read_disclosures
 from pipelines.stages import run_stages
 from pipelines.warehouse import connect
 from reports.audit import METERS, build_audit_context, meter_rows
+from reports.labels import coefficient_label
 from reports.render import sig
 from sources.disclosure_format import TEXT_COLUMNS
 from tests.pdf_helpers import cli, stable, text
@@ -40,8 +41,9 @@ def wh(tmp_path_factory) -> dict:
     cli("demo", "--out", str(root / "demo"))
     wh = root / "wh.duckdb"
     d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "disclosures"), str(d / "codecarbon"), str(DATA / "llama-2-7b.yaml"),
-        str(DATA / "gpt-3-175b.yaml"), str(RUN_ON_HOST), "--warehouse", str(wh))
+    # what `make report` ingests, the published models and the CodeCarbon run on a team's host
+    cli("ingest", *(str(d / k) for k in ("billing", "invoices", "dcgm", "codecarbon", "disclosures", "work", "grid", "instruments")),
+        str(DATA / "llama-2-7b.yaml"), str(DATA / "gpt-3-175b.yaml"), str(RUN_ON_HOST), "--warehouse", str(wh))
     return {"root": root, "wh": wh, "config": d / "meterbook.toml"}
 
 
@@ -202,22 +204,26 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
             assert m["status"] == "estimated" and float(m["low"]) <= float(m["value"]) <= float(m["high"]), (team, m)
         assert "embodied:" in meters["co2e_embodied_kg"]["assumptions"]
         page = sections[team]
-        assert "What drives CO2e, location-based (tornado)" in page and "What drives CO2e, embodied (tornado)" in page, team
+        assert "What drives CO2e, location-based (kg) (tornado)" in page and "What drives CO2e, embodied (kg) (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
 
 
-def test_a_zone_without_a_market_factor_is_not_available_with_the_reason(wh, tmp_path):
+def test_without_a_declared_factor_the_residual_mix_stands_in_with_its_source(wh, tmp_path):
+    """Issue 17: market-based factors come from declared instruments or supplier factors, else the
+    residual mix from sources/reference with its source and year, else not available (test_carbon)."""
     copy = tmp_path / "wh.duckdb"
     shutil.copy(wh["wh"], copy)
-    config = dataclasses.replace(load_config(wh["config"]), market_intensity={})
+    config = dataclasses.replace(load_config(wh["config"]), market_intensity={}, supplier_factors=())
     con = connect(copy)
     run_stages(con, config)      # the build step, with the config the audit is read under
     ctx = build_audit_context(con, config, ["Llama 2 7B", "GPT-3 175B"], "2026-10")
     teams = [e for e in ctx["entities"] if e["kind"] == "team" and e["meters"][0]["value"]]
+    assert teams
     for e in teams:
         market = next(m for m in e["co2e"] if m["meter"] == "co2e_market_kg")
-        assert market["value"] is None and market["status"] == "not available"
-        assert "no market-based factor for aws:us-east-1" in market["method"] and "market_intensity_g_per_kwh" in market["method"]
+        assert market["status"] == "estimated" and market["low"] <= market["value"] <= market["high"]
+        assert "residual mix" in market["method"] and "Green-e" in market["method"] and "2018" in market["method"]
+        assert "grid_intensity:cloud_region:aws:us-east-1:2018:residual_mix" in market["assumptions"]
     # A disclosure with no market figure, no factor and no operator that publishes one: not available, and why.
     gpt3 = next(e for e in ctx["entities"] if e["name"] == "GPT-3 175B")
     market = next(m for m in gpt3["co2e"] if m["meter"] == "co2e_market_kg")
@@ -295,7 +301,7 @@ def test_the_acme_disclosure_uses_the_measurement_and_says_the_estimate_missed(a
     row = next(r for r in ctx["statement"]["rows"] if r["name"] == "Acme-Embed-1B")
     assert not row["adds_up"] and row["role"] == "part of research (host ip-10-0-2-21)"
     (miss,) = [f for f in acme["findings"] if "misses" in f]
-    assert "124.6 kWh" in miss and "GPU power as a share of TDP" in miss, miss
+    assert "124.6 kWh" in miss and coefficient_label("assumptions:gpu_power_fraction_of_tdp") in miss, miss
 
 
 def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh):
@@ -332,9 +338,9 @@ def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit):
     assert len(factors) >= 8
     for f in factors:
         assert f["source"].strip(), f
-        if f["coefficient_id"].startswith("config:"):
-            # a factor the configuration declares carries no source or year: printed as such, and flagged
-            assert f["year_basis"] == "not stated" and "source and year" in f["notes"], f
+        if f["coefficient_id"].startswith("market:") and not f["year"]:
+            # a market-based factor declared without a year: printed as such, and flagged
+            assert f["year_basis"] == "not stated" and "source and" in f["notes"], f
             continue
         assert re.fullmatch(r"(19|20)\d\d", f["year"]) and f["year_basis"], f
         assert float(f["low"]) <= float(f["value"]) <= float(f["high"]), f
