@@ -9,35 +9,33 @@ written, so both give the same ranges and findings. Team footprints: reports/aud
 """
 from __future__ import annotations
 
-import fnmatch
 import json
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
 from core.errors import InputError
+from core.months import check_month
+from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
-from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
+from pipelines.reconstruct import DisclosureError, reconstruct_many
 from reports import audit_statement as st
-from reports import charts
+from reports.audit_common import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
 from reports.audit_factors import FACTOR_COLUMNS, factors
 from reports.audit_jobs import work_benchmark
 from reports.audit_match import host_workloads, match_disclosure, match_run
 from reports.audit_measured import as_measured, measured_input, miss_finding, run_entity, run_input, run_rows
+from reports.audit_teams import team_entities
 from reports.carbon import carbon_context
-from reports.whatif import whatif_context
-from reports.chargeback import _check_month
-from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
+from reports.whatif import whatif_context
 from sources.disclosure_format import FIELDS, TEXT_COLUMNS, warehouse_engine_input
 
 METERS = ("accelerator_hours", "it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg",
           "co2e_embodied_kg", "cost_usd", "train_flops", "mfu")
-CO2E = ("co2e_location_kg", "co2e_market_kg", "co2e_embodied_kg")
 TORNADO_METERS = ("co2e_location_kg", "facility_energy_kwh", "co2e_embodied_kg")
 # Which published figure would replace an assumption, by coefficient-id pattern (first match wins).
 # Embodied carbon and the FLOP convention have no field in the disclosure format yet.
@@ -56,30 +54,6 @@ PUBLISH = (
     ("embodied:*", "embodied CO2e of the accelerators and servers (not yet a field of the disclosure format)"),
 )
 METER_COLUMNS = ["entity", "kind", "meter", "unit", "reported", "value", "low", "high", "status", "method", "assumptions"]
-
-
-def what_to_publish(assumption_ids: list[str], table: tuple[tuple[str, str], ...] = PUBLISH) -> list[dict[str, Any]]:
-    """Group the assumptions an audit used by the published (or, for a team, measured) figure that
-    would make each unnecessary."""
-    need: dict[str, list[str]] = {}
-    for cid in sorted(set(assumption_ids)):
-        field = next((text for pattern, text in table if fnmatch.fnmatchcase(cid, pattern)), f"a published value for {cid}")
-        need.setdefault(field, []).append(cid)
-    return [{"publish": k, "replaces": v} for k, v in sorted(need.items())]
-
-
-def meter(name: str, value: float | None, low: float | None, high: float | None, status: str, method: str,
-          assumptions: list[str], reported: float | None = None) -> dict[str, Any]:
-    """One row of an entity's meter table (and of audit.csv)."""
-    return {"meter": name, "unit": METER_UNITS[name], "reported": reported, "value": value, "low": low, "high": high,
-            "status": status, "method": method, "assumptions": assumptions, "estimate": None}
-
-
-def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
-    """A tornado section: the one-at-a-time rows and their chart."""
-    return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
-            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"], "coefficient")} for r in rows], central,
-                                              f"{label(name, 'meter')}, {METER_UNITS[name]}")}
 
 
 # Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).
@@ -148,7 +122,7 @@ def disclosure_entity(row: dict[str, Any], result: dict[str, Any], match: dict[s
         "kind": "disclosure", "name": row["model"], "source": row["source"],
         "inputs": {k: v for k, v in shown.items() if v is not None and k not in ("model", "source")},
         "meters": meters, "checks": result["checks"], "flags": result.get("flags", []), "match": match,
-        "findings": findings, "tornados": tornados, "publish": what_to_publish(ids),
+        "findings": findings, "tornados": tornados, "publish": what_to_publish(ids, PUBLISH),
         "co2e": [m for m in meters if m["meter"] in CO2E],
         "co2e_chart": co2e_chart(meters),
     }
@@ -165,20 +139,6 @@ def _unwritten(row: dict[str, Any]) -> list[str]:
             "for the ranges `meterbook reconstruct` gives"]
 
 
-def _or(x: Any, default: Any) -> Any:
-    return default if x is None else x
-
-
-def co2e_chart(meters: list[dict]) -> str:
-    shown = [m for m in meters if m["meter"] in CO2E and m["value"] is not None]
-    if not any(m["value"] or m["high"] for m in shown):   # nothing to draw (a team without GPU use)
-        return ""
-    return charts.range_chart_svg([m["meter"].removesuffix("_kg").replace("co2e_", "") for m in shown],
-                                  [m["value"] for m in shown], [_or(m["low"], m["value"]) for m in shown],
-                                  [_or(m["high"], m["value"]) for m in shown],
-                                  [m["reported"] for m in shown], "CO2e, kg")
-
-
 # Files the audit reads whatever the month: published disclosures are not dated by one
 DISCLOSURE_KINDS = ("disclosure", "hf-model-card")
 
@@ -186,7 +146,7 @@ DISCLOSURE_KINDS = ("disclosure", "hf-model-card")
 def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: list[str],
                         month: str | None) -> dict[str, Any]:
     if month is not None:
-        _check_month(month)
+        check_month(month)
     rows = disclosure_rows(con, models) if table_exists(con, "disclosures") else []
     workloads = host_workloads(con, month) if month is not None else []
     matches = [match_disclosure(r, workloads) if month is not None else None for r in rows]
@@ -205,7 +165,6 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
     entities = [disclosure_entity(r, res, match, mres)
                 for r, res, match, mres in zip(rows, results, matches, measured_results)]
     if month is not None:
-        from reports.audit_teams import team_entities   # it builds on this module's helpers
         teams = team_entities(con, month)
         if config.host_overhead == "included":
             teams.append(st.host_overhead_entity(teams))

@@ -9,11 +9,12 @@ from typing import Any, Mapping
 
 import duckdb
 
+from core.units import KWH_PER_MWH
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
-from core.units import KWH_PER_MWH
-from reports.labels import coefficient_label
+from reports.audit_common import CO2E, meter
 from reports.audit_match import window_energy_kwh
+from reports.labels import coefficient_label
 
 MEASURED = "measured"
 S_PER_DAY = 86_400.0
@@ -94,7 +95,6 @@ def run_input(r: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_entity(con: duckdb.DuckDBPyConnection, r: dict[str, Any], result: dict[str, Any], match: dict[str, Any]) -> dict[str, Any]:
-    from reports.audit import CO2E, meter
     meters = []
     for name in ("it_energy_kwh", "facility_energy_kwh", *CO2E):
         m = result["meters"].get(name)

@@ -9,14 +9,15 @@ rows, never a sum of the rows' ranges (which would overstate the spread).
 """
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from datetime import timedelta
-
+from core.months import month_bounds
 from pipelines.config import Config
-from pipelines.demo import month_bounds
-from pipelines.reconstruct import DRAWS, SEED, Q, coefficients_by_id, exact, monte_carlo, sum_interval
+from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id, exact
 from pipelines.reconstruct_sampling import P_HIGH, P_LOW
+from reports.audit_common import CO2E, mc_range, meter
+from reports.audit_teams import coefficient_ratio
 
 ADDS_UP = "adds up"
 # The statement's lines: (label, scope, meter, unit). Energy by tier follows.
@@ -32,14 +33,6 @@ OUT_OF_BOUNDARY = (
     "employee travel, offices and end users", "upstream emissions of the electricity itself "
     "(Scope 3, category 3)",
 )
-
-
-def _range(central: float, parts: list[Q]) -> tuple[float, float]:
-    total = sum(q.value for q in parts)
-    if not total:
-        return central, central
-    low, high = sum_interval(parts, monte_carlo())
-    return min(central, central * low / total), max(central, central * high / total)
 
 
 def _meter(e: dict[str, Any], name: str) -> dict[str, Any]:
@@ -59,14 +52,14 @@ def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "note": f"not available for {', '.join(missing)}: {'; '.join(reasons)}"})
             continue
         central = sum(m["value"] for m in ms)
-        low, high = _range(central, [q for t in teams for q in t["parts"].get(name, [])])
+        low, high = mc_range(central, [q for t in teams for q in t["parts"].get(name, [])])
         statuses = {m["status"] for m in ms if m["value"]}
         out.append({"label": label, "scope": scope, "meter": name, "unit": unit, "value": central, "low": low,
                     "high": high, "status": "estimated" if "estimated" in statuses else "measured" if statuses else "derived",
                     "note": ""})
     measured = sum(t["tiers"]["measured"] for t in teams)
     estimated = sum(t["tiers"]["estimated"] for t in teams)
-    low, high = _range(estimated, [q for t in teams for q in t["tiers"]["estimated_parts"]])
+    low, high = mc_range(estimated, [q for t in teams for q in t["tiers"]["estimated_parts"]])
     out.insert(len(out) - 1, {"label": "IT energy, measured (primary data: DCGM telemetry)", "scope": "energy",
                               "meter": "it_energy_kwh_measured", "unit": "kWh", "value": measured, "low": measured,
                               "high": measured, "status": "measured", "note": ""})
@@ -83,8 +76,6 @@ def host_overhead_entity(teams: list[dict[str, Any]]) -> dict[str, Any]:
     """Host power beyond the GPUs, from the host-overhead model: every team's energy and
     operational CO2e times the modelled fraction (drawn like any assumption). A row of its own
     that adds up, so the teams' figures stay the chargeback's."""
-    from reports.audit import CO2E, meter
-    from reports.audit_teams import coefficient_ratio
     c = coefficients_by_id()[HOST_OVERHEAD_ID]
     fraction = exact(c["value"]) * coefficient_ratio(HOST_OVERHEAD_ID)
     parts = {name: [q * fraction for t in teams for q in t["parts"].get(name, [])]
@@ -97,7 +88,7 @@ def host_overhead_entity(teams: list[dict[str, Any]]) -> dict[str, Any]:
             meters.append(meter(name, None, None, None, "not available", "a team's figure is not available", []))
             continue
         central = sum(values) * c["value"]
-        meters.append(meter(name, central, *_range(central, parts[name]), "estimated", how, [HOST_OVERHEAD_ID]))
+        meters.append(meter(name, central, *mc_range(central, parts[name]), "estimated", how, [HOST_OVERHEAD_ID]))
     meters.append(meter("co2e_embodied_kg", 0.0, 0.0, 0.0, "derived", "in the host servers' embodied share already", []))
     it = meters[0]["value"] or 0.0
     return {"kind": "model", "name": "host power beyond the GPUs", "meters": meters, "parts": parts, "match": None,

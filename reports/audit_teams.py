@@ -15,13 +15,18 @@ from typing import Any
 
 import duckdb
 
+from core.units import G_PER_KG
 from pipelines.quality import rows_as_dicts
 from pipelines.reconstruct import (
-    Q, coefficients_by_id, embodied_for_hours, exact, meter_with_range, monte_carlo, reference_coef, tornado_of_parts,
+    Q,
+    coefficients_by_id,
+    embodied_for_hours,
+    exact,
+    meter_with_range,
+    reference_coef,
+    tornado_of_parts,
 )
-from pipelines.reconstruct_sampling import sum_interval
-from core.units import G_PER_KG
-from reports.audit import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
+from reports.audit_common import CO2E, co2e_chart, mc_range, meter, tornado_entry, what_to_publish
 
 # What a platform team would measure or obtain to replace each assumption (first match wins).
 MEASURE = (
@@ -110,16 +115,6 @@ def line_q(line: dict[str, Any], key: str, meter_name: str) -> Q:
     for cid in line_ids(line, meter_name):
         q = q * coefficient_ratio(cid)
     return q
-
-
-def mc_range(central: float, parts: list[Q]) -> tuple[float, float]:
-    """5th-95th percentiles of the parts' summed draws, scaled to the mart's central (which the
-    allocation rounded per line)."""
-    total = sum(q.value for q in parts)
-    if not total:
-        return central, central
-    low, high = sum_interval(parts, monte_carlo())
-    return min(central, central * low / total), max(central, central * high / total)
 
 
 def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str,
