@@ -119,8 +119,6 @@ def line_q(line: dict[str, Any], key: str, meter_name: str) -> Q:
 
 def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str,
                 market: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    # All of it measured (floats summed in another order may differ in the last bits).
-    measured = abs(t["it_energy_kwh_measured"] - t["it_energy_kwh"]) <= 1e-9 * max(1.0, abs(t["it_energy_kwh"]))
     parts = {name: [line_q(line, key, ids) for line in lines if line[key]]
              for name, key, ids in (("it_energy_kwh", "it_energy_kwh", "it_energy_kwh"),
                                     ("facility_energy_kwh", "facility_energy_kwh", "facility_energy_kwh"),
@@ -131,15 +129,9 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
     meters = [
         meter("accelerator_hours", t["gpu_hours"], t["gpu_hours"], t["gpu_hours"], "derived",
               "billed GPU-hours (sum of usage lines)", []),
-        meter("it_energy_kwh", t["it_energy_kwh"], *mc_range(t["it_energy_kwh"], parts["it_energy_kwh"]),
-              "measured" if measured else "estimated",
-              "measured by DCGM" if measured else f"{t['it_energy_kwh_measured']:,.1f} kWh measured by DCGM, the rest "
-              "billed GPU-hours x TDP x power fraction" if t["it_energy_kwh_measured"] else
-              "billed GPU-hours x TDP x power fraction (no telemetry on these GPUs)", _ids(lines, "it_energy_kwh")),
-        meter("facility_energy_kwh", t["facility_energy_kwh"], *mc_range(t["facility_energy_kwh"], parts["facility_energy_kwh"]),
-              "estimated", "IT energy x PUE of the zone", _ids(lines, "facility_energy_kwh")),
-        meter("co2e_location_kg", t["co2e_kg"], *mc_range(t["co2e_kg"], parts["co2e_location_kg"]), "estimated",
-              "facility energy x grid intensity of the zone", _ids(lines, "co2e_kg")),
+        *(_operational(t, lines, parts) if t["it_energy_kwh"] else
+          [meter(name, 0.0, 0.0, 0.0, "derived", "no GPU energy in the month", [])
+           for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg")]),
         market_meter,
         embodied,
     ]
@@ -159,6 +151,24 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
                       "estimated_parts": [line_q(line, "it_energy_kwh", "it_energy_kwh") for line in lines
                                           if line["basis"] == "estimated" and line["it_energy_kwh"]]},
             "zones": zones, "market_claims": [c for z in zones for c in (market or {}).get(z, {}).get("claims", []) if c["applied_kwh"]]}
+
+
+def _operational(t: dict[str, Any], lines: list[dict], parts: dict[str, list[Q]]) -> list[dict[str, Any]]:
+    """IT energy, facility energy and location-based CO2e of a team that used GPUs: team_month's
+    figures with their drawn ranges, and the coefficients each rests on."""
+    # All of it measured (floats summed in another order may differ in the last bits).
+    measured = abs(t["it_energy_kwh_measured"] - t["it_energy_kwh"]) <= 1e-9 * max(1.0, abs(t["it_energy_kwh"]))
+    return [
+        meter("it_energy_kwh", t["it_energy_kwh"], *mc_range(t["it_energy_kwh"], parts["it_energy_kwh"]),
+              "measured" if measured else "estimated",
+              "measured by DCGM" if measured else f"{t['it_energy_kwh_measured']:,.1f} kWh measured by DCGM, the rest "
+              "billed GPU-hours x TDP x power fraction" if t["it_energy_kwh_measured"] else
+              "billed GPU-hours x TDP x power fraction (no telemetry on these GPUs)", _ids(lines, "it_energy_kwh")),
+        meter("facility_energy_kwh", t["facility_energy_kwh"], *mc_range(t["facility_energy_kwh"], parts["facility_energy_kwh"]),
+              "estimated", "IT energy x PUE of the zone", _ids(lines, "facility_energy_kwh")),
+        meter("co2e_location_kg", t["co2e_kg"], *mc_range(t["co2e_kg"], parts["co2e_location_kg"]), "estimated",
+              "facility energy x grid intensity of the zone", _ids(lines, "co2e_kg")),
+    ]
 
 
 def _market(t: dict[str, Any], lines: list[dict], zones: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[Q]]:

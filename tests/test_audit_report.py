@@ -58,6 +58,12 @@ def audit(wh) -> Path:
     return out / "audit.pdf"
 
 
+@pytest.fixture(scope="module")
+def body(audit) -> str:
+    """The audit's text, read once (pypdf takes seconds over its pages)."""
+    return text(audit)
+
+
 def disclosure(path: Path) -> dict:
     import yaml
     return yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -75,8 +81,7 @@ def test_meters_equal_reconstruct(audit):
                 assert got[meter]["status"] == m["status"]
 
 
-def test_every_section_and_entity(audit, wh):
-    body = text(audit)
+def test_every_section_and_entity(audit, wh, body):
     for s in ("Entities", "Meters: reported vs reconstructed", "CO2e: location-based, market-based and embodied",
               "(tornado)", "Consistency of reported figures",
               "To audit without assumptions, publish", "Methodology", "Lineage"):
@@ -89,8 +94,7 @@ def test_every_section_and_entity(audit, wh):
         assert status in body
 
 
-def test_reported_figure_and_check_are_printed(audit):
-    body = text(audit)
+def test_reported_figure_and_check_are_printed(audit, body):
     llama = reconstruct(disclosure(DATA / "llama-2-7b.yaml"))
     check = next(c for c in llama["checks"] if c["meter"] == "co2e_location_kg")
     assert sig(check["reported"]) in body and check["status"] in body
@@ -191,9 +195,9 @@ def _sections(body: str) -> dict[str, str]:
     return {p.split("\n", 1)[0].strip(): p for p in parts}
 
 
-def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
+def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh, body):
     rows = list(csv.DictReader(io.StringIO(PdfReader(audit).attachments["audit.csv"][0].decode())))
-    sections = _sections(text(audit))
+    sections = _sections(body)
     con = connect(wh["wh"], read_only=True)
     busy = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours > 0").fetchall()]
     assert busy and set(busy) <= set(sections)
@@ -206,6 +210,9 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
         page = sections[team]
         assert "What drives CO2e, location-based (kg) (tornado)" in page and "What drives CO2e, embodied (kg) (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
+    # a team without GPU use measured nothing and estimated nothing: its zeros are derived
+    idle = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours = 0").fetchall()]
+    assert idle and all(r["status"] == "derived" for r in rows if r["entity"] in idle)
 
 
 def test_without_a_declared_factor_the_residual_mix_stands_in_with_its_source(wh, tmp_path):
@@ -272,7 +279,9 @@ def test_page_one_totals_are_the_sum_of_the_rows_that_add_up(audit, wh):
     assert {r["entity"] for r in outside} >= set(MODELS), "published models trained elsewhere are not added"
     page1 = PdfReader(audit).pages[0].extract_text()
     assert "Footprint statement" in page1 and "Scope 2, location-based" in page1 and "Scope 2, market-based" in page1
-    assert sig_total(totals["co2e_location_kg"]["value"]) in page1
+    for meter in ("co2e_location_kg", "co2e_market_kg", "co2e_embodied_kg"):   # each printed with its range
+        t = totals[meter]
+        assert sig_total(t["value"]) in page1 and f"{sig_total(t['low'])} – {sig_total(t['high'])}" in page1, meter
 
 
 def sig_total(x: float) -> str:
@@ -304,7 +313,7 @@ def test_the_acme_disclosure_uses_the_measurement_and_says_the_estimate_missed(a
     assert "124.6 kWh" in miss and coefficient_label("assumptions:gpu_power_fraction_of_tdp") in miss, miss
 
 
-def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh):
+def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh, body):
     statement = _attachment(audit, "statement.json")
     (run,) = [r for r in statement["rows"] if r["kind"] == "run" and r["entity"].startswith("llm-pretrain")]
     assert not run["adds_up"] and run["in_total"] == "part of research (host ip-10-0-2-21)"
@@ -316,11 +325,11 @@ def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh)
     # the demo's resnet sweep ran where no telemetry was: stated, and not added either
     sweep = [r for r in statement["rows"] if r["entity"].startswith("resnet-sweep")]
     assert sweep and all(not r["adds_up"] and r["in_total"] == "outside the total" for r in sweep)
-    assert "no host telemetry saw a workload" in " ".join(text(audit).split())
+    assert "no host telemetry saw a workload" in " ".join(body.split())
 
 
-def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh):
-    body = " ".join(text(audit).split())
+def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh, body):
+    body = " ".join(body.split())
     assert "5th to 95th percentile of one seeded Monte Carlo engine" in body
     assert "seed 0, 10,000 draws" in body
     # a team's range is a percentile of its draws, inside the product of every assumption's ends
@@ -331,9 +340,16 @@ def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh):
         r = rows[(team, "co2e_location_kg")]
         if any(con.execute("select 1 from team_energy_lines where team = ? and basis = 'estimated'", [team]).fetchall()):
             assert low_b < float(r["low"]) and float(r["high"]) < high_b, (team, r)
+    # market-based too: the percentiles of its draws, inside team_month's interval bounds
+    for team, low_b, high_b in con.execute("select team, co2e_market_kg_low, co2e_market_kg_high from team_month "
+                                           "where month = '2026-10' and co2e_market_kg > 0").fetchall():
+        r = rows[(team, "co2e_market_kg")]
+        assert low_b < float(r["low"]) < float(r["value"]) < float(r["high"]) < high_b, (team, r)
+    # the sections the audit shares with the chargeback print no interval bounds here
+    assert "interval bounds over" not in body and "bounds in small print" not in body
 
 
-def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit):
+def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit, body):
     factors = _attachment(audit, "factors.csv")
     assert len(factors) >= 8
     for f in factors:
@@ -346,17 +362,23 @@ def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit):
         assert float(f["low"]) <= float(f["value"]) <= float(f["high"]), f
     grid = next(f for f in factors if f["coefficient_id"].startswith("grid_intensity:cloud_region:aws:us-east-1:"))
     assert grid["year"] == "2023" and "borrowed" in grid["notes"], "the borrowed region's note travels with the factor"
-    assert "borrowed" in " ".join(text(audit).split()), "and is printed"
+    assert "borrowed" in " ".join(body.split()), "and is printed"
+    # the demo's contractual instrument and supplier factor, as declared: source and year
+    claimed = {f["factor"]: f for f in factors if f["coefficient_id"].startswith("market:")}
+    rec = next(f for name, f in claimed.items() if "REC-PJM-DEMO-0417" in name)
+    supplier = next(f for name, f in claimed.items() if name.startswith("supplier factor"))
+    assert rec["year"] == "2026" and "PJM-GATS" in rec["source"] and float(rec["value"]) == 0, rec
+    assert supplier["year"] == "2025" and "fuel mix disclosure" in supplier["source"], supplier
     embodied = [f for f in factors if f["coefficient_id"].startswith("embodied:")]
     assert embodied and all("recsys" in f["used_by"] or f["used_by"] for f in embodied)
 
 
-def test_the_boundary_is_stated_and_settable(audit, wh, tmp_path):
+def test_the_boundary_is_stated_and_settable(audit, wh, tmp_path, body):
     statement = _attachment(audit, "statement.json")
     b = statement["boundary"]
     assert b["consolidation"] == "operational control" and b["period_text"] == "2026-10-01 to 2026-10-31"
     assert any("host power beyond the GPUs" in x for x in b["excluded"]) and b["primary"] and b["secondary"]
-    body = " ".join(text(audit).split())
+    body = " ".join(body.split())
     assert "Boundary" in body and "operational control" in body
     config = tmp_path / "meterbook.toml"
     config.write_text(Path(wh["config"]).read_text() + '\n[audit]\nconsolidation = "financial control"\nhost_overhead = "included"\n')
