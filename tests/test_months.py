@@ -4,14 +4,15 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.months import check_month, month_bounds
-from pipelines.cli import main
+from pipelines.config import Config
 from pipelines.warehouse import connect
+from reports.audit import build_audit_context
+from reports.chargeback import build_context
 
 
 @pytest.mark.parametrize("month", ["2026-13", "2026-00", "2026-1", "26-10", "2026-10-01", "", "October"])
@@ -27,8 +28,9 @@ def test_a_month_ends_where_the_next_begins(year, month):
     assert end == (datetime(year + 1, 1, 1) if month == 12 else datetime(year, month + 1, 1))
 
 
-def test_the_audit_refuses_a_bad_month_with_one_error_line(tmp_path):
-    connect(tmp_path / "wh.duckdb").close()   # an empty warehouse: the month is what is wrong
-    res = CliRunner().invoke(main, ["report", "audit", "--month", "2026-13", "--warehouse", str(tmp_path / "wh.duckdb"),
-                                    "--out", str(tmp_path / "out")])
-    assert res.exit_code == 1 and res.output.startswith("Error: --month 2026-13: not a month"), res.output
+def test_the_audit_and_the_chargeback_refuse_a_bad_month_before_reading_anything(tmp_path):
+    con = connect(tmp_path / "wh.duckdb")   # an empty warehouse: the month is what is wrong
+    for build in (lambda: build_audit_context(con, Config(), [], "2026-13"), lambda: build_context(con, Config(), "2026-13")):
+        with pytest.raises(InputError) as err:
+            build()
+        assert str(err.value).startswith("--month 2026-13: not a month (expected YYYY-MM)")
