@@ -260,9 +260,9 @@ def whatif(month: str, regions: tuple[str, ...], deferrable: tuple[str, ...], wi
 
     Example: meterbook whatif --month 2026-10 --region aws:eu-north-1 --deferrable llm-finetune --util-target 0.8
     """
-    from reports.chargeback import _check_month
+    from core.months import check_month
     from reports.whatif import format_text, whatif_context
-    _check_month(month)
+    check_month(month)
     base = _config(config_path)
     numbers = {k: v for k, v in (("shift_window_h", window_h), ("util_target", util_target), ("spot_share", spot_share)) if v is not None}
     overrides = {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,

@@ -2,7 +2,6 @@
 text, CodeCarbon, disclosure YAML, a work log), driven by demo_fleet.toml and a fixed seed."""
 from __future__ import annotations
 
-import calendar
 import csv
 import math
 import random
@@ -14,7 +13,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.errors import InputError
+from core.months import month_bounds
 from sources.focus import FOCUS_12
 
 SEED = 20261022
@@ -39,15 +38,6 @@ TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-
 
 def fleet() -> dict[str, Any]:
     return tomllib.loads((files("pipelines") / "demo_fleet.toml").read_text(encoding="utf-8"))
-
-
-def month_bounds(month: str) -> tuple[datetime, datetime]:
-    try:
-        start = datetime.strptime(month, "%Y-%m")
-    except ValueError:
-        raise InputError("--month", f"{month!r} is not a month", "expected YYYY-MM", "Pass e.g. --month 2026-10") from None
-    days = calendar.monthrange(start.year, start.month)[1]
-    return start, start + timedelta(days=days)
 
 
 def iso(ts: datetime) -> str:

@@ -25,10 +25,13 @@ from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.findings_ranked import FindingsRanked
 from schemas.gpu_hours import GpuHours
+from schemas.host_workload_hours import HostWorkloadHours
+from schemas.host_workload_month import HostWorkloadMonth
 from schemas.job_month import JobMonth, TeamWorkMonth
 from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
+from schemas.run_month import RunMonth
 from schemas.team_coverage_month import TeamCoverageMonth
 from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
@@ -131,6 +134,9 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
+    "host_workload_month": HostWorkloadMonth,
+    "host_workload_hours": HostWorkloadHours,
+    "run_month": RunMonth,
     "month_files": MonthFiles,
     "findings_ranked": FindingsRanked,
     "team_coverage_month": TeamCoverageMonth,

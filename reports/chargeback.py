@@ -19,6 +19,7 @@ import duckdb
 
 from pipelines.config import Config
 from core.errors import InputError
+from core.months import check_month
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
 from reports.job_economics import job_economics
@@ -65,7 +66,6 @@ CHUNK_TEAMS = 25        # the most team pages in one document; beyond, the repor
 PART_TEAMS = 20
 PART_LABELS = {"all": "page", "front": "summary", "teams": "", "appendix": "appendix"}
 CHART_TEAMS = 20        # bars per chart; the rest are one "other teams" bar (the table lists all)
-MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 
 def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
@@ -157,14 +157,9 @@ def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str],
     return labels, values
 
 
-def _check_month(month: str) -> None:
-    if not MONTH.fullmatch(month or ""):
-        raise InputError(f"--month {month}", "not a month", "expected YYYY-MM", "Pass e.g. --month 2026-10")
-
-
 def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
     """Everything the chargeback shows for a month, read from the marts the build step wrote."""
-    _check_month(month)
+    check_month(month)
     teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
     if not teams:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
