@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from pipelines.config import example_text
 from pipelines.cli_support import user_errors
+from pipelines.config import example_text
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
-
 from sources import REGISTRY
 
 KINDS = ["auto", *REGISTRY]   # the readers themselves: a new reader is a new --kind
@@ -99,7 +98,8 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
 
     Example: meterbook ingest exports/focus-2026-10.csv telemetry/ --json
     """
-    from pipelines.ingest import ingest as run_ingest, print_progress
+    from pipelines.ingest import ingest as run_ingest
+    from pipelines.ingest import print_progress
     from pipelines.warehouse import connect
     con = connect(warehouse)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}

@@ -12,8 +12,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config, finding_params
 from core.sql import read_sql
+from pipelines.config import Config, finding_params
 
 SHOWN = 10   # names listed per problem; the rest are counted
 
@@ -87,7 +87,7 @@ def _charges(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
 
 
 def _telemetry(con: duckdb.DuckDBPyConnection) -> list[str]:
-    ns = con.execute(f"""
+    ns = con.execute("""
         with seen as (
             select namespace, count(distinct (gpu_uuid, hour_start)) as gpu_h from gpu_pod_parts
             where nullif(namespace, '') is not null group by all

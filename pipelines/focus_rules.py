@@ -9,15 +9,16 @@ provider capability we do not claim (ApplicabilityCriteria), or columns the file
 """
 from __future__ import annotations
 
-from core.sql import ident, literal
 import csv
 import json
-from importlib.resources import files
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from core.sql import ident, literal
 
 ENFORCED = {"MUST", "MUST NOT"}
 WAIVERS = files("sources") / "focus_rule_waivers.csv"

@@ -31,15 +31,15 @@ from typing import Any, Callable, Iterable
 
 import duckdb
 
+from core.errors import InputError
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
-from core.errors import InputError
 from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import check_count, detect, duck_error, read_head
 from sources.linecount import scan
-from sources.tabular import ShortRows
 from sources.reference_data import load_reference
+from sources.tabular import ShortRows
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
 SKIP_NAMES = {"readme.md", "provenance.md", "license", "license.md", "meterbook.toml"}

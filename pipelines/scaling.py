@@ -9,6 +9,7 @@ from scipy.optimize import curve_fit
 
 from core.units import S_PER_H
 
+
 def amdahl_comm_time(k: np.ndarray, t1_h: float, serial: float, comm: float) -> np.ndarray:
     """Wall-clock hours at K GPUs: T(K) = T1 x (s + (1 - s) / K + c x (K - 1)).
 

@@ -12,12 +12,12 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
-from core.vocabulary import METERS
-from pipelines.scaling import scaling_fits_table
-from pipelines.config import Config
-from core.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
-from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from core.sql import model_over, read_sql, sql_files
+from core.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
+from core.vocabulary import METERS
+from pipelines.config import Config
+from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
+from pipelines.scaling import scaling_fits_table
 from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth

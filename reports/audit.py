@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
 from core.errors import InputError
+from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import charts
@@ -168,7 +168,7 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("disclosures table", exc.what, exc.where, exc.fix) from exc
     entities = [disclosure_entity(r, res) for r, res in zip(rows, results)]
     if month is not None:
-        from reports.audit_teams import team_entities   # it builds on this module's helpers
+        from reports.audit_teams import team_entities  # it builds on this module's helpers
         entities += team_entities(con, month)
     if not entities:
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),

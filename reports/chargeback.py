@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
 from core.errors import InputError
+from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
 from reports.methodology import methodology_context

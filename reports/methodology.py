@@ -9,8 +9,8 @@ as the CSV text so the appendix prints exactly the figure the data holds.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import duckdb

@@ -6,9 +6,9 @@ from typing import Any
 
 import duckdb
 
+from core.sql import read_sql
 from schemas.charges import Charges
 from schemas.contract import reject_sql
-from core.sql import read_sql
 from sources.base import Head, Reader, Staged
 from sources.linecount import LineCount
 from sources.tabular import tabular_dialect, tabular_expected_rows

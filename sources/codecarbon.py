@@ -28,8 +28,8 @@ from core.sql import literal
 from schemas.contract import reject_sql
 from schemas.runs import Runs
 from sources.base import Head, Reader, Staged, duck_error, gzip_ok, register
-from sources.reference_data import resolve_gpu
 from sources.linecount import LineCount
+from sources.reference_data import resolve_gpu
 from sources.tabular import stage_sql, tabular_expected_rows
 
 COUNTRY_TIMEZONES = Path(__file__).parent / "country_timezones.csv"

@@ -308,6 +308,7 @@ def llmcarbon(root: Path) -> Iterator[PeerValue | None]:
 def boavizta() -> Iterator[PeerValue | None]:
     """Embodied (manufacture + transport + end of life) over each model's own full life."""
     import warnings
+    from importlib.metadata import version
 
     # An ImportError here means the test extra is missing (pip install --no-deps -r requirements.lock).
     from boaviztapi import config
@@ -316,7 +317,6 @@ def boavizta() -> Iterator[PeerValue | None]:
     from boaviztapi.dto.component.gpu import GPU, mapper_gpu
     from boaviztapi.models.component import ComponentGPU
     from boaviztapi.models.device.server import DeviceServer
-    from importlib.metadata import version
 
     src = f"boaviztapi {version('boaviztapi')} (PyPI) models.component.gpu, called in-process"
     gpu_arch = get_component_archetype(config.default_gpu, "gpu")

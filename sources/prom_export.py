@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import literal, read_sql, sql_text
+from core.sql import literal, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import csv_names, csv_read, tabular_dialect, tabular_expected_rows

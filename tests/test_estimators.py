@@ -6,9 +6,17 @@ import pytest
 
 from pipelines import estimators as est
 from pipelines.reconstruct import (
-    DERIVED, ESTIMATED, MonteCarlo, Q, interval, pert_ppf, pert_ppf_tabulated, relative_precision, tornado, var_id,
+    DERIVED,
+    ESTIMATED,
+    MonteCarlo,
+    Q,
+    interval,
+    pert_ppf,
+    pert_ppf_tabulated,
+    relative_precision,
+    tornado,
+    var_id,
 )
-
 
 # ---------------------------------------------------------------- estimators, both directions
 
