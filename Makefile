@@ -9,7 +9,7 @@ DEMO   := build/demo/$(MONTH)
 WH     := build/meterbook.duckdb
 OUT    := build/reports/$(MONTH)
 
-.PHONY: venv report demo test bench lock peers clean
+.PHONY: venv report demo test lint bench lock peers clean
 
 venv: $(VENV)/.installed
 
@@ -30,6 +30,13 @@ report: demo
 
 test: venv
 	$(BIN)/python -m pytest
+
+# Lint gate (CI runs it before the tests): ruff (pyflakes, import order, bugbear) and mypy, both
+# configured in pyproject.toml, and sqlfluff on the models (.sqlfluff says which rules and why).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/sqlfluff lint pipelines/sql --processes 0
 
 bench: venv
 	$(BIN)/python -m benchmarks.run $(BENCH)

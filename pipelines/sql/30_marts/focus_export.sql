@@ -29,7 +29,7 @@ lines as (
 focus as (
     select
         month,
-        cast(billed_cost as decimal(38, 10)) as BilledCost,
+        billed_cost::decimal(38, 10) as BilledCost,
         billing_account_id as BillingAccountId,
         null::varchar as BillingAccountName,
         billing_currency as BillingCurrency,
@@ -52,10 +52,10 @@ focus as (
         case when charge_category = 'Usage' then consumed_quantity end as ConsumedQuantity,
         case when charge_category = 'Usage' and consumed_quantity is not null then coalesce(consumed_unit, 'Units') end as ConsumedUnit,
         -- No negotiated price in most exports: contracted = billed is the honest fallback
-        cast(effective_cost as decimal(38, 10)) as ContractedCost,
-        cast(effective_cost as decimal(38, 10)) as EffectiveCost,
+        effective_cost::decimal(38, 10) as ContractedCost,
+        effective_cost::decimal(38, 10) as EffectiveCost,
         provider as InvoiceIssuerName,
-        cast(coalesce(list_cost, billed_cost) as decimal(38, 10)) as ListCost,
+        coalesce(list_cost, billed_cost)::decimal(38, 10) as ListCost,
         case when pricing_category in ('Standard', 'Dynamic', 'Committed', 'Other') then pricing_category
              when charge_category in ('Usage', 'Purchase') and charge_class is null then 'Standard' end as PricingCategory,
         -- a purchase without a quantity is one of what was bought
