@@ -60,7 +60,9 @@ def against_warehouse(con: duckdb.DuckDBPyConnection, config: Config) -> list[st
 def _charges(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
     resolved = read_sql("20_intermediate", "int_charges_teams.sql")
     con.execute(f"create or replace temp view _check_teams as {resolved}")
-    lines, teams = con.execute("select count(*), count(distinct team) from _check_teams").fetchone()
+    row = con.execute("select count(*), count(distinct team) from _check_teams").fetchone()
+    assert row is not None   # an aggregate: always one row
+    lines, teams = row
     out = [f"Billing lines: {lines:,}, {teams} teams"]
     by_source = con.execute("select team_source, count(*) from _check_teams group by all order by 2 desc, 1").fetchall()
     out += [f"  resolved by {s}: {n:,} lines" for s, n in by_source if s != "none"]

@@ -77,9 +77,9 @@ class RuleModel:
         f = req.get("CheckFunction")
         c = req.get("ColumnName")
         match f:
-            case "OR" if allowed_values(req):
+            case "OR" if (found := allowed_values(req)):
                 # "MUST be one of the allowed values" constrains values; nullability is its own rule
-                col, values = allowed_values(req)
+                col, values = found
                 return f"({self.col(col)} is null or {self.text(col)} in ({', '.join(self.lit(str(v)) for v in values)}))"
             case "AND" | "OR":
                 return "(" + f" {f.lower()} ".join(self.sql(i) for i in req["Items"]) + ")"
@@ -132,6 +132,7 @@ class RuleModel:
 
     def conditions(self, rule_id: str) -> list[dict[str, Any]]:
         """The rule's own condition and those of the rules above it."""
+        rid: str | None   # climbs to the root, whose parent is None
         out, seen, rid = [], set(), rule_id
         while rid and rid not in seen:
             seen.add(rid)
@@ -178,12 +179,11 @@ def allowed_values(req: dict[str, Any]) -> tuple[str, list[Any]] | None:
 
 def waivers() -> dict[str, str]:
     """Rules of the model we do not enforce, each with the reason (sources/focus_rule_waivers.csv)."""
-    with open(WAIVERS, newline="", encoding="utf-8") as fh:
-        return {r["rule_id"]: r["reason"] for r in csv.DictReader(fh)}
+    return {r["rule_id"]: r["reason"] for r in csv.DictReader(WAIVERS.read_text(encoding="utf-8").splitlines())}
 
 
 def validate_focus(con: duckdb.DuckDBPyConnection, relation: str, model_path: Path,
-                   applicable: set[str] = frozenset()) -> list[RuleResult]:
+                   applicable: frozenset[str] | set[str] = frozenset()) -> list[RuleResult]:
     model = json.loads(Path(model_path).read_text(encoding="utf-8"))
     rm = RuleModel(model, con, relation, applicable, waivers())
     return [rm.evaluate(rid) for rid in sorted(rm.rules)]

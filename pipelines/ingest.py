@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeGuard
 
 import duckdb
 
@@ -133,6 +133,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         new_sha, count = scanned.result()
         if sha is None:
             sha = new_sha
+            assert sha is not None   # the scan hashed the file: it was asked to when sha was None
             if done := unchanged(con, path, resolved, sha):
                 con.execute("rollback")
                 return done
@@ -192,7 +193,7 @@ def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: st
                       json.loads(same[6]) if same[6] else {}, notes)
 
 
-def is_data_error(exc: BaseException, path: Path) -> bool:
+def is_data_error(exc: BaseException, path: Path) -> TypeGuard[duckdb.Error]:
     """A DuckDB error caused by the file's bytes (bad encoding or quoting past the sniffed sample,
     a gzip stream cut short), not by our SQL: the user gets one Error: line, not a traceback.
     Binder/catalog/parser errors stay tracebacks - they are our bugs and must be seen."""
@@ -256,7 +257,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     files, notes = expand(paths)
     load_reference(con)
     apply_config(con, config or Config())
-    results, this_run = [], set()
+    results: list[FileResult] = []
+    this_run: set[int] = set()
     for i, f in enumerate(files, 1):
         with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():
             res = ingest_file(con, f, kind, options, this_run)

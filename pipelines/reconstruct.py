@@ -81,6 +81,7 @@ def normalize_disclosure(raw: Mapping[str, Any]) -> dict:
 def _number(key: str, value: Any, text: str | None) -> tuple[float, float]:
     """(value, relative rounding half-width) from the number as written (``text``) when given."""
     x = number(value)
+    assert x is not None   # document_problems has checked that every number field parses
     if text is not None and not abs((number(text) or float("nan")) - x) <= 1e-9 * abs(x):
         raise DisclosureError(f"{key} = {value} but its text is '{text}'", key,
                               "Give number_text as the same number as written")

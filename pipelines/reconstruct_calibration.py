@@ -43,8 +43,8 @@ def load_rows(path: Path = DATASET) -> list[dict[str, str]]:
 def as_disclosure(row: dict[str, str], hide: bool = True, show: str | None = None) -> dict[str, Any]:
     """A dataset row as engine input, numbers kept as written; the outputs hidden when ``hide``,
     except ``show``."""
-    values = {k: row[k] for k in FIELDS
-              if row.get(k) not in (None, "") and not (hide and k in HIDDEN and k != show)}
+    values: dict[str, Any] = {k: row[k] for k in FIELDS
+                              if row.get(k) not in (None, "") and not (hide and k in HIDDEN and k != show)}
     values = {k: (number(v) if k in NUMERIC_FIELDS else v) for k, v in values.items()}
     return engine_input(values, {k: row[k] for k in values if k in NUMERIC_FIELDS})
 

@@ -54,7 +54,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])
-    tables = {
+    tables: dict[str, tuple[list[str], list[tuple], list[str]]] = {
         "cfg_namespace_teams": (["namespace", "team"], list(config.namespace_teams.items()), ["varchar"] * 2),
         "cfg_hosts": (["host", "resource_id"], list(config.hosts.items()), ["varchar"] * 2),
         "cfg_account_teams": (["account", "team"], list(config.account_teams.items()), ["varchar"] * 2),
@@ -115,8 +115,8 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         raise ModelGraphError(f"model {model} reads {table}, which no model builds and the warehouse lacks")
     con.execute("begin transaction")
     try:
-        for model in order:
-            build_model(con, model)
+        for step in order:
+            build_model(con, step)
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")

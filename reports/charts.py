@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import matplotlib
 
 from reports.fonts import SANS
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -26,8 +29,8 @@ HATCHES = ("", "///", "xxx", "\\\\\\", "---", "|||", "+++", "/-")
 GRAYS = ("#4d4d4d", "#a6a6a6", "#d9d9d9", "#7a7a7a")
 MARKERS = ("o", "s", "^", "D")
 LINES = ("-", "--", ":", "-.")
-RC = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
-      "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
+RC: dict[RcKeyType, Any] = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
+                            "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
 # The reports' shipped cut of DejaVu (the font matplotlib measures with), then fallbacks for
 # characters it lacks: a system DejaVu named first would be embedded whole (reports/fonts.py).
 FAMILY = f'font-family="{SANS}, DejaVu Sans, sans-serif"'

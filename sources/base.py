@@ -154,7 +154,7 @@ def csv_header(text: str) -> tuple[tuple[str, ...], int]:
 
 def parquet_columns(path: Path) -> tuple[str, ...]:
     try:
-        rows = duckdb.sql("select name from parquet_schema(?) where name <> 'schema'", params=[str(path)]).fetchall()
+        rows = duckdb.execute("select name from parquet_schema(?) where name <> 'schema'", [str(path)]).fetchall()
     except duckdb.Error as exc:
         raise InputError(path, "unreadable Parquet file", str(exc).splitlines()[0], "Export the file again") from None
     return tuple(r[0] for r in rows)

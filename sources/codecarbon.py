@@ -123,8 +123,9 @@ class CodeCarbonReader(Reader):
         return tabular_expected_rows(con, head, count, staged.header_records)
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        n, kwh, kg = con.execute("select count(*), sum(energy_kwh), sum(emissions_kg) from runs where file_id = ?",
-                                 [file_id]).fetchone()
+        row = con.execute("select count(*), sum(energy_kwh), sum(emissions_kg) from runs where file_id = ?", [file_id]).fetchone()
+        assert row is not None   # an aggregate: always one row
+        n, kwh, kg = row
         return {"runs": n, "energy_kwh": float(kwh or 0), "emissions_kg": float(kg or 0)}
 
 

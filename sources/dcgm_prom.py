@@ -24,7 +24,8 @@ def scrape_time(head: Head, option: str | None) -> tuple[datetime, str]:
         return datetime.fromisoformat(option.replace("Z", "+00:00")).astimezone(timezone.utc).replace(tzinfo=None), "option"
     name = head.path.name
     if m := ISO_IN_NAME.search(name):
-        return datetime(*map(int, m.groups())), "file_name"
+        year, month, day, hour, minute, second = map(int, m.groups())
+        return datetime(year, month, day, hour, minute, second), "file_name"
     if m := EPOCH_IN_NAME.search(name):
         return datetime.fromtimestamp(int(m.group(1)), timezone.utc).replace(tzinfo=None), "file_name_epoch"
     mtime = head.path.stat().st_mtime

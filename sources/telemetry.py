@@ -57,10 +57,12 @@ class TelemetryReader(Reader):
         """From _tel_groups: labels, the common shape, and (rows read, rows rejected)."""
         con.execute("create or replace temp table _tel_labelsets as " + read_sql("10_staging", "stg_dcgm__labelsets.sql"))
         con.execute("create or replace temp table _tel as " + read_sql("10_staging", "stg_dcgm__tel.sql"))
-        return con.execute("""
+        row = con.execute("""
             select coalesce(sum(n_lines), 0),
                    coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0)
             from _tel""").fetchone()
+        assert row is not None   # an aggregate: always one row
+        return row[0], row[1]
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
         for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql")):
@@ -70,11 +72,13 @@ class TelemetryReader(Reader):
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
         it), so `ingest --json` and the reports never disagree on one file."""
-        gpus, samples_used = con.execute("""
+        row = con.execute("""
             -- a field the file does not carry counts nothing (its n_* is null, not 0)
             select count(distinct gpu_uuid), sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
                                                  + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
             from gpu_hour_parts where file_id = ?""", [file_id]).fetchone()
+        assert row is not None   # an aggregate: always one row
+        gpus, samples_used = row
         loaded = con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
         return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),
                 "samples_other_metrics": loaded - int(samples_used or 0)}
