@@ -33,6 +33,13 @@ METERS: dict[str, tuple[str, int]] = {
     "co2e_kg_low": ("kg", G_PLACES),
     "co2e_kg_high": ("kg", G_PLACES),
     "co2e_market_kg": ("kg", G_PLACES),
+    "co2e_market_kg_low": ("kg", G_PLACES),
+    "co2e_market_kg_high": ("kg", G_PLACES),
+    "co2e_hourly_kg": ("kg", G_PLACES),              # location-based, hour by hour where a series gives it
+    "co2e_hourly_kg_low": ("kg", G_PLACES),
+    "co2e_hourly_kg_high": ("kg", G_PLACES),
+    "facility_energy_kwh_hourly": ("kWh", WH_PLACES),     # the part of facility energy with an hourly factor
+    "facility_energy_kwh_market_na": ("kWh", WH_PLACES),  # ... with no market-based factor
 }
 
 # How a category of cost that no workload names is shared among teams (pipelines/config.py).

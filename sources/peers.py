@@ -113,7 +113,8 @@ def codecarbon(root: Path) -> Iterator[PeerValue | None]:
     d = root / "codecarbon"
     # CodeCarbon keys countries by ISO3, ours are ISO2: pair them by the country name each of our
     # rows' notes begin with (the test fails if a country goes unpaired).
-    ours = {r["notes"].split(";")[0]: r["zone_id"] for r in read_rows("grid_intensity") if r["zone_kind"] == "country"}
+    ours = {r["notes"].split(";")[0]: r["zone_id"] for r in read_rows("grid_intensity")
+            if r["zone_kind"] == "country" and r["basis"] == "location"}
     src = f"{CODECARBON} codecarbon/data/private_infra/global_energy_mix.json"
     for iso3, c in json.loads((d / "global_energy_mix.json").read_text(encoding="utf-8")).items():
         if c["country_name"] in ours:

@@ -26,7 +26,7 @@ REFERENCE_DIR = Path(__file__).parent / "reference"
 
 COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators",
                      "convention_tdp")
-CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions")
+CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions", "grid_zones", "instance_prices")
 
 # Every coefficient file ends with these columns, after its key columns.
 COMMON_COLUMNS = ("value", "unit", "low", "high", "source", "retrieved", "notes")
@@ -52,10 +52,16 @@ CATALOG_COLUMNS: dict[str, tuple[str, ...]] = {
         "cloud", "instance_type", "gpu_model", "gpu_count", "vcpu", "memory_gib",
         "source", "retrieved", "notes",
     ),
+    # where a meterbook zone's electricity comes from, in each data family's naming
+    "grid_zones": ("zone", "grid_zone", "operator_code", "country", "source", "retrieved", "notes"),
+    # list prices: a catalog (keyed by cloud, region, type), with a range like the coefficient files
+    "instance_prices": (
+        "cloud", "region", "instance_type", "pricing", "value", "unit", "low", "high", "source", "retrieved", "notes",
+    ),
     "operator_aliases": ("alias", "operator", "home_zone", "source", "notes"),
     "conventions": ("convention", "power_basis", "pue_applied", "detect", "source", "notes"),
 }
-CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib"}
+CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib", "value", "low", "high"}
 
 PROVIDERS = ("aws", "gcp", "azure")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 
@@ -123,7 +124,7 @@ def as_text(column: str, dtype: str | None) -> str:
 def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
                    extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
-                   defaults: dict[str, str] | None = None) -> list[str]:
+                   defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None) -> list[str]:
     """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -133,6 +134,8 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     SQL literal for a canonical name the file lacks. CSV rows also get `_fields`: NULL for a
     whole row, else (padded reads only) how many fields a short row had.
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
+    keep_as_written: the source columns it accepts also go, by their header name and as text
+    (nulls as above), into one MAP column `_source_columns`, for exports that carry them through.
     """
     types = source_types(con, head)
     csv = not types
@@ -158,6 +161,10 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
         select.append(f"{expr} as {name}")
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
     select += [f"{text(c)} as {ident(c)}" for c in extras]
+    if keep_as_written is not None:
+        kept = [c for c in dict.fromkeys(columns) if keep_as_written(c)]
+        select.append(f"map([{', '.join(literal(c) for c in kept)}]::varchar[], [{', '.join(text(c) for c in kept)}]::varchar[])"
+                      " as _source_columns")
     if csv:
         last = len(columns) - 1
         every = ", ".join(f"c{i}" for i in range(len(columns)))

@@ -54,6 +54,8 @@ SEEDS = {
     "dcgm-prom": ("node_2026-10-06T00-00-00.prom", DCGM_SCRAPE.encode()),
     "disclosure": ("model.yaml", (DATA / "disclosures" / "published" / "bloom-176b-dynamic.yaml").read_bytes()),
     "hf-model-card": ("README.md", (DATA / "disclosures" / "cards" / "string_with_unit_17g.md").read_bytes()),
+    "work": ("work.csv", (DATA / "work" / "work_log_dense_and_moe.csv").read_bytes()),
+    "work-jsonl": ("work.jsonl", (DATA / "work" / "work_log_serving.jsonl").read_bytes()),
 }
 
 
