@@ -23,12 +23,12 @@ from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import charts
 from reports.audit_jobs import work_benchmark
 from reports.carbon import carbon_context
-from reports.whatif import whatif_context
 from reports.chargeback import _check_month
 from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
+from reports.whatif import whatif_context
 from sources.disclosure_format import FIELDS, TEXT_COLUMNS, warehouse_engine_input
 
 METERS = ("accelerator_hours", "it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg",

@@ -21,8 +21,8 @@ from core.errors import InputError
 from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
-from reports.job_economics import job_economics
 from reports.carbon import carbon_context
+from reports.job_economics import job_economics
 from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, csv_text, environment, write_pdf

@@ -340,7 +340,7 @@ market_findings as (
     from market_basis_month
     where claim_kind in ('unmatched', 'duplicate') and origin = 'instruments file'
     union all
-    select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,
+    select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh as energy_kwh,
         market_reason, []::varchar[]
     from carbon_month
     where market_status = 'not available'
