@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from core.errors import InputError
+from core.sql import one_row
 from pipelines.cli_support import user_errors
 from pipelines.config import example_text
 from pipelines.reconstruct_cli import reconstruct
@@ -167,7 +168,7 @@ def build(warehouse: Path, config_path: Path | None) -> None:
     """
     con, config = build_marts(warehouse, config_path)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
-    broken = con.execute("select count(*) from contract_findings").fetchone()[0]
+    broken = one_row(con, "select count(*) from contract_findings")[0]
     click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
     _said_defaults(config)
 
@@ -269,7 +270,7 @@ def whatif(month: str, regions: tuple[str, ...], deferrable: tuple[str, ...], wi
     overrides = {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,
                  "deferrable_namespaces": base.deferrable_namespaces + deferrable, "deferrable_jobs": base.deferrable_jobs + deferrable}
     con, config = build_marts(warehouse, config_path, overrides)
-    if not con.execute("select count(*) from team_month where month = ?", [month]).fetchone()[0]:
+    if not one_row(con, "select count(*) from team_month where month = ?", [month])[0]:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
         raise InputError(f"--month {month}", "nothing measured or billed in this month",
                          f"months in the warehouse: {', '.join(months) or 'none'}", "Pick one of those months")

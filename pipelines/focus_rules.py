@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import ident, literal
+from core.sql import ident, literal, one_row
 
 ENFORCED = {"MUST", "MUST NOT"}
 WAIVERS = files("sources") / "focus_rule_waivers.csv"
@@ -125,8 +125,8 @@ class RuleModel:
                         f"abs({a} * {b} - {r}) <= {PRODUCT_TOLERANCE} * greatest(1, abs({r})))")
             case "CheckDistinctCount":
                 a, b = self.col(req["ColumnAName"]), self.col(req["ColumnBName"])
-                bad = self.con.execute(f"select count(*) from (select {a}, count(distinct {b}) n from {self.relation} "
-                                       f"where {a} is not null group by {a}) where n <> ?", [req["ExpectedCount"]]).fetchone()[0]
+                bad = one_row(self.con, f"select count(*) from (select {a}, count(distinct {b}) n from {self.relation} "
+                              f"where {a} is not null group by {a}) where n <> ?", [req["ExpectedCount"]])[0]
                 return "true" if bad == 0 else "false"
         raise Skip(f"check function {f}")
 
@@ -157,8 +157,8 @@ class RuleModel:
             req = self.sql(vc["Requirement"])
         except Skip:
             return RuleResult(rule_id, "skipped", 0, text)
-        n = self.con.execute(f"select count(*) from {self.relation} where coalesce({cond}, false) "
-                             f"and not coalesce({req}, false)").fetchone()[0]
+        n = one_row(self.con, f"select count(*) from {self.relation} where coalesce({cond}, false) "
+                    f"and not coalesce({req}, false)")[0]
         return RuleResult(rule_id, "fail" if n else "pass", n, text)
 
 

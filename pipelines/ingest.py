@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, TypeGuard
 import duckdb
 
 from core.errors import InputError
+from core.sql import one_row
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.stages import apply_config, file_energy_kwh
@@ -107,7 +108,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     options = options or {}
     this_run = this_run if this_run is not None else set()
     resolved = str(path.resolve())
-    seen_path = con.execute("select count(*) from source_files where path = ? and status = 'loaded'", [resolved]).fetchone()[0]
+    seen_path = one_row(con, "select count(*) from source_files where path = ? and status = 'loaded'", [resolved])[0]
     sha: str | None = None
     if seen_path:
         sha = sha256_of(path)
@@ -138,7 +139,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
                 con.execute("rollback")
                 return done
         check_count(reader, con, head, staged, count)
-        file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
+        file_id = one_row(con, "select nextval('file_id_seq')")[0]
         notes = list(staged.notes)
         same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
         for old_id, old_kind, why in superseded(con, resolved, same_table, staged.delivery_key, this_run):
@@ -151,7 +152,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         # notes on loaded rows only: a rejected row's reject says what is wrong with it
         con.execute("insert into row_findings select ?, f.* from _row_findings f "
                     "anti join (select distinct row_number from _rejects) r using (row_number) order by row_number", [file_id])
-        rows_rejected = con.execute("select count(distinct row_number) from _rejects").fetchone()[0]
+        rows_rejected = one_row(con, "select count(distinct row_number) from _rejects")[0]
         if rows_loaded + rows_rejected != staged.rows_read:
             raise RuntimeError(f"{path}: {staged.rows_read} rows read but {rows_loaded} loaded + {rows_rejected} rejected")
         totals = reader.totals(con, file_id)

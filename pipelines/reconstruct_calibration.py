@@ -67,10 +67,10 @@ def calibrate(rows: list[dict[str, str]] | None = None, draws: int = 10_000, see
 
 def _record(row: dict[str, str], key: str, published: float, m: dict | None) -> dict:
     rec = {"model": row["model"], "key": key, "meter": checked_meter(row, key), "published": published,
-           "zero": published == 0, "status": m and m["status"], "assumed": bool(m) and m["status"] == "estimated",
+           "zero": published == 0, "status": m and m["status"], "assumed": bool(m and m["status"] == "estimated"),
            "assumptions": m["assumptions"] if m else [],
            "central": m and m["value"], "low": m and m["low"], "high": m and m["high"], "check": None, "scope": None}
-    rec["inside"] = bool(m) and m["low"] <= published <= m["high"]
+    rec["inside"] = bool(m and m["low"] <= published <= m["high"])
     rec["error"] = abs(m["value"] / published - 1.0) if m and published else None
     rec["ratio"] = m["high"] / m["low"] if m and published and m["low"] > 0 else None
     return rec

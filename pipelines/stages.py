@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
-from core.sql import model_over, read_sql, sql_files
+from core.sql import model_over, one_row, read_sql, sql_files
 from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
@@ -112,7 +112,7 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
     config's variables (apply_config) on the connection."""
     sql = model_over("20_intermediate", "gpu_hours.sql",
                      {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
-    return float(con.execute(f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id}).fetchone()[0])
+    return float(one_row(con, f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id})[0])
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import matplotlib
 
@@ -110,7 +110,7 @@ def bar_chart_svg(labels: Sequence[str], values: Sequence[float], unit: str, fmt
         return _svg(fig)
 
 
-def trend_chart_svg(months: Sequence[str], series: dict[str, Sequence[float | None]], unit: str,
+def trend_chart_svg(months: Sequence[str], series: Mapping[str, Sequence[float | None]], unit: str,
                     width_in: float = 6.3, height_in: float = 1.7) -> str:
     """One line per series over months; series differ by marker and dash, and end with a label."""
     with plt.rc_context(RC):
@@ -170,7 +170,7 @@ def range_chart_svg(labels: Sequence[str], values: Sequence[float], lows: Sequen
         return _svg(fig)
 
 
-def daily_chart_svg(days: Sequence[int], series: dict[str, Sequence[float]], unit: str,
+def daily_chart_svg(days: Sequence[int], series: Mapping[str, Sequence[float]], unit: str,
                     width_in: float = 6.3, height_in: float = 1.9) -> str:
     """Stacked bars per day of the month, one segment per series (team), told apart by hatch and
     gray, with a legend beside the plot; negative days (credits) stack below zero."""

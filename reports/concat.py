@@ -90,7 +90,9 @@ def _share_resources(pdf: pikepdf.Pdf) -> None:
         res: pikepdf.Object | dict = page.obj.get("/Resources", {})
         for kind in ("/Font", "/ColorSpace"):
             entries = res.get(kind)
-            for name in list(entries.keys()) if entries is not None else []:
+            if entries is None:
+                continue
+            for name in list(entries.keys()):
                 obj = entries[name]
                 if not obj.is_indirect:
                     key = _digest(obj)

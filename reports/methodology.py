@@ -139,7 +139,7 @@ def peer_comparison(con: duckdb.DuckDBPyConnection | None = None) -> dict[str, A
     # A grid zone is compared through its first row (the year the peers were matched to); rows
     # appended for later years of the same zone are not listed as uncompared.
     compared_zones = {cid.rsplit(":", 2)[0] for cid in peers if cid.startswith("grid_intensity:")}
-    rows = []
+    rows: list[dict[str, Any]] = []
     uncompared: dict[str, list[str]] = {}
     for name in COEFFICIENT_FILES:
         for r in reference_rows(con, name):

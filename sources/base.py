@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
+from core.sql import one_row
 from sources.linecount import LineCount, scan
 
 HEAD_BYTES = 256 * 1024
@@ -77,7 +78,7 @@ class Reader:
             f'insert into {self.table} (file_id, {", ".join(cols)}) '
             f"select ?, {col_sql} from {self.staged} s anti join (select distinct row_number from _rejects) r using (row_number)",
             [file_id])
-        return con.execute(f"select count(distinct row_number) from {self.table} where file_id = ?", [file_id]).fetchone()[0]
+        return one_row(con, f"select count(distinct row_number) from {self.table} where file_id = ?", [file_id])[0]
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         return {}

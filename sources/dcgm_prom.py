@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import literal, sql_text
+from core.sql import literal, one_row, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
 from sources.telemetry import TelemetryReader
@@ -70,6 +70,6 @@ class DcgmPromReader(TelemetryReader):
         self.sample_views(con, "stg_dcgm_prom__samples.sql", sql_text("10_staging", "stg_dcgm_prom__samples.sql"),
                           scrape_ms=str(int(scrape_ms)))
         rows_read, _ = self.group(con, head)
-        untimed = con.execute("select count(*) from _tel where t0_ms = ?", [scrape_ms]).fetchone()[0]
+        untimed = one_row(con, "select count(*) from _tel where t0_ms = ?", [scrape_ms])[0]
         notes = [f"scrape time from {basis}: {ts.isoformat()}Z"] if untimed else []
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "text", notes=notes)

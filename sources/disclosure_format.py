@@ -25,6 +25,7 @@ import duckdb
 import yaml
 
 from core.errors import InputError
+from core.sql import one_row
 from core.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
 from sources.base import Head, Reader, Staged, register
 from sources.reference_data import read_rows
@@ -581,11 +582,9 @@ class DisclosureReader(Reader):
                       notes=[f"{d.model}: {f}" for d in good for f in d.findings])
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        row = con.execute(
-            "select count(*), count(*) filter (where len(findings) > 0), coalesce(sum(len(findings)), 0), "
-            "sum(co2e_location_t) from disclosures where file_id = ?", [file_id]).fetchone()
-        assert row is not None   # an aggregate: always one row
-        n, with_findings, n_findings, co2 = row
+        n, with_findings, n_findings, co2 = one_row(
+            con, "select count(*), count(*) filter (where len(findings) > 0), coalesce(sum(len(findings)), 0), "
+                 "sum(co2e_location_t) from disclosures where file_id = ?", [file_id])
         return {"disclosures": n, "with_findings": with_findings, "findings": int(n_findings),
                 "co2e_location_t": float(co2) if co2 is not None else None}
 
