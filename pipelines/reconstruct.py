@@ -22,21 +22,7 @@ from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct_checks import check_json, mfu_check, pending_checks, plausibility
 from pipelines.reconstruct_graph import Graph, embodied_for_hours, embodied_per_accelerator  # noqa: F401 (API)
 from pipelines.reconstruct_reference import check_limits, coefficients_by_id  # noqa: F401 (API)
-from pipelines.reconstruct_sampling import (  # noqa: F401 (API: tests and reports import these from here)
-    DERIVED,
-    ESTIMATED,
-    REPORTED,
-    STATUS,
-    MonteCarlo,
-    Q,
-    exact,
-    interval,
-    pert_ppf,
-    pert_ppf_tabulated,
-    relative_precision,
-    tornado,
-    var_id,
-)
+from pipelines.reconstruct_sampling import STATUS, MonteCarlo, Q, interval, relative_precision, tornado
 from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
 
 METER_UNITS = {
