@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from pipelines.config import example_text
-from pipelines.cli_support import user_errors
 from core.errors import InputError
+from core.sql import one_row
+from pipelines.cli_support import user_errors
+from pipelines.config import example_text
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
-
 from sources import REGISTRY
 
 KINDS = ["auto", *REGISTRY]   # the readers themselves: a new reader is a new --kind
@@ -100,7 +100,8 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
 
     Example: meterbook ingest exports/focus-2026-10.csv telemetry/ --json
     """
-    from pipelines.ingest import ingest as run_ingest, print_progress
+    from pipelines.ingest import ingest as run_ingest
+    from pipelines.ingest import print_progress
     from pipelines.warehouse import connect
     con = connect(warehouse)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
@@ -144,6 +145,7 @@ def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | Non
     the open connection for the reader that follows, and the config. The warehouse must exist (a
     misspelled path is an error, not a new warehouse)."""
     import dataclasses
+
     from pipelines.stages import run_stages
     con = _open(warehouse)
     config = _config(config_path)
@@ -166,7 +168,7 @@ def build(warehouse: Path, config_path: Path | None) -> None:
     """
     con, config = build_marts(warehouse, config_path)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
-    broken = con.execute("select count(*) from contract_findings").fetchone()[0]
+    broken = one_row(con, "select count(*) from contract_findings")[0]
     click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
     _said_defaults(config)
 
@@ -268,7 +270,7 @@ def whatif(month: str, regions: tuple[str, ...], deferrable: tuple[str, ...], wi
     overrides = {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,
                  "deferrable_namespaces": base.deferrable_namespaces + deferrable, "deferrable_jobs": base.deferrable_jobs + deferrable}
     con, config = build_marts(warehouse, config_path, overrides)
-    if not con.execute("select count(*) from team_month where month = ?", [month]).fetchone()[0]:
+    if not one_row(con, "select count(*) from team_month where month = ?", [month])[0]:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
         raise InputError(f"--month {month}", "nothing measured or billed in this month",
                          f"months in the warehouse: {', '.join(months) or 'none'}", "Pick one of those months")

@@ -22,13 +22,13 @@ from typing import Any, Iterable, Mapping, Sequence
 from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct_checks import check_json, mfu_check, pending_checks, plausibility
 from pipelines.reconstruct_graph import (  # noqa: F401 (API)
-    Graph, embodied_for_hours, embodied_per_accelerator, reference_coef,
+    Graph,
+    embodied_for_hours,
+    embodied_per_accelerator,
+    reference_coef,
 )
 from pipelines.reconstruct_reference import check_limits, coefficients_by_id  # noqa: F401 (API)
-from pipelines.reconstruct_sampling import (  # noqa: F401 (API: tests and reports import these from here)
-    DERIVED, ESTIMATED, REPORTED, STATUS, MonteCarlo, Q, exact, interval, pert_ppf, pert_ppf_tabulated,
-    relative_precision, sum_interval, tornado, var_id,
-)
+from pipelines.reconstruct_sampling import STATUS, MonteCarlo, Q, interval, relative_precision, tornado
 from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
 
 METER_UNITS = {
@@ -73,6 +73,7 @@ def normalize_disclosure(raw: Mapping[str, Any]) -> dict:
 def _number(key: str, value: Any, text: str | None) -> tuple[float, float]:
     """(value, relative rounding half-width) from the number as written (``text``) when given."""
     x = number(value)
+    assert x is not None   # document_problems has checked that every number field parses
     if text is not None and not abs((number(text) or float("nan")) - x) <= 1e-9 * abs(x):
         raise DisclosureError(f"{key} = {value} but its text is '{text}'", key,
                               "Give number_text as the same number as written")

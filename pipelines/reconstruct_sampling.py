@@ -144,14 +144,15 @@ class Q:
         if len(slots) != 1:
             raise ValueError("added figures must share one assumption slot")
         slot = slots.pop()
-        comps, ids = _merge_components(comps, ids)
+        merged, merged_ids = _merge_components(comps, ids)
         rlo = (self.value * self.rlo + other.value * other.rlo) / total
         rhi = (self.value * self.rhi + other.value * other.rhi) / total
-        return Q(total, ((var_id(slot, tuple(comps)), 1),), rlo, rhi, max(self.rank, other.rank),
-                 self.ids | other.ids, {slot: tuple(ids)})
+        return Q(total, ((var_id(slot, merged), 1),), rlo, rhi, max(self.rank, other.rank),
+                 self.ids | other.ids, {slot: tuple(merged_ids)})
 
 
-def _merge_components(comps: list[tuple[float, float, float]], ids: list[str]) -> tuple[tuple, list[str]]:
+def _merge_components(comps: list[tuple[float, float, float]],
+                      ids: list[str]) -> tuple[tuple[tuple[float, float, float], ...], list[str]]:
     """One component per reference row: a sum over GPU models shares the host server's row, and
     listing it twice would split its tornado bar in two (the same row is one draw anyway)."""
     merged: dict[str, list] = {}
@@ -225,7 +226,7 @@ class MonteCarlo:
         sampler = qmc.LatinHypercube(d=len(SLOTS), rng=np.random.default_rng(seed))
         self.u = sampler.random(draws)
         self._k_low, self._k_high = (max(0, math.ceil(round(draws * p / PERCENT, 9)) - 1) for p in (P_LOW, P_HIGH))
-        self._vars: dict[tuple, np.ndarray] = {}
+        self._vars: dict[int, np.ndarray] = {}
         self._ratios: dict[tuple, tuple[float, float]] = {(): (1.0, 1.0)}
 
     def var(self, vid: int) -> np.ndarray:

@@ -12,12 +12,12 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
-from core.vocabulary import METERS
-from pipelines.scaling import scaling_fits_table
-from pipelines.config import UNDECLARED_SOURCE, Config
+from core.sql import model_over, one_row, read_sql, sql_files
 from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
+from core.vocabulary import METERS
+from pipelines.config import UNDECLARED_SOURCE, Config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
-from core.sql import model_over, read_sql, sql_files
+from pipelines.scaling import scaling_fits_table
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
@@ -69,7 +69,7 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     }
     for name, value in variables.items():
         con.execute(f"set variable {name} = ?", [value])
-    tables = {
+    tables: dict[str, tuple[list[str], list[tuple], list[str]]] = {
         "cfg_namespace_teams": (["namespace", "team"], list(config.namespace_teams.items()), ["varchar"] * 2),
         "cfg_hosts": (["host", "resource_id"], list(config.hosts.items()), ["varchar"] * 2),
         "cfg_account_teams": (["account", "team"], list(config.account_teams.items()), ["varchar"] * 2),
@@ -115,7 +115,7 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
     config's variables (apply_config) on the connection."""
     sql = model_over("20_intermediate", "gpu_hours.sql",
                      {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
-    return float(con.execute(f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id}).fetchone()[0])
+    return float(one_row(con, f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id})[0])
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).
@@ -158,8 +158,8 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         raise ModelGraphError(f"model {model} reads {table}, which no model builds and the warehouse lacks")
     con.execute("begin transaction")
     try:
-        for model in order:
-            build_model(con, model)
+        for step in order:
+            build_model(con, step)
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")

@@ -104,7 +104,7 @@ def disclosure_entity(row: dict[str, Any], result: dict[str, Any], match: dict[s
     its matched host) the audit uses the measurement, the estimate beside each meter."""
     meters = _meters(row, result)
     findings = list(row.get("findings") or []) + _unwritten(row)
-    if measured is not None:
+    if measured is not None and match is not None:   # a measured variant exists only for a matched host
         estimate = meters
         how = (f"measured by DCGM on host {match['host']} ({match['gpu_hours']:,.0f} GPU-hours of the {match['namespace']} "
                f"workload, team {match['team']})")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from pipelines.reconstruct import METER_UNITS, Q, monte_carlo, sum_interval
+from pipelines.reconstruct import METER_UNITS, monte_carlo
+from pipelines.reconstruct_sampling import Q, sum_interval
 from reports import charts
 from reports.labels import label
 

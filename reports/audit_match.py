@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 import duckdb
 
+from core.sql import one_row
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import resolve_gpu
 
@@ -95,11 +96,11 @@ def _inside(start: datetime | None, end: datetime, w: Mapping[str, Any]) -> bool
 def window_energy_kwh(con: duckdb.DuckDBPyConnection, host: str, namespace: str, start: datetime, end: datetime) -> float:
     """GPU board energy telemetry measured for one workload during a window, each hour counted by
     the share of it the window covers (a run's own measurement is checked against this)."""
-    (kwh,) = con.execute("""
+    (kwh,) = one_row(con, """
         select coalesce(sum(w.it_energy_kwh * greatest(0, epoch(least(w.hour_start + interval 1 hour, $end))
                                                             - epoch(greatest(w.hour_start, $start))) / 3600.0), 0)
         from host_workload_hours w
         where w.host = $host and w.namespace = $namespace
           and w.hour_start < $end and w.hour_start + interval 1 hour > $start""",
-                         {"host": host, "namespace": namespace, "start": start, "end": end}).fetchone()
+                     {"host": host, "namespace": namespace, "start": start, "end": end})
     return float(kwh)

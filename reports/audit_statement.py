@@ -14,8 +14,8 @@ from typing import Any
 
 from core.months import month_bounds
 from pipelines.config import Config
-from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id, exact
-from pipelines.reconstruct_sampling import P_HIGH, P_LOW
+from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id
+from pipelines.reconstruct_sampling import P_HIGH, P_LOW, exact
 from reports.audit_common import CO2E, mc_range, meter
 from reports.audit_teams import coefficient_ratio
 
@@ -41,7 +41,7 @@ def _meter(e: dict[str, Any], name: str) -> dict[str, Any]:
 
 def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The statement's lines from the rows that add up: central = the sum of their centrals."""
-    out = []
+    out: list[dict[str, Any]] = []
     for label, scope, name, unit in TOTALS:
         ms = [_meter(t, name) for t in teams]
         missing = [t["name"] for t, m in zip(teams, ms) if m["value"] is None]

@@ -17,15 +17,8 @@ import duckdb
 
 from core.units import G_PER_KG
 from pipelines.quality import rows_as_dicts
-from pipelines.reconstruct import (
-    Q,
-    coefficients_by_id,
-    embodied_for_hours,
-    exact,
-    meter_with_range,
-    reference_coef,
-    tornado_of_parts,
-)
+from pipelines.reconstruct import coefficients_by_id, embodied_for_hours, meter_with_range, reference_coef, tornado_of_parts
+from pipelines.reconstruct_sampling import Q, exact
 from reports.audit_common import CO2E, co2e_chart, mc_range, meter, tornado_entry, what_to_publish
 
 # What a platform team would measure or obtain to replace each assumption (first match wins).

@@ -17,13 +17,13 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
 from core.errors import InputError
 from core.months import check_month
+from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
-from reports.job_economics import job_economics
 from reports.carbon import carbon_context
+from reports.job_economics import job_economics
 from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, csv_text, environment, write_pdf
@@ -321,10 +321,10 @@ def _html(ctx: dict[str, Any], part: str, **extra: Any):
     return HTML(string=report_html(ctx, part, **extra), base_url=str(TEMPLATES)).render()
 
 
-def _sections(doc) -> dict[str, list]:
+def _sections(doc) -> dict[str | None, list]:
     """Pages by section id (team-<i>, statement-<i>); a page without an anchor continues the last."""
-    out: dict[str, list] = {}
-    current = None
+    out: dict[str | None, list] = {}
+    current: str | None = None
     for page in doc.pages:
         ids = [a for a in page.anchors if a.startswith(("team-", "statement-"))]
         current = ids[0] if ids else current
@@ -394,7 +394,7 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
     chunks = [pages[i:i + PART_TEAMS] for i in range(0, len(pages), PART_TEAMS)]
     slim = {k: v for k, v in ctx.items() if k != "team_pages"}
     parts = out / ".parts"
-    jobs = [(slim | {"team_pages": pages}, "all", [], pdf, per_team, True)] if single else \
+    jobs: list[tuple] = [(slim | {"team_pages": pages}, "all", [], pdf, per_team, True)] if single else \
         [(slim | {"team_pages": []}, "front", [], parts / "0-front.pdf", per_team, True)]
     if not single or per_team:
         jobs += [(slim, "teams", c, parts / f"1-teams-{i:04d}.pdf", per_team, not single) for i, c in enumerate(chunks)]

@@ -250,6 +250,7 @@ def test_every_character_the_reports_print_is_in_the_cut():
     """Templates, CSS and formatters print only characters every shipped face holds (else every
     report would fall back to per-PDF subsetting). Reads the sources, so a new symbol fails here."""
     from fontTools.ttLib import TTFont
+
     from reports.fonts import FACES, FONT_DIR
     root = Path(__file__).parent.parent
     sources = [*root.glob("templates/**/*.html"), *root.glob("templates/*.css"), *root.glob("sources/reference/*.csv"),
@@ -281,6 +282,7 @@ def test_text_outside_the_cut_renders_and_stays_deterministic(ctx, tmp_path, mon
     PDF (not embedded whole), on either subsetter WeasyPrint may use, with the same bytes twice."""
     import weasyprint.pdf.fonts
     from weasyprint.text.ffi import harfbuzz_subset
+
     from reports.chargeback import render_all
     if subsetter == "harfbuzz" and not harfbuzz_subset:
         pytest.skip("libharfbuzz-subset is not installed: WeasyPrint can only subset with fontTools here")

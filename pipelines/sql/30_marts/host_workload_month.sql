@@ -6,8 +6,11 @@
 with models as (
     -- the GPU name as telemetry printed it, resolved as gpu_hours resolves it for its specs
     select key, any_value(gpu_model) as gpu_model
-    from (select gpu_key(alias) as key, gpu_model from ref_gpu_aliases
-          union select gpu_key(gpu_model), gpu_model from ref_gpu_specs)
+    from (
+        select gpu_key(alias) as key, gpu_model from ref_gpu_aliases
+        union
+        select gpu_key(gpu_model), gpu_model from ref_gpu_specs
+    )
     group by key
 ),
 
