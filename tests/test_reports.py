@@ -396,3 +396,11 @@ def test_unknown_month_is_one_error_line(demo):
     assert res.exit_code == 1 and res.output.startswith("Error:")
     res = CliRunner().invoke(main, ["report", "chargeback", "--month", "10-2026", "--warehouse", str(demo["wh"])])
     assert res.exit_code == 1 and "YYYY-MM" in res.output
+
+
+def test_every_figure_a_statement_lists_by_name_has_words(ctx):
+    """The statement's 'Other figures' prints team_month columns the main tables do not: each one
+    needs a label, or the reader sees a column name with its underscores taken out."""
+    from reports.labels import has_label
+    assert ctx["other_columns"], "the demo month has figures beyond the main tables"
+    assert [c for c in ctx["other_columns"] if not has_label("meter", c)] == []
