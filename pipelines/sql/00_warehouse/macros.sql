@@ -1,11 +1,23 @@
 -- Parsing helpers shared by the staging models (temp: recreated on every connection).
-create or replace temp macro money(x) as try_cast(trim(x) as decimal(38, 12));
-create or replace temp macro num(x) as try_cast(trim(x) as double);
+-- No trim(): the casts skip surrounding whitespace themselves, and trim() cost as much as the cast.
+create or replace temp macro money(x) as try_cast(x as decimal(38, 12));
+create or replace temp macro num(x) as try_cast(x as double);
 -- ISO 8601 with or without T/Z/offset; a value without a zone is taken as UTC. The common
--- exact layouts go through strptime first (3x faster than the general timestamptz cast).
-create or replace temp macro utc_ts(x) as coalesce(
-    try_strptime(trim(x), ['%Y-%m-%dT%H:%M:%SZ', '%Y-%m-%dT%H:%M:%S.%gZ', '%Y-%m-%d %H:%M:%S']),
-    try_cast(trim(x) as timestamptz)::timestamp);
+-- exact layouts go through strptime first (twice as fast as the general timestamptz cast),
+-- one format picked by the length: a format that fails costs ten times one that parses, so a
+-- list of formats tried in order made CUR's '...00.000Z' period dates the dearest cast of a line.
+-- Anything else takes the former path unchanged (the list on the trimmed text, then the cast);
+-- it sits in a CASE because coalesce() evaluated the list strptime on every row.
+create or replace temp macro utc_ts_exact(x) as case length(x)
+    when 20 then try_strptime(x, '%Y-%m-%dT%H:%M:%SZ')
+    when 24 then try_strptime(x, '%Y-%m-%dT%H:%M:%S.%gZ')
+    when 19 then try_strptime(x, '%Y-%m-%d %H:%M:%S')
+end;
+create or replace temp macro utc_ts(x) as case
+    when utc_ts_exact(x) is not null then utc_ts_exact(x)
+    else coalesce(try_strptime(trim(x), ['%Y-%m-%dT%H:%M:%SZ', '%Y-%m-%dT%H:%M:%S.%gZ', '%Y-%m-%d %H:%M:%S']),
+                  try_cast(trim(x) as timestamptz)::timestamp)
+end;
 -- One located failure when a present value did not parse, else null.
 create or replace temp macro cast_err(col, raw, typed, expected) as
     case when raw is not null and trim(raw) <> '' and typed is null then
