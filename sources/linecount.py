@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import itertools
 import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from core.errors import InputError
 
@@ -102,7 +103,9 @@ class LineCounter:
                 self.comments += sum(1 for m in self.comment.finditer(text) if m.end(1) > start)
             self.tail = text[-TAIL:]
         else:
-            if self.prefix is not None:
+            # a two-byte count costs twice a one-byte search: most chunks of a timestamped
+            # dump hold no comment at all
+            if self.prefix is not None and self.prefix[1:] in outside:
                 self.comments += (self.tail[-1:] + outside[:len(self.prefix) - 1]).count(self.prefix) + outside.count(self.prefix)
             self.tail = (self.tail + outside[-TAIL:])[-TAIL:]
 
@@ -133,22 +136,34 @@ class LineCounter:
 
 class Utf8Check:
     """Every byte must be UTF-8, also in columns no reader selects (DuckDB checks only the cells
-    it materialises). ASCII chunks, the usual case, cost one pass of bytes.isascii()."""
+    it materialises). ASCII chunks, the usual case, cost one pass of bytes.isascii(). The line
+    of a bad byte is counted only when there is one, by reading the text again up to it
+    (`reread`): counting line breaks in every chunk just in case cost as much as the check."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, reread: Callable[[], Iterator[bytes]]) -> None:
         self.path = path
+        self.reread = reread
         self.decoder = codecs.getincrementaldecoder("utf-8")()
-        self.lines = 0
+        self.offset = 0
 
     def feed(self, chunk: bytes) -> None:
         if not (chunk.isascii() and not self.decoder.getstate()[0]):
             try:
                 self.decoder.decode(chunk)
             except UnicodeDecodeError as exc:
-                line = self.lines + chunk[:exc.start].count(b"\n") + 1
-                raise InputError(self.path, "not UTF-8 text", f"line {line}: byte 0x{chunk[exc.start]:02x}",
-                                 "Save or export the file as UTF-8") from None
-        self.lines += chunk.count(b"\n")
+                raise InputError(self.path, "not UTF-8 text", f"line {self.line_at(self.offset + exc.start)}: "
+                                 f"byte 0x{chunk[exc.start]:02x}", "Save or export the file as UTF-8") from None
+        self.offset += len(chunk)
+
+    def line_at(self, offset: int) -> int:
+        """The 1-based line holding the text's byte `offset`."""
+        lines = seen = 0
+        for text in self.reread():
+            lines += text[:max(offset - seen, 0)].count(b"\n")
+            seen += len(text)
+            if seen > offset:
+                break
+        return lines + 1
 
 
 def decompressed(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
@@ -175,6 +190,17 @@ def decompressed(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
         raise InputError(path, "truncated or corrupt gzip", "the last gzip member ends early", "Download or copy the file again")
 
 
+def text_of(path: Path, raw: Iterator[bytes]) -> Iterator[bytes]:
+    """A file's text from its raw chunks: decompressed when it is gzip (by its first bytes)."""
+    first = next(raw, b"")
+    chunks = itertools.chain([first], raw)
+    return decompressed(chunks, path) if first[:2] == b"\x1f\x8b" else chunks
+
+
+def raw_chunks(fh: BinaryIO) -> Iterator[bytes]:
+    return iter(lambda: fh.read(CHUNK), b"")
+
+
 def scan(path: Path, hash_it: bool, dialect: str | None, precise: bool = False) -> tuple[str | None, LineCount | None]:
     """One read of the file: its sha256 (of the bytes as stored) and/or its record count (of the
     decompressed text) in the reader's dialect ('csv', 'lines', 'prom'); either may be skipped."""
@@ -183,23 +209,27 @@ def scan(path: Path, hash_it: bool, dialect: str | None, precise: bool = False) 
                                                         precise=precise)
     try:
         with open(path, "rb") as fh:
-            gz = fh.read(2) == b"\x1f\x8b"
-            fh.seek(0)
 
-            def raw() -> Iterator[bytes]:
-                for chunk in iter(lambda: fh.read(CHUNK), b""):
+            def hashed() -> Iterator[bytes]:
+                for chunk in raw_chunks(fh):
                     if h is not None:
                         h.update(chunk)
                     yield chunk
 
             if counter is None:
-                for _ in raw():
+                for _ in hashed():
                     pass
             else:
-                utf8 = Utf8Check(path)
-                for text in (decompressed(raw(), path) if gz else raw()):
+                utf8 = Utf8Check(path, lambda: reread(path))
+                for text in text_of(path, hashed()):
                     utf8.feed(text)
                     counter.feed(text)
     except OSError as exc:
         raise InputError(path, "cannot read the file", exc.strerror or str(exc), "Check the path and its permissions") from None
     return (h.hexdigest() if h is not None else None), (counter.result() if counter is not None else None)
+
+
+def reread(path: Path) -> Iterator[bytes]:
+    """The file's text once more (to locate a bad byte)."""
+    with open(path, "rb") as fh:
+        yield from text_of(path, raw_chunks(fh))
