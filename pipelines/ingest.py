@@ -37,7 +37,7 @@ from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
-from sources.base import check_count, detect, duck_error, read_head
+from sources.base import Restage, check_count, detect, duck_error, read_head
 from sources.linecount import scan
 from sources.reference_data import load_reference
 from sources.tabular import ShortRows
@@ -131,6 +131,11 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
             con.execute("rollback")
             begin_staging(con)
             staged = reader.stage(con, head, {**options, "padded": True})
+        except Restage as again:
+            # the reader's one-pass staging met rows only its full staging handles
+            con.execute("rollback")
+            begin_staging(con)
+            staged = reader.stage(con, head, {**options, **again.options})
         new_sha, count = scanned.result()
         if sha is None:
             sha = new_sha
@@ -263,13 +268,17 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     apply_config(con, config or Config())
     results: list[FileResult] = []
     this_run: set[int] = set()
-    for i, f in enumerate(files, 1):
-        with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():
-            res = ingest_file(con, f, kind, options, this_run)
-        res.notes = notes.get(f, []) + res.notes
-        results.append(res)
-        if progress:
-            progress(i, len(files), res)
+    try:
+        for i, f in enumerate(files, 1):
+            with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():
+                res = ingest_file(con, f, kind, options, this_run)
+            res.notes = notes.get(f, []) + res.notes
+            results.append(res)
+            if progress:
+                progress(i, len(files), res)
+    finally:
+        # staging turned off the optimizer that plans IN lists as joins (sources.tabular.file_order)
+        con.execute("reset disabled_optimizers")
     return results
 
 

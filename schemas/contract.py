@@ -8,8 +8,12 @@ in one pass; tests assert both ways reject the same rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandera.pandas as pa
+# pandera (and pandas) take a second to import: readers import a model when they stage a file
+# that needs its contract, and telemetry files never do
+if TYPE_CHECKING:
+    import pandera.pandas as pa
 
 
 @dataclass(frozen=True)
@@ -65,13 +69,33 @@ def sql_checks(model: type[pa.DataFrameModel], columns: set[str] | None = None) 
     return out
 
 
+def failing_sql(model: type[pa.DataFrameModel], columns: set[str]) -> str | None:
+    """A predicate true for a row that fails any check of the model on `columns` (None: no check
+    applies). Plain comparisons, cheap on every row; `failures_sql` says which, for those rows."""
+    checks = sql_checks(model, columns)
+    return " or ".join(f"({c.failing_sql})" for c in checks) if checks else None
+
+
+def failures_sql(model: type[pa.DataFrameModel], columns: set[str]) -> str | None:
+    """An SQL expression for one row: the list of its failed checks, each a struct with the
+    _rejects fields (column_name, check_name, value, message); [] when it passes. None when no
+    check applies to `columns`. Building the list costs more than the comparisons: evaluate it
+    only where `failing_sql` holds."""
+    checks = sql_checks(model, columns)
+    if not checks:
+        return None
+    items = ", ".join(
+        f"case when {c.failing_sql} then {{'column_name': {_literal(c.column)}, 'check_name': {_literal(c.check)}, "
+        f"'value': cast(\"{c.column}\" as varchar), 'message': {_literal('fails ' + c.check)}}} end"
+        for c in checks)
+    return f"list_filter([{items}], lambda f: f is not null)"
+
+
 def reject_sql(model: type[pa.DataFrameModel], columns: set[str], relation: str = "_staged") -> str:
-    """One INSERT ... SELECT that writes every failing (row, check) of `relation` into _rejects."""
-    parts = [
-        f"select row_number, {_literal(c.column)}, {_literal(c.check)}, cast(\"{c.column}\" as varchar), "
-        f"{_literal('fails ' + c.check)} from {relation} where {c.failing_sql}"
-        for c in sql_checks(model, columns)
-    ]
-    if not parts:
+    """One INSERT ... SELECT that writes every failing (row, check) of `relation` into _rejects,
+    in one pass over it (a UNION ALL of a SELECT per check read the rows once per check)."""
+    failures, failing = failures_sql(model, columns), failing_sql(model, columns)
+    if failures is None:
         return ""
-    return "insert into _rejects " + "\nunion all\n".join(parts)
+    return ("insert into _rejects select row_number, f.column_name, f.check_name, f.value, f.message "
+            f"from (select row_number, unnest({failures}) as f from {relation} where {failing})")

@@ -9,7 +9,7 @@ import duckdb
 from core.sql import ident, literal
 from sources.base import Head, Staged, register
 from sources.billing import BillingReader
-from sources.tabular import canonical_view, stage_sql
+from sources.tabular import canonical_view
 
 
 def _both(slash: str) -> tuple[str, ...]:
@@ -89,6 +89,7 @@ def tags_map_sql(columns: list[str], key_of: Callable[[str], str]) -> str:
 class AwsCurReader(BillingReader):
     kind = "aws-cur"
     description = "AWS Cost and Usage Report (legacy), CSV or Athena names"
+    in_place = True
 
     def sniff(self, head: Head) -> str | None:
         cols = set(head.columns)
@@ -101,8 +102,7 @@ class AwsCurReader(BillingReader):
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES, numbered=False, padded=padded)
         tags = tags_map_sql(tag_cols, tag_key)
-        rows_read = stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": tags}, rowid_numbers=True)
-        return self.finish(con, rows_read, self.sniff(head) or "legacy-csv")
+        return self.stage_lines(con, head, "stg_aws_cur__charges.sql", {"tags": tags}, options, self.sniff(head) or "legacy-csv")
 
 
 @register
@@ -118,5 +118,4 @@ class AwsCur2Reader(AwsCurReader):
 
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", numbered=False, padded=padded)
-        rows_read = stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS}, rowid_numbers=True)
-        return self.finish(con, rows_read, "2.0")
+        return self.stage_lines(con, head, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS}, options, "2.0")

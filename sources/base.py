@@ -38,6 +38,15 @@ class Head:
     header_lines: int = 1     # physical lines of the CSV header record (a quoted name may hold a line break)
 
 
+class Restage(Exception):
+    """A reader's fast staging met something only its full staging handles: the runner rolls the
+    file's transaction back and stages it again with `options` added (a second read of the file)."""
+
+    def __init__(self, options: dict[str, Any], why: str) -> None:
+        super().__init__(why)
+        self.options = options
+
+
 @dataclass
 class Staged:
     """What a reader tells the runner about the file it staged."""

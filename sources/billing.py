@@ -6,12 +6,12 @@ from typing import Any
 
 import duckdb
 
-from core.sql import one_row, read_sql
-from schemas.charges import Charges
+from core.sql import literal, one_row, read_sql
 from schemas.contract import reject_sql
 from sources.base import Head, Reader, Staged
+from sources.billing_in_place import stage_in_place, take_staged
 from sources.linecount import LineCount
-from sources.tabular import tabular_dialect, tabular_expected_rows
+from sources.tabular import stage_sql, stage_view, tabular_dialect, tabular_expected_rows
 
 # Units a cloud uses for instance time; only these rows carry GPU-hours.
 HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
@@ -23,6 +23,8 @@ NOT_CAPACITY = ("SavingsPlanNegation", "UnusedReservation", "UnusedSavingsPlan")
 class BillingReader(Reader):
     table = "charges"
     staged = "_lines"    # _staged joined to the instance catalog (a view: no second copy of the rows)
+    # Stage one-line-per-row models straight into charges (sources/billing_in_place.py)
+    in_place = False
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         # options["padded"]: the runner's second read after ShortRows (a row shorter than the header)
@@ -31,29 +33,47 @@ class BillingReader(Reader):
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:  # pragma: no cover
         raise NotImplementedError
 
+    def stage_lines(self, con: duckdb.DuckDBPyConnection, head: Head, sql_name: str, slots: dict[str, str] | None,
+                    options: dict[str, Any], version: str) -> Staged:
+        """Stage a model yielding one line per source row, in file order, without numbers: in
+        place when the reader allows it (a padded read notes its short rows, and
+        options["full"] is the runner's second staging after Restage: both go the full way)."""
+        if self.in_place and not options.get("padded") and not options.get("full"):
+            stage_view(con, head.path, sql_name, slots)
+            resolve_gpus(con)
+            return self.finish(con, stage_in_place(con, head.path), version, in_place=True)
+        return self.finish(con, stage_sql(con, head.path, sql_name, slots, rowid_numbers=True), version)
+
     def dialect(self, head: Head) -> str | None:
         return tabular_dialect(head)
 
     def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         return tabular_expected_rows(con, head, count)
 
-    def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str) -> Staged:
-        resolve_gpus(con, file_currency(con))
+    def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str, in_place: bool = False) -> Staged:
+        """Rejects by the contract, the delivery key and the findings of the staged lines. Rows
+        staged in place were checked on their way in; _lines is then those rows, in charges."""
+        if not in_place:
+            resolve_gpus(con, file_currency(con))
         cols = {r[0] for r in con.execute("describe _lines").fetchall()}
-        sql = reject_sql(Charges, cols, "_lines")
+        from schemas.charges import Charges  # pandera and pandas: imported when a file is staged
+        sql = "" if in_place else reject_sql(Charges, cols, "_lines")
         if sql:
             con.execute(sql)
         # distinct pairs first, formatted after: one month of CUR is tens of millions of lines
-        keys = one_row(con, """
+        keys = one_row(con, f"""
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
-            from (select distinct billing_account_id, billing_period_start from _staged)""")[0]
+            from (select distinct billing_account_id, billing_period_start from {"_lines" if in_place else "_staged"})""")[0]
+        # in place, no key is repeated (stage_in_place checked their hashes)
         key = "line_item_key" if "line_item_key" in cols else "null::varchar"
         con.execute("create or replace temp table _findings as "
                     + read_sql("10_staging", "stg_billing__findings.sql", line_item_key=key))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
-        n = super().load(con, file_id)
+        # Rows staged in place are in charges already and only take the file's id. (A file staged
+        # in place whose every row was rejected moves none, and its _lines are then empty.)
+        n = take_staged(con, file_id) or super().load(con, file_id)
         con.execute("insert into findings select ?, * from _findings", [file_id])
         return n
 
@@ -96,18 +116,26 @@ def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) -> None:
     """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance
-    catalog, and blank currencies filled with `currency` when given."""
-    fill = f"replace (coalesce(s.billing_currency, '{currency.replace(chr(39), chr(39) * 2)}') as billing_currency)" if currency else ""
+    catalog, and blank currencies filled with `currency` when given.
+
+    The catalog is looked up as a MAP, not joined: rows staged in place are numbered by the
+    order they are written in, and a join emits rows out of file order (sources.tabular.file_order)."""
+    catalog = con.execute("select lower(instance_type), gpu_model, gpu_count from ref_instance_types order by 1").fetchall()
+    entries = ", ".join(f"{literal(t)}: {{'gpu_model': {literal(m) if m is not None else 'null::varchar'}, "
+                        f"'gpu_count': {'null' if n is None else repr(float(n))}::double}}" for t, m, n in catalog)
+    con.execute(f"create or replace temp macro gpu_of(instance_type) as map {{{entries}}}[instance_type]"
+                if catalog else "create or replace temp macro gpu_of(instance_type) as "
+                "null::struct(gpu_model varchar, gpu_count double)")
+    fill = f"replace (coalesce(s.billing_currency, {literal(currency)}) as billing_currency)" if currency else ""
     con.execute(f"""
         create or replace temp view _lines as
-        select s.* {fill},
-            it.gpu_model,
-            it.gpu_count,
-            case when it.gpu_count is not null
-                  and s.charge_category = 'Usage'
-                  and coalesce(s.line_item_type, '') not in ({", ".join("'" + t + "'" for t in NOT_CAPACITY)})
-                  and lower(trim(s.consumed_unit)) in ({", ".join("'" + u + "'" for u in HOUR_UNITS)})
-                 then s.consumed_quantity * it.gpu_count end as gpu_hours
-        from _staged s
-        left join ref_instance_types it on lower(it.instance_type) = s.instance_type
+        select * exclude (_gpu),
+            _gpu.gpu_model as gpu_model,
+            _gpu.gpu_count as gpu_count,
+            case when _gpu.gpu_count is not null
+                  and charge_category = 'Usage'
+                  and coalesce(line_item_type, '') not in ({", ".join("'" + t + "'" for t in NOT_CAPACITY)})
+                  and lower(trim(consumed_unit)) in ({", ".join("'" + u + "'" for u in HOUR_UNITS)})
+                 then consumed_quantity * _gpu.gpu_count end as gpu_hours
+        from (select s.* {fill}, gpu_of(s.instance_type) as _gpu from _staged s)
     """)

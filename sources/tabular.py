@@ -2,9 +2,11 @@
 then a staging SQL file, then the table contract as SQL checks."""
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import duckdb
 
@@ -203,6 +205,52 @@ def column_count_error(exc: Exception) -> bool:
     return re.search(r"Expected Number of Columns: \d+ Found: \d+", str(exc)) is not None
 
 
+# Plan nodes that emit rows out of their input's order (insertion order is kept through scans,
+# filters and projections only)
+REORDERING = ("JOIN", "CROSS_PRODUCT", "GROUP_BY", "UNION", "ORDER_BY", "TOP_N")
+
+
+def file_order(con: duckdb.DuckDBPyConnection, select_sql: str) -> None:
+    """Before a statement writing `select_sql`'s rows, whose insertion order numbers them: rows
+    keep the file's order only through a plan without joins. DuckDB plans an IN list of five or
+    more values (or a list_contains) as a join, and a join passes rows on out of order: a
+    1M-line CUR staged with its line item types IN (...) numbered every row past 21,830 from
+    elsewhere in the file. So the optimizer that makes those joins is turned off (the comparisons
+    it leaves cost nothing measurable; pipelines.ingest turns it back on when done: a SET fails
+    in a transaction a failed read aborted), and a plan that still reorders is refused: it is a
+    staging model in need of a fix, never a file's fault."""
+    disabled = one_row(con, "select current_setting('disabled_optimizers')")[0]
+    if "in_clause" not in disabled.split(","):
+        con.execute(f"set disabled_optimizers = {literal(','.join(filter(None, [disabled, 'in_clause'])))}")
+    nodes = list(json.loads(one_row(con, f"explain (format json) {select_sql}")[1]))
+    while nodes:
+        node = nodes.pop()
+        if any(word in node["name"] for word in REORDERING):
+            raise RuntimeError(f"rows numbered by their order pass through {node['name']}, which reorders them: "
+                               "keep joins and aggregates out of models staged with rowid numbers")
+        nodes.extend(node.get("children", []))
+
+
+@contextlib.contextmanager
+def read_errors(path: Path) -> Iterator[None]:
+    """A statement reading the file: its DuckDB read errors become an Error: line, a row with
+    the wrong number of fields becomes ShortRows (the runner reads the file again, padded)."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        err = duck_error(path, exc)
+        if column_count_error(exc):
+            raise ShortRows(err.file, err.what, err.where, err.fix) from None
+        raise err from None
+
+
+def stage_view(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replacements: dict[str, str] | None = None) -> None:
+    """The staging model as temp view _staged, read by a later statement (which reads the file
+    under read_errors); creating the view binds it, so a file that cannot be opened stops here."""
+    with read_errors(path):
+        con.execute(f"create or replace temp view _staged as {read_sql('10_staging', sql_name, **(replacements or {}))}")
+
+
 def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replacements: dict[str, str] | None = None,
               rowid_numbers: bool = False) -> int:
     """Run a staging model into temp table _staged, move its cast errors (`_errors`: the row is
@@ -214,8 +262,9 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
     a table keeps insertion order, so its rowid + 1 is the data row number.
     """
     sql = read_sql("10_staging", sql_name, **(replacements or {}))
-    try:
+    with read_errors(path):
         if rowid_numbers:
+            file_order(con, sql)
             con.execute(f"create or replace temp table _staged_rows as {sql}")
             # rowids of rows written inside an open transaction start at a large internal offset,
             # but they are consecutive in insertion order: number from the first one
@@ -224,11 +273,6 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
                         "* exclude (row_number) from _staged_rows")
         else:
             con.execute(f"create or replace temp table _staged as {sql}")
-    except duckdb.Error as exc:
-        err = duck_error(path, exc)
-        if column_count_error(exc):
-            raise ShortRows(err.file, err.what, err.where, err.fix) from None
-        raise err from None
     for column, table in (("_errors", "_rejects"), ("_notes", "_row_findings")):
         if column == "_notes" and "_notes" not in {r[0] for r in con.execute("describe _staged").fetchall()}:
             continue
