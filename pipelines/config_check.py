@@ -48,7 +48,7 @@ def _pairs(title: str, mapping: dict[str, str]) -> list[str]:
 
 def against_warehouse(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
     """What in the warehouse no mapping reaches, and which config entries reach nothing."""
-    from pipelines.stages import apply_config
+    from pipelines.stage_inputs import apply_config
     apply_config(con, config)
     out = _charges(con, config) + _telemetry(con)
     unused = _unused(con)

@@ -35,7 +35,7 @@ from core.errors import InputError
 from core.sql import one_row
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
-from pipelines.stages import apply_config, file_energy_kwh
+from pipelines.stage_inputs import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import Restage, check_count, detect, duck_error, read_head
 from sources.linecount import scan

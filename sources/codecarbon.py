@@ -26,7 +26,6 @@ import duckdb
 from core.errors import InputError
 from core.sql import literal, one_row
 from schemas.contract import reject_sql
-from schemas.runs import Runs
 from sources.base import Head, Reader, Staged, duck_error, gzip_ok, register
 from sources.linecount import LineCount
 from sources.reference_data import resolve_gpu
@@ -107,6 +106,7 @@ class CodeCarbonReader(Reader):
         rows_read = one_row(con, "select count(*) from raw_codecarbon")[0]
         stage_sql(con, head.path, "stg_codecarbon__runs.sql", {"timezone": tz})
         resolve_gpu_models(con)
+        from schemas.runs import Runs  # pandera and pandas: imported when a file is staged
         sql = reject_sql(Runs, {r[0] for r in con.execute("describe _staged").fetchall()})
         if sql:
             con.execute(sql)

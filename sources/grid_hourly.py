@@ -17,7 +17,6 @@ import duckdb
 
 from core.sql import literal, one_row
 from schemas.contract import reject_sql
-from schemas.grid_hours import GridHours
 from sources.base import Head, Reader, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import canonical_view, csv_names, stage_sql, tabular_dialect, tabular_expected_rows
@@ -85,6 +84,7 @@ class GridHourlyReader(Reader):
         rows_read = stage_sql(con, head.path, "stg_grid_hourly__hours.sql",
                               {"hour_column": literal(hour_col), "value_column": literal(value_col)})
         # lines a row-level error already rejects are not checked twice
+        from schemas.grid_hours import GridHours  # pandera and pandas: imported when a file is staged
         sql = reject_sql(GridHours, {r[0] for r in con.execute("describe _staged").fetchall()},
                          "(select * from _staged where zone is not null and hour_start is not null "
                          "and intensity_g_per_kwh is not null)")

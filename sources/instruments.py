@@ -14,7 +14,6 @@ import duckdb
 
 from core.sql import one_row
 from schemas.contract import reject_sql
-from schemas.instruments import Instruments
 from sources.base import Head, Reader, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import canonical_view, csv_names, stage_sql, tabular_dialect, tabular_expected_rows
@@ -47,6 +46,7 @@ class InstrumentsReader(Reader):
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         canonical_view(con, head, ALIASES, REQUIRED, "raw_instruments", padded=bool(options.get("padded")))
         rows_read = stage_sql(con, head.path, "stg_instruments__instruments.sql")
+        from schemas.instruments import Instruments  # pandera and pandas: imported when a file is staged
         sql = reject_sql(Instruments, {r[0] for r in con.execute("describe _staged").fetchall()},
                          "(select * from _staged where len(_errors) = 0)")
         if sql:

@@ -13,7 +13,6 @@ import duckdb
 
 from core.sql import one_row
 from schemas.contract import reject_sql
-from schemas.invoices import Invoices
 from sources.base import Head, Reader, Staged, register
 from sources.tabular import canonical_view, stage_sql
 
@@ -37,6 +36,7 @@ class InvoicesReader(Reader):
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         canonical_view(con, head, ALIASES, REQUIRED, "raw_invoices")
         rows_read = stage_sql(con, head.path, "stg_invoices__invoices.sql")
+        from schemas.invoices import Invoices  # pandera and pandas: imported when a file is staged
         sql = reject_sql(Invoices, {r[0] for r in con.execute("describe _staged").fetchall()})
         if sql:
             con.execute(sql)

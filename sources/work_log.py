@@ -14,7 +14,6 @@ import duckdb
 
 from core.sql import one_row
 from schemas.contract import reject_sql
-from schemas.work_log import WorkLog
 from sources.base import Head, Reader, Staged, register
 from sources.codecarbon import resolve_gpu_models
 from sources.tabular import canonical_view, stage_sql
@@ -59,6 +58,7 @@ class WorkLogReader(Reader):
         canonical_view(con, head, ALIASES, REQUIRED, "raw_work")
         rows_read = stage_sql(con, head.path, "stg_work__jobs.sql")
         resolve_gpu_models(con)
+        from schemas.work_log import WorkLog  # pandera and pandas: imported when a file is staged
         sql = reject_sql(WorkLog, {r[0] for r in con.execute("describe _staged").fetchall()})
         if sql:
             con.execute(sql)

@@ -1,0 +1,75 @@
+"""What the SQL stages read besides the warehouse's tables: the config as DuckDB variables and
+cfg_ temp tables, and one telemetry file's energy by the gpu_hours model.
+
+Apart from pipelines.stages (which imports pandas, pandera and scipy for the build's contracts
+and fits) because ingest needs these too and starts in a fresh process each time: importing the
+build step cost ingest about a second before it read a byte.
+"""
+from __future__ import annotations
+
+import duckdb
+
+from core.sql import model_over, one_row
+from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
+from core.vocabulary import METERS
+from pipelines.config import UNDECLARED_SOURCE, Config
+
+
+def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+    variables = {
+        "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
+        "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
+        "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
+        "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
+        "months_per_year": MONTHS_PER_YEAR,
+        "hourly_factor_type": config.hourly_factor_type,
+    }
+    for name, value in variables.items():
+        con.execute(f"set variable {name} = ?", [value])
+    tables: dict[str, tuple[list[str], list[tuple], list[str]]] = {
+        "cfg_namespace_teams": (["namespace", "team"], list(config.namespace_teams.items()), ["varchar"] * 2),
+        "cfg_hosts": (["host", "resource_id"], list(config.hosts.items()), ["varchar"] * 2),
+        "cfg_account_teams": (["account", "team"], list(config.account_teams.items()), ["varchar"] * 2),
+        "cfg_team_rules": (["ord", "field", "tag_key", "pattern", "team"],
+                           [(i, r.field, r.tag_key, r.pattern, r.team) for i, r in enumerate(config.team_rules)],
+                           ["integer", "varchar", "varchar", "varchar", "varchar"]),
+        "cfg_alloc_rules": (["category", "rule"], list(config.allocation.items()), ["varchar"] * 2),
+        "cfg_alloc_weights": (["team", "weight"], list(config.weights.items()), ["varchar", "double"]),
+        "cfg_supplier_factors": (["ord", "zone", "g_per_kwh", "source", "year"], supplier_rows(config),
+                                 ["integer", "varchar", "double", "varchar", "integer"]),
+        "cfg_grid_zones": (["zone", "grid_zone"], list(config.grid_zones.items()), ["varchar"] * 2),
+        "cfg_findings": (["param", "value"], list(config.findings.items()), ["varchar", "double"]),
+        "cfg_whatif": (["param", "value"], list(config.whatif.items()), ["varchar", "double"]),
+        "cfg_whatif_regions": (["zone"], [(z,) for z in config.whatif_regions], ["varchar"]),
+        "cfg_deferrable": (["kind", "name"], [("namespace", n) for n in config.deferrable_namespaces]
+                           + [("job", j) for j in config.deferrable_jobs], ["varchar"] * 2),
+        "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
+                       ["varchar", "varchar", "integer"]),
+    }
+    for name, (columns, rows, types) in tables.items():
+        temp_table(con, name, columns, rows, types)
+
+
+def supplier_rows(config: Config) -> list[tuple]:
+    """Declared supplier factors in file order, then the legacy per-zone factors, which declare
+    no source or year (kept working; the audit says so)."""
+    rows = [(f.zone, f.g_per_kwh, f.source, f.year) for f in config.supplier_factors]
+    rows += [(zone, g, UNDECLARED_SOURCE, None) for zone, g in config.market_intensity.items()]
+    return [(i, *r) for i, r in enumerate(rows)]
+
+
+def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple], types: list[str]) -> None:
+    """A typed temp table from Python rows (config reaches SQL as data, never as pasted text)."""
+    cols = ", ".join(f"{c} {t}" for c, t in zip(columns, types))
+    con.execute(f"create or replace temp table {name} ({cols})")
+    if rows:
+        con.executemany(f"insert into {name} values ({', '.join('?' * len(columns))})", [list(r) for r in rows])
+
+
+def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
+    """The IT energy of one telemetry file's GPU-hours, by the gpu_hours model itself (resets,
+    gaps and the board cap as the reports see them). Needs the reference tables and the
+    config's variables (apply_config) on the connection."""
+    sql = model_over("20_intermediate", "gpu_hours.sql",
+                     {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
+    return float(one_row(con, f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id})[0])
