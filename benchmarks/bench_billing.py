@@ -1,24 +1,26 @@
 """Billing at the size of a large organisation's month: a legacy CUR of N line items (CSV.gz),
 ingested end to end by `meterbook ingest`, against a bare DuckDB scan of the same file.
 
-Targets (issue 3): ingest within 2x of the bare scan's time; peak RSS under 3 GB.
-Size: MB_BENCH_CUR_ROWS (default 20,000,000).
+Targets (issue 24): ingest within 1.5x of the copy floor below at 5M and 20M lines; peak RSS
+under 3 GB. Sizes: MB_BENCH_CUR_ROWS, a comma-separated list (default 5,000,000,20,000,000).
 
 Two floors are measured beside it, because the bare scan reads one column of the 24 and stores
 nothing: any ingest that keeps every line item must at least read every field (`read_all_fields`)
 and write the rows into a DuckDB file (`copy_into_duckdb`: the file's own text columns copied
 into a table as they are, under the warehouse's memory limit - no typing, checks or lineage).
-An ingest cannot be faster than the second; the ratios say where the time goes.
+An ingest cannot be faster than the second; the ratios say where the time goes, and the ingest's
+own time is split into its parts (benchmarks/ingest_parts.py), each set against the floor.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import duckdb
 
 from benchmarks.common import BENCH_DIR, measure, report, target
 
-ROWS = int(os.environ.get("MB_BENCH_CUR_ROWS", "20000000"))
+SIZES = [int(n) for n in os.environ.get("MB_BENCH_CUR_ROWS", "5000000,20000000").split(",")]
 # issue 24: within 1.5x of copying the file's text into DuckDB (the floor of any ingest that keeps
 # line items), at 5M and 20M lines, under 3 GB
 COPY_RATIO_TARGET = 1.5
@@ -63,9 +65,24 @@ def generate(path, rows: int) -> None:
         ) to '{path}' (header, compression gzip)""")
 
 
+# The ingest's statements by part (benchmarks/ingest_parts.py matches them by how they start).
+PARTS = {
+    "one pass: read, type, check, write the lines": ("insert into charges (file_id, row_number, charge_line",),
+    "duplicate line items (key hashes)": ("select row_number from charges where file_id",),
+    "rows numbered, rejects, file id": ("update charges set", "insert into _rejects", "delete from charges"),
+    "findings": ("create or replace temp table _findings",),
+    "commit": ("commit",),
+}
+
+
 def main() -> None:
-    path = BENCH_DIR / f"cur-legacy-{ROWS}.csv.gz"
-    generate(path, ROWS)
+    for rows in SIZES:
+        run(rows)
+
+
+def run(rows: int) -> None:
+    path = BENCH_DIR / f"cur-legacy-{rows}.csv.gz"
+    generate(path, rows)
     size_mb = path.stat().st_size / 1e6
     bare = measure(f"""
 import duckdb
@@ -86,26 +103,52 @@ con = duckdb.connect('{copy_wh}')
 con.execute("set memory_limit = '2GB'")
 print(con.execute("create table copied as select * from read_csv('{path}', all_varchar = true)").fetchall())""")
     copy_wh.unlink(missing_ok=True)
-    ingest = measure(f"""
-from pathlib import Path
-from pipelines.ingest import ingest
-from pipelines.warehouse import connect
-r = ingest(connect(Path('{wh}')), [Path('{path}')])[0]
-print(r.rows_read, r.rows_loaded, r.rows_rejected, r.totals['billed_cost'])""")
+    ingest = measure(f"from benchmarks.ingest_parts import main\nmain({str(path)!r}, {str(wh)!r}, {PARTS!r})")
+    got = json.loads(ingest["stdout"].splitlines()[-1])
+    for p in (wh, wh.with_suffix(".duckdb.wal")):
+        p.unlink(missing_ok=True)
+    ratio = ingest["wall_s"] / copy["wall_s"]
     report("billing", {
-        "rows": ROWS, "file_mb_gz": round(size_mb, 1),
+        "rows": rows, "file_mb_gz": round(size_mb, 1), "load_average": round(os.getloadavg()[0], 2),
         "bare_scan_s": round(bare["wall_s"], 2), "bare_scan_peak_rss_mb": round(bare["peak_rss_mb"]),
         "ingest_s": round(ingest["wall_s"], 2), "ingest_peak_rss_mb": round(ingest["peak_rss_mb"]),
-        "ingest_rows_per_s": round(ROWS / ingest["wall_s"]),
+        "ingest_rows_per_s": round(rows / ingest["wall_s"]),
         "ratio_to_bare_scan": round(ingest["wall_s"] / bare["wall_s"], 2),
         "floor_read_all_fields_s": round(read_all["wall_s"], 2),
         "floor_read_all_fields_ratio": round(read_all["wall_s"] / bare["wall_s"], 2),
         "floor_copy_into_duckdb_s": round(copy["wall_s"], 2),
         "floor_copy_into_duckdb_ratio": round(copy["wall_s"] / bare["wall_s"], 2),
         "floor_copy_into_duckdb_peak_rss_mb": round(copy["peak_rss_mb"]),
-        "ingest_ratio_to_copy": round(ingest["wall_s"] / copy["wall_s"], 2),
-        "bare_result": bare["stdout"], "ingest_result": ingest["stdout"],
+        "ingest_ratio_to_copy": round(ratio, 2),
+        "bare_result": bare["stdout"],
+        "ingest_result": [got["rows_read"], got["rows_loaded"], got["rows_rejected"], got["totals"]["billed_cost"]],
         "targets": f"ingest / copy floor <= {COPY_RATIO_TARGET}, peak RSS < {RSS_TARGET_MB} MB",
     })
-    target("billing", f"CUR {ROWS:,} lines: ingest / copy floor", ingest["wall_s"] / copy["wall_s"], COPY_RATIO_TARGET)
-    target("billing", f"CUR {ROWS:,} lines: peak RSS", ingest["peak_rss_mb"], RSS_TARGET_MB, "MB")
+    print(above_floor(got, ingest["wall_s"], copy["wall_s"], read_all["wall_s"]), flush=True)
+    target("billing", f"CUR {rows:,} lines: ingest / copy floor", ratio, COPY_RATIO_TARGET)
+    target("billing", f"CUR {rows:,} lines: peak RSS", ingest["peak_rss_mb"], RSS_TARGET_MB, "MB")
+
+
+def above_floor(got: dict, ingest_s: float, copy_s: float, read_s: float) -> str:
+    """The ingest's wall time by part, each against what the copy floor spends on the same: the
+    one pass against the whole copy (reading and writing the file's text), everything else
+    against nothing. Names the part that costs most beyond the floor."""
+    parts = dict(got["parts_s"])
+    one_pass = parts.pop("one pass: read, type, check, write the lines")
+    between = got["ingest_s"] - one_pass - sum(parts.values())
+    beyond = {
+        "one pass beyond the copy (typing, checks, more columns, the scan thread beside it)": one_pass - copy_s,
+        "interpreter start (the copy floor's own is in it)": ingest_s - got["imports_s"] - got["connect_s"] - got["ingest_s"],
+        "imports": got["imports_s"],
+        "opening the warehouse, reference tables": got["connect_s"],
+        "between statements (file head, waiting for the scan thread)": between,
+        **parts,
+    }
+    lines = [f"ingest {ingest_s:.2f} s = copy floor {copy_s:.2f} s (of which reading every field {read_s:.2f} s) "
+             f"+ {ingest_s - copy_s:.2f} s beyond it:"]
+    lines += [f"  {s:7.2f} s  {label}" for label, s in sorted(beyond.items(), key=lambda kv: -kv[1])]
+    lines.append(f"  (the scan thread, sha256 and line count, used {got['scan_cpu_s']:.2f} CPU-s over {got['scan_wall_s']:.2f} s "
+                 "beside the one pass, on the same 2 cores)")
+    worst = max(beyond, key=lambda k: beyond[k])
+    lines.append(f"held above the floor most by: {worst} ({beyond[worst]:.2f} s)")
+    return "\n".join(lines)
