@@ -28,10 +28,16 @@ split as (
 ),
 
 fields as (
-    select row_number, series, line, split_part(rest, ' ', 1) as value_text,
+    -- where the value ends: split_part and trim() cost twice these (trim: casts skip blanks)
+    select row_number, series, line, rest, strpos(rest, ' ') as gap from split
+),
+
+timed as (
+    select row_number, series, line,
+           case when gap > 0 then left(rest, gap - 1) else rest end as value_text,
            -- whatever follows the value, however many blanks apart
-           try_cast(nullif(trim(substr(rest, strpos(rest, ' ') + 1)), rest) as double) as ts
-    from split
+           try_cast(case when gap > 0 then substr(rest, gap + 1) end as double) as ts
+    from fields
 )
 
 select
@@ -40,4 +46,4 @@ select
     value_text,
     coalesce((case when ts < 1e11 then ts * 1000 else ts end)::bigint, {{ scrape_ms }}) as ts_ms,
     line
-from fields
+from timed
