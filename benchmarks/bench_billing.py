@@ -21,7 +21,7 @@ from benchmarks.common import BENCH_DIR, measure, report
 ROWS = int(os.environ.get("MB_BENCH_CUR_ROWS", "20000000"))
 
 
-def generate(path, rows: int) -> None:
+def generate(path, rows: int, compression: str = "gzip") -> None:
     """A legacy CUR with the demo's columns: hourly GPU and CPU instance lines, tagged by team."""
     if path.exists():
         return
@@ -56,7 +56,7 @@ def generate(path, rows: int) -> None:
                 'Hrs' as "pricing/unit",
                 ({teams}::varchar[])[1 + i % {len(teams)}] as "resourceTags/user:team"
             from range({rows}) t(i)
-        ) to '{path}' (header, compression gzip)""")
+        ) to '{path}' (header, compression {compression})""")
 
 
 def main() -> None:

@@ -39,6 +39,11 @@ gap_multiple = 4       # a gap longer than interval_s x gap_multiple is a gap, n
 default_zone = "aws:us-east-1"   # grid zone for GPUs whose host maps to no billed resource
 [carbon.market_intensity_g_per_kwh]   # contractual / residual-mix factor per zone (Scope 2 market-based)
 "aws:us-east-1" = 379.0
+[engine]         # where the build runs: duckdb (one machine) | spark (see README, "Beyond one machine")
+name = "duckdb"
+# master = "local[2]"                         # spark only; omit under spark-submit, Databricks or EMR
+# warehouse = "s3://bucket/meterbook"         # spark only: the Parquet warehouse (default build/spark-warehouse)
+# conf = { "spark.executor.memory" = "8g" }   # spark only: extra Spark settings
 [findings]   # thresholds; absent keys use sources/reference/assumptions.csv
 low_util_threshold = 0.5     # a GPU-hour below this mean utilization is underused
 low_util_min_hours = 1       # ... and a GPU is reported when it has more such hours than this
@@ -61,6 +66,17 @@ class TeamRule:
     team: str
 
 
+ENGINES = ("duckdb", "spark")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    name: str = "duckdb"
+    master: str | None = None        # Spark master; None: the launcher's (spark-submit), else local[2]
+    warehouse: str | None = None     # Spark warehouse URI
+    conf: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Config:
     tag_keys: tuple[str, ...] = ("team", "cost-center", "project")
@@ -76,6 +92,7 @@ class Config:
     default_zone: str = ""
     market_intensity: dict[str, float] = field(default_factory=dict)
     findings: dict[str, float] = field(default_factory=dict)
+    engine: EngineConfig = field(default_factory=EngineConfig)
     path: str | None = None
 
 
@@ -107,8 +124,18 @@ def load_config(path: str | Path | None) -> Config:
         default_zone=str(tel.get("default_zone", "")),
         market_intensity={str(k): float(v) for k, v in doc.get("carbon", {}).get("market_intensity_g_per_kwh", {}).items()},
         findings={str(k): float(v) for k, v in doc.get("findings", {}).items()},
+        engine=parse_engine(p, doc.get("engine", {})),
         path=str(p),
     )
+
+
+def parse_engine(p: Path, eng: dict) -> EngineConfig:
+    """[engine]: name (duckdb | spark), and for Spark its master, warehouse URI and settings."""
+    name = str(eng.get("name", "duckdb"))
+    if name not in ENGINES:
+        raise InputError(p, f"[engine] name = {name!r} is not a known engine", f"engines: {', '.join(ENGINES)}",
+                         'Use name = "duckdb" (one machine) or name = "spark"')
+    return EngineConfig(name, eng.get("master"), eng.get("warehouse"), {str(k): str(v) for k, v in eng.get("conf", {}).items()})
 
 
 def parse_rule(p: Path, i: int, r: dict) -> TeamRule:

@@ -56,16 +56,20 @@ STAGES: list[tuple[str, str]] = [
 MARTS: tuple[str, ...] = tuple(name for folder, name in STAGES if folder == "30_marts") + ("contract_findings",)
 
 
-def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
-    variables = {
+def config_variables(config: Config) -> dict[str, object]:
+    """The scalar settings the SQL reads with getvariable() (DuckDB variables; literals on Spark)."""
+    return {
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
         "s_per_h": S_PER_H,
     }
-    for name, value in variables.items():
-        con.execute(f"set variable {name} = ?", [value])
-    tables = {
+
+
+def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], list[str]]]:
+    """The mappings the SQL joins, as {name: (columns, rows, DuckDB types)}: cfg_* temp tables
+    on DuckDB, temp views on Spark."""
+    return {
         "cfg_namespace_teams": (["namespace", "team"], list(config.namespace_teams.items()), ["varchar"] * 2),
         "cfg_hosts": (["host", "resource_id"], list(config.hosts.items()), ["varchar"] * 2),
         "cfg_account_teams": (["account", "team"], list(config.account_teams.items()), ["varchar"] * 2),
@@ -79,7 +83,12 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }
-    for name, (columns, rows, types) in tables.items():
+
+
+def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+    for name, value in config_variables(config).items():
+        con.execute(f"set variable {name} = ?", [value])
+    for name, (columns, rows, types) in config_tables(config).items():
         temp_table(con, name, columns, rows, types)
 
 

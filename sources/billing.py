@@ -32,9 +32,7 @@ class BillingReader(Reader):
         keys = con.execute("""
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
             from (select distinct billing_account_id, billing_period_start from _staged)""").fetchone()[0]
-        key = "line_item_key" if "line_item_key" in cols else "null::varchar"
-        con.execute("create or replace temp table _findings as "
-                    + read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key))
+        con.execute("create or replace temp table _findings as " + findings_sql(cols))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
@@ -62,10 +60,19 @@ class BillingReader(Reader):
         return {"currency": "mixed", "by_currency": by_cur, "findings": found}
 
 
+def findings_sql(cols: set[str]) -> str:
+    """stg_billing__findings over _lines, keyed by line_item_key where the format has one."""
+    key = "line_item_key" if "line_item_key" in cols else "null::varchar"
+    return read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key)
+
+
 def resolve_gpus(con: duckdb.DuckDBPyConnection) -> None:
     """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance catalog."""
-    con.execute(f"""
-        create or replace temp view _lines as
+    con.execute("create or replace temp view _lines as " + lines_sql())
+
+
+def lines_sql() -> str:
+    return f"""
         select s.*,
             it.gpu_model,
             it.gpu_count,
@@ -76,4 +83,4 @@ def resolve_gpus(con: duckdb.DuckDBPyConnection) -> None:
                  then s.consumed_quantity * it.gpu_count end as gpu_hours
         from _staged s
         left join ref_instance_types it on lower(it.instance_type) = s.instance_type
-    """)
+    """

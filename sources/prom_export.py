@@ -61,8 +61,9 @@ class PromCsvReader(TelemetryReader):
             return "long-csv"
         return None
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        self.prepare(con)
+    def samples_sql(self, head: Head, src: str) -> tuple[str, dict[str, str]]:
+        """The samples of the CSV read by relation `src` (text columns under the header's names)
+        and the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
         cols = head.columns
         time_c, metric_c, value_c = (first_present(cols, o) for o in (TIME_COLUMNS, METRIC_COLUMNS, VALUE_COLUMNS))
         # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
@@ -77,8 +78,6 @@ class PromCsvReader(TelemetryReader):
         # Grouped on the columns themselves: the label text is built once per series and hour,
         # not once per sample (half the cost of the pass when it was).
         keys = {"keys": ", ".join(key_cols), "metric": "k0", "labels": labels}
-        src = (f"read_csv({sql_str(str(head.path))}, all_varchar = true, header = true, strict_mode = true, "
-               "null_padding = false)")
         sql = f"""
             select *, k0 || '{{' || {labels} as series from (
             select
@@ -90,6 +89,13 @@ class PromCsvReader(TelemetryReader):
                                else try_cast({quote_ident(time_c)} as double) end)::bigint) as ts_ms,
                 left(concat_ws(',', {quote_ident(time_c)}, {quote_ident(metric_c)}, {quote_ident(value_c)}), 200) as line
             from (select {{{{ row_number }}}} as row_number, * from {src}))"""
+        return sql, keys
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        self.prepare(con)
+        src = (f"read_csv({sql_str(str(head.path))}, all_varchar = true, header = true, strict_mode = true, "
+               "null_padding = false)")
+        sql, keys = self.samples_sql(head, src)
         con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
         con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
         rows_read, _ = self.group(con, head, keys)

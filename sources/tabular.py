@@ -81,6 +81,22 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     flattened column of that name, or the field inside a STRUCT column `parent`.
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
     """
+    select, extras = canonical_select(con, head, aliases, required, extra_prefixes)
+    raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
+    # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
+    # Creating the view binds it, and binding makes DuckDB sniff the file: non-UTF-8 bytes or a
+    # truncated gzip fail here, so they must become an InputError here too (not a traceback).
+    try:
+        con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
+    except duckdb.Error as exc:
+        raise duck_error(head.path, exc) from None
+    return extras
+
+
+def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
+                     required: set[str], extra_prefixes: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """The select list of canonical_view over the file's columns (row_number first), and the
+    columns kept under an extra prefix. The Spark engine runs the same list over its own read."""
     types = source_types(con, head)
     columns = tuple(types) if types else head.columns
     present = {c.strip(): c for c in columns}
@@ -94,15 +110,7 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
     for c in extras:
         select.append(f"{as_text(quote_ident(c), types.get(c))} as {quote_ident(c)}")
-    raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
-    # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
-    # Creating the view binds it, and binding makes DuckDB sniff the file: non-UTF-8 bytes or a
-    # truncated gzip fail here, so they must become an InputError here too (not a traceback).
-    try:
-        con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
-    except duckdb.Error as exc:
-        raise duck_error(head.path, exc) from None
-    return extras
+    return select, extras
 
 
 def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str, str]) -> str:

@@ -69,3 +69,13 @@ def golden(request):
             return
         assert text == path.read_text(encoding="utf-8"), f"{name} differs from the golden file; if intended, rerun with --update-golden"
     return check
+
+
+# --- Spark (tests/test_spark*.py) -------------------------------------------------------------
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession for every Spark test: starting one costs 15 s or more."""
+    from pipelines.spark.session import spark_session
+    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()

@@ -1,0 +1,71 @@
+"""The build step on Spark: the same STAGES as pipelines.stages, each SQL model transpiled from
+DuckDB's dialect at run time (pipelines.spark.dialect), over the Spark warehouse's tables.
+
+Config and reference data reach Spark as data: cfg_* and ref_* temp views built from Python rows
+and the reference CSVs, the scalar settings as literals rendered by the dialect shim. The one
+Python stage (scaling fits, a few rows per month from CodeCarbon runs) runs on the driver with
+the same function as on one machine, over the small inputs it reads.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import duckdb
+
+from pipelines.allocation import scaling_fits_table
+from pipelines.config import Config
+from pipelines.spark.dialect import to_spark
+from pipelines.stages import STAGES, config_tables, config_variables
+from pipelines.warehouse import read_sql
+from sources.reference_data import load_reference
+
+# DuckDB type names of config_tables -> Spark DDL
+SPARK_TYPES = {"varchar": "string", "integer": "int", "double": "double", "bigint": "bigint"}
+
+
+def register_config(spark, config: Config) -> None:
+    for name, (columns, rows, types) in config_tables(config).items():
+        schema = ", ".join(f"`{c}` {SPARK_TYPES[t]}" for c, t in zip(columns, types))
+        spark.createDataFrame([tuple(r) for r in rows], schema).createOrReplaceTempView(name)
+
+
+def reference_tables() -> dict[str, object]:
+    """The ref_* tables as Arrow, read by the same loader as on one machine."""
+    con = duckdb.connect()
+    load_reference(con)
+    names = [r[0] for r in con.execute("select table_name from duckdb_tables() where table_name like 'ref_%'").fetchall()]
+    return {n: con.sql(f"select * from {n}").to_arrow_table() for n in names}
+
+
+def register_reference(spark) -> None:
+    for name, table in reference_tables().items():
+        spark.createDataFrame(table).createOrReplaceTempView(name)
+
+
+def scaling_fits(spark):
+    """int_scaling_fits from the few rows it needs, on a driver-side DuckDB: the runs (CodeCarbon,
+    small), the GPU price per month and model (an aggregate), the assumptions."""
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.register("runs", spark.table("runs").toArrow())
+    prices = spark.sql("select month, gpu_model, effective_cost, gpu_hours from int_charges_teams where gpu_hours > 0")
+    con.register("int_charges_teams", prices.groupBy("month", "gpu_model").sum("effective_cost", "gpu_hours")
+                 .withColumnsRenamed({"sum(effective_cost)": "effective_cost", "sum(gpu_hours)": "gpu_hours"}).toArrow())
+    con.register("ref_assumptions", spark.table("ref_assumptions").toArrow())
+    con.register("fits", scaling_fits_table(con))
+    # through Arrow, so an empty result keeps its typed columns
+    return spark.createDataFrame(con.sql("select * from fits").to_arrow_table())
+
+
+def stage_sql(folder: str, name: str, config: Config) -> str:
+    return to_spark(read_sql(folder, name + ".sql"), config_variables(config))
+
+
+def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None]) -> None:
+    """Every stage in order; `materialize(folder, name, df)` stores a result and makes it the
+    view of that name for the stages after it (Parquet on a cluster, cached locally)."""
+    register_reference(spark)
+    register_config(spark, config)
+    for folder, name in STAGES:
+        df = scaling_fits(spark) if folder == "python" else spark.sql(stage_sql(folder, name, config))
+        materialize(folder, name, df)

@@ -1,0 +1,270 @@
+"""DuckDB SQL -> Spark SQL, at run time: the models under pipelines/sql are written once, for
+DuckDB, and sqlglot transpiles each one for Spark when it runs there. No second copy is kept.
+
+sqlglot translates most of the dialect (GROUP BY ALL, FILTER (WHERE), arg_min -> min_by, struct
+and list literals, lambdas, 1-based list indexes, null ordering). This module is the shim for the
+rest, on the parsed tree before Spark SQL is generated, each rewrite tested in tests/test_spark_dialect.py:
+
+- DuckDB macros (macros.sql and the unit macros of pipelines.warehouse) are expanded inline;
+- getvariable('name') becomes the value as a literal, rendered by sqlglot (never pasted text);
+- constructs Spark lacks or reads differently: UNPIVOT statements, UNION ALL BY NAME, hugeint,
+  epoch(), make_timestamp(), strftime/strptime patterns, list() with ORDER BY, list_distinct
+  (DuckDB drops nulls), any_value (DuckDB skips nulls), regexp_full_match, isinf,
+  try_strptime with a list of formats, `\\1` in regexp_replace, date_trunc's result type.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+import sqlglot
+from sqlglot import exp
+
+from pipelines.warehouse import PY_MACROS, read_sql
+
+DIALECT = "spark"
+MACRO = re.compile(r"create\s+or\s+replace\s+temp\s+macro\s+(\w+)\s*\(([^)]*)\)\s+as\s+(.*)", re.IGNORECASE | re.DOTALL)
+
+
+class UnportableSQL(ValueError):
+    """A construct the shim has no faithful Spark form for (say which model, and why)."""
+
+
+@dataclass(frozen=True)
+class Macro:
+    params: tuple[str, ...]
+    body: exp.Expression
+
+
+@lru_cache(maxsize=1)
+def macros() -> dict[str, Macro]:
+    """Every DuckDB macro the models call, parsed once: macros.sql and the Python-defined ones."""
+    text = "\n".join(ln for ln in read_sql("00_warehouse", "macros.sql").splitlines() if not ln.lstrip().startswith("--"))
+    defs = [(name, params, body) for name, params, body in PY_MACROS]
+    for stmt in text.split(";"):
+        if m := MACRO.match(stmt.strip()):
+            defs.append((m.group(1), m.group(2), m.group(3)))
+    out = {}
+    for name, params, body in defs:
+        names = tuple(p.strip() for p in params.split(",") if p.strip())
+        out[name.lower()] = Macro(names, sqlglot.parse_one(body, read="duckdb"))
+    return out
+
+
+def literal(value: Any) -> exp.Expression:
+    """A Python value as a SQL literal node: the one way config values reach Spark SQL text.
+    sqlglot renders and escapes it; lists become arrays (typed as strings when empty)."""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return exp.cast(exp.Array(expressions=[]), exp.DataType.build("array<string>", dialect=DIALECT))
+        return exp.Array(expressions=[literal(v) for v in value])
+    return exp.convert(value)
+
+
+def _expand(node: exp.Expression, variables: Mapping[str, Any]) -> exp.Expression:
+    """Macros and variables, innermost first (a macro's body may call another macro)."""
+    if isinstance(node, exp.Anonymous):
+        name = node.name.lower()
+        if name == "getvariable":
+            key = node.expressions[0].name
+            if key not in variables:
+                raise UnportableSQL(f"getvariable({key!r}) has no value: pass it in `variables`")
+            return literal(variables[key])
+        macro = macros().get(name)
+        if macro is not None:
+            if len(macro.params) != len(node.expressions):
+                raise UnportableSQL(f"macro {name} takes {len(macro.params)} arguments, got {len(node.expressions)}")
+            args = dict(zip(macro.params, node.expressions))
+            body = macro.body.copy().transform(
+                lambda n: args[n.name].copy() if isinstance(n, exp.Column) and not n.table and n.name in args else n)
+            return exp.Paren(this=body.transform(lambda n: _expand(n, variables)))
+    return node
+
+
+def _anon(name: str, *args: exp.Expression) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _cast(e: exp.Expression, to: str) -> exp.Cast:
+    return exp.Cast(this=e, to=exp.DataType.build(to, dialect=DIALECT))
+
+
+STRFTIME = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS", "%g": "SSS",
+            "%y": "yy", "%j": "DDD"}
+
+
+def java_time_format(fmt: str) -> str:
+    """A DuckDB strftime/strptime format as a Java DateTimeFormatter pattern; literal text is
+    quoted (sqlglot leaves the T and Z of ISO 8601 bare, which Java reads as pattern letters)."""
+    out, literal_run = [], []
+
+    def flush() -> None:
+        if literal_run:
+            text = "".join(literal_run)
+            out.append(f"'{text}'" if re.search(r"[A-Za-z']", text) else text)
+            literal_run.clear()
+
+    for token in re.findall(r"%.|[^%]", fmt):
+        if token.startswith("%") and len(token) == 2:
+            if token not in STRFTIME:
+                raise UnportableSQL(f"strftime specifier {token} has no Spark pattern (add it to STRFTIME)")
+            flush()
+            out.append(STRFTIME[token])
+        else:
+            literal_run.append(token)
+    flush()
+    return "".join(out)
+
+
+def _format(node: exp.Expression) -> exp.Literal:
+    fmt = node.args.get("format")
+    if not isinstance(fmt, exp.Literal):
+        raise UnportableSQL("a strftime/strptime format must be a literal")
+    return exp.Literal.string(java_time_format(fmt.this))
+
+
+def _regexp_replace(node: exp.RegexpReplace) -> exp.Expression:
+    pattern, replacement = node.expression, node.args.get("replacement")
+    modifiers = node.args.get("modifiers")
+    global_ = isinstance(modifiers, exp.Literal) and "g" in modifiers.this
+    # Spark replaces every match; DuckDB without 'g' only the first: the same only when the
+    # pattern can match once (anchored at the start or end).
+    if not global_ and not (isinstance(pattern, exp.Literal) and (pattern.this.startswith("^") or pattern.this.endswith("$"))):
+        raise UnportableSQL(f"regexp_replace without 'g' on an unanchored pattern: {pattern.sql('duckdb')}")
+    if isinstance(replacement, exp.Literal):
+        replacement = exp.Literal.string(re.sub(r"\\(\d)", r"$\1", replacement.this))
+    return _anon("regexp_replace", node.this, pattern, replacement)
+
+
+def _ordered_list(node: exp.ArrayAgg) -> exp.Expression:
+    """list(x order by k): collect (k, x) pairs, sort, keep x (Spark's collect_list has no order)."""
+    order: exp.Order = node.this
+    keys = order.expressions
+    if any(k.args.get("desc") for k in keys):
+        raise UnportableSQL("list(... order by ... desc) has no shim yet")
+    pairs = exp.Struct(expressions=[exp.alias_(k.this.copy(), f"k{i}") for i, k in enumerate(keys)]
+                       + [exp.alias_(order.this.copy(), "v")])
+    sorted_ = _anon("array_sort", _anon("collect_list", pairs))
+    return _anon("transform", sorted_, exp.Lambda(this=exp.column("v", table="e"), expressions=[exp.to_identifier("e")]))
+
+
+def _not_null(array: exp.Expression) -> exp.Expression:
+    e = exp.to_identifier("e")
+    return _anon("filter", array, exp.Lambda(this=exp.Not(this=exp.Is(this=exp.column("e"), expression=exp.Null())),
+                                             expressions=[e]))
+
+
+def _try_strptime(node: exp.Anonymous) -> exp.Expression:
+    value, formats = node.expressions
+    fmts = formats.expressions if isinstance(formats, exp.Array) else [formats]
+    return exp.Coalesce(this=_anon("try_to_timestamp", value.copy(), exp.Literal.string(java_time_format(fmts[0].this))),
+                        expressions=[_anon("try_to_timestamp", value.copy(), exp.Literal.string(java_time_format(f.this)))
+                                     for f in fmts[1:]])
+
+
+def _rewrite(node: exp.Expression) -> exp.Expression:
+    """One node, DuckDB meaning -> the Spark expression with the same meaning."""
+    if isinstance(node, exp.DataType):
+        kind = node.this
+        if kind == exp.DataType.Type.TIMESTAMP:
+            return exp.DataType.build("timestamp_ntz", dialect=DIALECT)
+        if kind == exp.DataType.Type.TIMESTAMPTZ:
+            return exp.DataType.build("timestamp_ltz", dialect=DIALECT)
+        if kind in (exp.DataType.Type.INT128, exp.DataType.Type.UINT128):
+            # no 128-bit integer on Spark: DECIMAL(38, 0) holds the same whole numbers
+            return exp.DataType.build("decimal(38, 0)", dialect=DIALECT)
+        if kind == exp.DataType.Type.JSON:
+            return exp.DataType.build("string", dialect=DIALECT)
+        return node
+    if isinstance(node, exp.Pow):
+        # DuckDB's ** on integers is exact; Spark's power() is a double, exact for 10^0..10^15
+        return _cast(_anon("power", node.this, node.expression), "double")
+    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
+        return _anon("any_value", node.this.this, exp.true())
+    if isinstance(node, exp.AnyValue):
+        # DuckDB's any_value skips nulls; Spark's takes the first row unless told to skip them
+        return _anon("any_value", node.this, exp.true())
+    if isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order):
+        return _ordered_list(node)
+    if isinstance(node, exp.ArrayDistinct):
+        # DuckDB's list_distinct drops nulls, Spark's array_distinct keeps one
+        return _anon("array_distinct", _not_null(node.this))
+    if isinstance(node, exp.TimeToUnix):
+        # epoch(ts): seconds with the fraction (Spark's unix_timestamp truncates to whole seconds)
+        return exp.Div(this=_anon("unix_micros", _cast(node.this, "timestamp_ltz")), expression=exp.Literal.number("1000000.0"))
+    if isinstance(node, exp.UnixToTime):
+        scale = node.args.get("scale")
+        fn = {None: "timestamp_seconds", "3": "timestamp_millis", "6": "timestamp_micros"}.get(scale and scale.name)
+        if fn is None:
+            raise UnportableSQL(f"make_timestamp/to_timestamp with scale {scale}")
+        return _cast(_anon(fn, node.this), "timestamp_ntz")
+    if isinstance(node, exp.TimestampTrunc):
+        # Spark's date_trunc returns TIMESTAMP (local time zone) even for TIMESTAMP_NTZ input
+        return _cast(_anon("date_trunc", exp.Literal.string(node.unit.name), node.this), "timestamp_ntz")
+    if isinstance(node, exp.TimeToStr):
+        return _anon("date_format", node.this, _format(node))
+    if isinstance(node, exp.StrToTime):
+        return _anon("to_timestamp", node.this, _format(node))
+    if isinstance(node, exp.RegexpFullMatch):
+        pattern = node.expression
+        anchored = (exp.Literal.string(f"^(?:{pattern.this})$") if isinstance(pattern, exp.Literal)
+                    else exp.DPipe(this=exp.Literal.string("^(?:"), expression=exp.DPipe(this=pattern, expression=exp.Literal.string(")$"))))
+        return exp.RegexpLike(this=node.this, expression=anchored)
+    if isinstance(node, exp.IsInf):
+        return exp.EQ(this=exp.Abs(this=node.this), expression=_cast(exp.Literal.string("Infinity"), "double"))
+    if isinstance(node, exp.RegexpReplace):
+        return _regexp_replace(node)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
+        return _try_strptime(node)
+    if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.this, exp.ParseJSON):
+        # try_cast(json(x) as map(...)): Spark parses JSON text into a type with from_json
+        # (null when it does not parse, as DuckDB's try_cast gives)
+        return _anon("from_json", node.this.this, exp.Literal.string(node.to.sql(DIALECT).lower()))
+    if isinstance(node, exp.ParseJSON):
+        return node.this
+    if isinstance(node, exp.Try):
+        # try(expr): non-ANSI Spark already gives null where DuckDB's try catches an error
+        return node.this
+    return node
+
+
+def _union_by_name(tree: exp.Expression) -> exp.Expression:
+    """UNION ALL BY NAME -> UNION ALL with the right side's projections in the left side's order
+    (Spark 4.3 has no BY NAME in SQL); both sides must name their columns explicitly."""
+    for union in tree.find_all(exp.Union):
+        if not union.args.get("by_name"):
+            continue
+        left, right = union.left, union.right
+        if not (isinstance(left, exp.Select) and isinstance(right, exp.Select)):
+            raise UnportableSQL("UNION BY NAME needs two plain SELECTs")
+        by_name = {p.alias_or_name: p for p in right.expressions}
+        names = [p.alias_or_name for p in left.expressions]
+        if "*" in names or set(names) != set(by_name):
+            raise UnportableSQL(f"UNION BY NAME over different or unnamed columns: {names} vs {list(by_name)}")
+        right.set("expressions", [by_name[n] for n in names])
+        union.set("by_name", None)
+    return tree
+
+
+UNPIVOT = re.compile(r"\(\s*unpivot\s+(\w+)\s+on\s+([\w\s,]+?)\s+into\s+name\s+(\w+)\s+value\s+(\w+)\s*\)", re.IGNORECASE)
+
+
+def _unpivot_text(sql: str) -> str:
+    """The simplified UNPIVOT statement as a CTE body, rewritten before parsing: sqlglot parses it
+    but writes it back in DuckDB's form for Spark too."""
+    def repl(m: re.Match) -> str:
+        table, columns, name, value = m.groups()
+        cols = ", ".join(c.strip() for c in columns.split(","))
+        return f"(select * from {table} unpivot ({value} for {name} in ({cols})))"
+    return UNPIVOT.sub(repl, sql)
+
+
+def to_spark(sql: str, variables: Mapping[str, Any] | None = None) -> str:
+    """One DuckDB model (a single SELECT, possibly WITH ...) as Spark SQL text."""
+    tree = sqlglot.parse_one(_unpivot_text(sql), read="duckdb")
+    tree = tree.transform(lambda n: _expand(n, variables or {}))
+    tree = _union_by_name(tree)
+    tree = tree.transform(_rewrite)
+    return tree.sql(dialect=DIALECT)

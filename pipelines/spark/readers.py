@@ -1,0 +1,223 @@
+"""Readers at scale: the bulk formats read by Spark, in parallel across files and, for plain
+text and Parquet, within a file (a .gz stream is one task: gzip cannot be split).
+
+Each reader exposes the same raw columns as its DuckDB reader (sources/), then runs the same
+staging models transpiled (pipelines.spark.dialect): charges with their rejects and findings
+for FOCUS, legacy CUR and CUR 2.0; GPU-hour and workload parts for dcgm-exporter text, long CSV
+and Prometheus query_range JSON. Row numbers are the 1-based data row in the file, as on one
+machine: zipWithIndex numbers rows in file order across a file's splits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from pipelines.errors import InputError
+from pipelines.spark.dialect import to_spark
+from pipelines.warehouse import read_sql
+from schemas.charges import Charges
+from schemas.contract import reject_sql
+from sources import aws_cur, focus, prom_export
+from sources.base import Head
+from sources.billing import findings_sql, lines_sql
+from sources.dcgm_prom import scrape_time
+from sources.tabular import canonical_select, is_json_lines
+from sources.telemetry import FIELDS_CSV, SERIES_KEYS
+
+REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
+
+
+@dataclass
+class SparkStaged:
+    """A file staged on Spark: the rows to load per fact table, rejects, findings, counts."""
+
+    rows_read: int
+    rows_loaded: int
+    format_version: str
+    facts: dict[str, Any]                    # table -> DataFrame without file_id
+    rejects: Any                             # DataFrame(REJECT_COLUMNS)
+    findings: Any | None = None
+    delivery_key: str | None = None
+    notes: list[str] = field(default_factory=list)
+    totals: dict[str, Any] = field(default_factory=dict)
+
+
+def numbered(df, spark, name: str = "row_number"):
+    """The rows with their 1-based position in the file (zipWithIndex keeps split order)."""
+    schema = df.schema.add(name, "long")
+    return spark.createDataFrame(df.rdd.zipWithIndex().map(lambda p: (*p[0], p[1] + 1)), schema)
+
+
+def sql(spark, duck_sql: str, variables: dict | None = None):
+    return spark.sql(to_spark(duck_sql, variables))
+
+
+def _fail(head: Head, exc: Exception) -> InputError:
+    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return InputError(head.path, "cannot parse the file", first[:200], "Fix or re-export the file")
+
+
+# --- billing: FOCUS, legacy CUR, CUR 2.0 -------------------------------------------------------
+
+def raw_billing(spark, head: Head, nullstr: tuple[str, ...]):
+    """Every column as text (CSV) or as typed (Parquet), numbered, as view `_raw`."""
+    path = str(head.path)
+    if head.parquet:
+        df = spark.read.parquet(path)
+    elif is_json_lines(head):
+        raise InputError(head.path, "JSON lines billing on Spark", "not a bulk format here",
+                         "Ingest it with --engine duckdb, or export CSV or Parquet")
+    else:
+        df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False,
+                                nullValue="", emptyValue="", multiLine=False).csv(path)
+        for extra in set(nullstr) - {""}:
+            df = df.replace(extra, None)
+    numbered(df, spark).createOrReplaceTempView("_raw")
+
+
+def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkStaged:
+    """The DuckDB reader's steps, on Spark: canonical columns, staging model, catalog join,
+    contract checks as SQL, findings."""
+    con = duckdb.connect()   # only to read a Parquet footer for its column types
+    if reader.kind == "focus":
+        aliases, required, prefixes, model, nullstr = focus.ALIASES, focus.REQUIRED, (), "stg_focus__charges.sql", ("", "NULL")
+    else:
+        aliases, required, model, nullstr = aws_cur.ALIASES, aws_cur.REQUIRED, "stg_aws_cur__charges.sql", ("",)
+        prefixes = aws_cur.TAG_PREFIXES if reader.kind == "aws-cur" else ()
+    select, extras = canonical_select(con, head, aliases, required, prefixes)
+    raw_billing(spark, head, nullstr)
+    try:
+        canonical = "raw_focus" if reader.kind == "focus" else "raw_cur"
+        sql(spark, f"select {', '.join(select)} from _raw").createOrReplaceTempView(canonical)
+        text = read_sql("10_staging", model)
+        if reader.kind != "focus":
+            tags = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
+            text = text.replace("{{ tags }}", tags)
+        staged = sql(spark, text).persist()
+        staged.createOrReplaceTempView("_staged")
+        rows_read = staged.count()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a malformed row (FAILFAST) or bad bytes: the user's file
+        raise _fail(head, exc) from None
+    sql(spark, lines_sql()).createOrReplaceTempView("_lines")
+    cols = set(spark.table("_lines").columns)
+    checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
+    rejects = spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
+                        "from (select row_number, explode(_errors) as e from _staged)")
+    if checks:
+        rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
+    rejects = rejects.persist()
+    rejects.createOrReplaceTempView("_rejects")
+    findings = sql(spark, findings_sql(cols)).persist()
+    lines = spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)")
+    rows_loaded = lines.select("row_number").distinct().count()
+    keys = sorted({f"{a or '?'}@{p.strftime('%Y-%m') if p else '?'}" for a, p in
+                   staged.select("billing_account_id", "billing_period_start").distinct().collect()})
+    version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
+    return SparkStaged(rows_read, rows_loaded, version, {"charges": lines}, rejects, findings, ",".join(keys) or None,
+                       totals=billing_totals(lines, findings))
+
+
+def billing_totals(lines, findings) -> dict[str, Any]:
+    """As BillingReader.totals: sums over loaded lines per currency, findings by name."""
+    from pyspark.sql import functions as F
+    rows = (lines.groupBy("billing_currency").agg(F.sum("billed_cost"), F.sum("effective_cost"), F.sum("list_cost"),
+                                                   F.sum("gpu_hours")).orderBy("billing_currency").collect())
+    found = {r[0]: r[1] for r in findings.select("finding", "rows").collect()}
+    if not rows:
+        return {"billed_cost": 0.0, "effective_cost": 0.0, "list_cost": 0.0, "currency": None, "gpu_hours": 0.0}
+    by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
+                    "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
+    if len(by_cur) == 1:
+        (cur, t), = by_cur.items()
+        return {**t, "currency": cur, "findings": found}
+    return {"currency": "mixed", "by_currency": by_cur, "findings": found}
+
+
+# --- telemetry: dcgm-exporter text, long CSV, query_range JSON ---------------------------------
+
+def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> tuple[str, dict[str, str], list[str]]:
+    """raw_prom_cols(a, b, c, d): each line cut at '}' as DuckDB's CSV reader cuts it."""
+    ts, basis = scrape_time(head, options.get("scrape_time"))
+    scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
+    lines = numbered(spark.read.text(str(head.path)), spark)
+    lines.createOrReplaceTempView("_raw_lines")
+    spark.sql("""select row_number as line_no, element_at(p, 1) as a, element_at(p, 2) as b, element_at(p, 3) as c,
+                        element_at(p, 4) as d, size(p) as n_parts
+                 from (select row_number, split(value, '}') as p from _raw_lines)""").createOrReplaceTempView("raw_prom_cols_all")
+    too_many = spark.sql("select min(line_no) from raw_prom_cols_all where n_parts > 4").first()[0]
+    if too_many is not None:
+        raise InputError(head.path, "cannot parse the file", f"line {too_many}: more than three '}}' in one sample",
+                         "Fix or re-export the file")
+    spark.sql("select line_no, a, b, c, d from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
+    text = read_sql("10_staging", "stg_dcgm_prom__samples.sql").replace("{{ scrape_ms }}", str(scrape_ms))
+    return text, SERIES_KEYS, [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)]
+
+
+def prom_range_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str]]:
+    """raw_prom_range(r): one row per series; each [time, "value"] pair kept as its JSON text."""
+    schema = "data struct<resultType: string, result: array<struct<metric: map<string,string>, `values`: array<string>>>>"
+    spark.read.schema(schema).option("multiLine", True).json(str(head.path)) \
+        .selectExpr("explode(data.result) as r").createOrReplaceTempView("raw_prom_range")
+    return read_sql("10_staging", "stg_prom_range__samples.sql"), SERIES_KEYS, []
+
+
+def prom_csv_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str]]:
+    """The long CSV's samples, by the DuckDB reader's own SQL over a Spark read of the file."""
+    reader = prom_export.PromCsvReader()
+    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", nullValue="", emptyValue="").csv(str(head.path))
+    numbered(df, spark, "_rn").createOrReplaceTempView("_raw_csv")
+    text, keys = reader.samples_sql(head, "_raw_csv")
+    return text, keys, []
+
+
+def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variables: dict) -> SparkStaged:
+    view = spark.read.options(header=True, inferSchema=True).csv(str(FIELDS_CSV))
+    view.createOrReplaceTempView("dcgm_fields")
+    notes: list[str] = []
+    try:
+        if reader.kind == "dcgm-prom":
+            text, keys, extra = prom_text_samples(spark, head, options)
+            scrape_ms = int(extra[1])
+        elif reader.kind == "prom-range":
+            text, keys, extra = prom_range_samples(spark, head)
+            scrape_ms = None
+        else:
+            text, keys, extra = prom_csv_samples(spark, head)
+            scrape_ms = None
+        sql(spark, text.replace("{{ row_number }}", "null::bigint")).createOrReplaceTempView("_tel_samples")
+        groups = read_sql("10_staging", "stg_telemetry__groups.sql")
+        for name, expr in keys.items():
+            groups = groups.replace("{{ " + name + " }}", expr)
+        sql(spark, groups).persist().createOrReplaceTempView("_tel_groups")
+        sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql")).persist().createOrReplaceTempView("_tel_labelsets")
+        sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql")).persist().createOrReplaceTempView("_tel")
+        rows_read, rejected, loaded = spark.sql("""
+            select coalesce(sum(n_lines), 0),
+                   coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
+                   coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0)
+            from _tel""").first()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - bad bytes or JSON: the user's file
+        raise _fail(head, exc) from None
+    rejects = spark.createDataFrame([], REJECT_COLUMNS)
+    if rejected:
+        # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
+        rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
+        numbered_text = text.replace("{{ row_number }}", rn)
+        sql(spark, numbered_text).createOrReplaceTempView("_tel_samples_numbered")
+        rejects = sql(spark, read_sql("10_staging", "stg_telemetry__reject_lines.sql")).persist()
+        located = rejects.select("row_number").distinct().count()
+        if located != rejected:
+            raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
+    if scrape_ms is not None and spark.sql(f"select count(*) from _tel where t0_ms = {int(scrape_ms)}").first()[0]:
+        notes.append(extra[0])
+    facts = {table: sql(spark, read_sql("10_staging", model), variables)
+             for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"))}
+    version = reader.sniff(head) or reader.kind
+    return SparkStaged(int(rows_read), int(loaded), version, facts, rejects, notes=notes)
