@@ -14,7 +14,7 @@ import duckdb
 
 from pipelines.allocation import scaling_fits_table
 from pipelines.config import Config
-from pipelines.spark.dialect import to_spark
+from pipelines.spark.dialect import cte_steps
 from pipelines.stages import STAGES, config_tables, config_variables
 from pipelines.warehouse import read_sql
 from sources.reference_data import load_reference
@@ -57,15 +57,32 @@ def scaling_fits(spark):
     return spark.createDataFrame(con.sql("select * from fits").to_arrow_table())
 
 
-def stage_sql(folder: str, name: str, config: Config) -> str:
-    return to_spark(read_sql(folder, name + ".sql"), config_variables(config))
+def run_model(spark, sql: str, variables: dict, prefix: str,
+              keep: Callable[[str, object], object] | None = None) -> object:
+    """A model as steps (dialect.cte_steps): each CTE a temp view, and those used more than once
+    computed once by `keep(view, df)` into a frame whose plan starts there (Parquet in the
+    warehouse for a build, a local checkpoint otherwise). Caching is not enough: Spark analyses
+    a view's whole definition wherever it is used, so a chain whose CTEs are used many times
+    (int_alloc_targets) grows, if only in analysis, to more than the driver's heap."""
+    keep = keep or (lambda view, df: df.localCheckpoint())
+    steps = cte_steps(sql, variables, prefix)
+    for view, text, refs in steps[:-1]:
+        df = spark.sql(text)
+        if refs > 1:
+            df = keep(view, df)
+        df.createOrReplaceTempView(view)
+    return spark.sql(steps[-1][1])
 
 
-def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None]) -> None:
+def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None],
+               keep: Callable[[str, object], object] | None = None) -> None:
     """Every stage in order; `materialize(folder, name, df)` stores a result and makes it the
-    view of that name for the stages after it (Parquet on a cluster, cached locally)."""
+    view of that name for the stages after it; `keep` stores a CTE used more than once."""
     register_reference(spark)
     register_config(spark, config)
+    variables = config_variables(config)
     for folder, name in STAGES:
-        df = scaling_fits(spark) if folder == "python" else spark.sql(stage_sql(folder, name, config))
-        materialize(folder, name, df)
+        if folder == "python":
+            materialize(folder, name, scaling_fits(spark))
+            continue
+        materialize(folder, name, run_model(spark, read_sql(folder, name + ".sql"), variables, f"_{name}", keep))

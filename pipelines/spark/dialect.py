@@ -218,16 +218,35 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         return _regexp_replace(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
         return _try_strptime(node)
-    if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.this, exp.ParseJSON):
-        # try_cast(json(x) as map(...)): Spark parses JSON text into a type with from_json
-        # (null when it does not parse, as DuckDB's try_cast gives)
-        return _anon("from_json", node.this.this, exp.Literal.string(node.to.sql(DIALECT).lower()))
     if isinstance(node, exp.ParseJSON):
         return node.this
     if isinstance(node, exp.Try):
         # try(expr): non-ANSI Spark already gives null where DuckDB's try catches an error
         return node.this
     return node
+
+
+def _json_casts(node: exp.Expression) -> exp.Expression:
+    """try_cast(json(x) as map(...)): Spark parses JSON text into a type with from_json (null
+    when it does not parse, as DuckDB's try_cast gives). Before the bottom-up pass, which
+    unwraps json(x)."""
+    if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.this, exp.ParseJSON):
+        to = node.to.copy().transform(_rewrite)
+        return _anon("from_json", node.this.this, exp.Literal.string(to.sql(DIALECT).lower()))
+    return node
+
+
+def _bottom_up(tree: exp.Expression, fn) -> exp.Expression:
+    """Apply fn to every node, children before their parent (a rewritten parent keeps its
+    rewritten children; sqlglot's transform does not revisit the children of a new node)."""
+    for node in reversed(list(tree.walk())):
+        new = fn(node)
+        if new is not node:
+            if node is tree:
+                tree = new
+            else:
+                node.replace(new)
+    return tree
 
 
 def _union_by_name(tree: exp.Expression) -> exp.Expression:
@@ -261,10 +280,50 @@ def _unpivot_text(sql: str) -> str:
     return UNPIVOT.sub(repl, sql)
 
 
-def to_spark(sql: str, variables: Mapping[str, Any] | None = None) -> str:
-    """One DuckDB model (a single SELECT, possibly WITH ...) as Spark SQL text."""
+def spark_tree(sql: str, variables: Mapping[str, Any] | None = None) -> exp.Expression:
+    """One DuckDB model (a single SELECT, possibly WITH ...) as a tree that generates Spark SQL."""
     tree = sqlglot.parse_one(_unpivot_text(sql), read="duckdb")
     tree = tree.transform(lambda n: _expand(n, variables or {}))
     tree = _union_by_name(tree)
-    tree = tree.transform(_rewrite)
-    return tree.sql(dialect=DIALECT)
+    tree = tree.transform(_json_casts)
+    return _bottom_up(tree, _rewrite)
+
+
+def to_spark(sql: str, variables: Mapping[str, Any] | None = None) -> str:
+    """One DuckDB model as Spark SQL text."""
+    return spark_tree(sql, variables).sql(dialect=DIALECT)
+
+
+def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> list[tuple[str, str, int]]:
+    """A model's CTE chain as separate Spark queries: (view name, Spark SQL, later references),
+    each CTE as view `<prefix>_<name>`, the final SELECT last (named `prefix`).
+
+    Spark inlines every deterministic CTE wherever it is referenced; a chain whose CTEs are used
+    several times (int_alloc_targets: `groups` and `basis` under many others) grows into a plan
+    Catalyst takes minutes to optimise. Run as steps, a CTE used more than once can be
+    materialised once (pipelines.spark.build)."""
+    tree = spark_tree(sql, variables)
+    key = "with_" if "with_" in tree.arg_types else "with"
+    with_ = tree.args.get(key)
+    ctes = list(with_.expressions) if with_ else []
+    tree.set(key, None)
+    parts = [(c.alias, c.this) for c in ctes] + [(None, tree)]
+    names = {}
+    out = []
+    for name, body in parts:
+        def rename(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Table) and not node.args.get("db") and node.name in names:
+                # renamed in place, keeping what hangs off the table (an UNPIVOT, say); the old
+                # name stays as the alias the model's columns are qualified with
+                if not node.alias:
+                    node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
+                node.set("this", exp.to_identifier(names[node.name]))
+            return node
+        body = body.transform(rename)
+        view = f"{prefix}_{name}" if name else prefix
+        out.append([view, body.sql(dialect=DIALECT), 0])
+        if name:
+            names[name] = view
+    for i, (view, text, _) in enumerate(out):
+        out[i][2] = sum(len(re.findall(rf"\b{re.escape(view)}\b", later)) for _, later, _ in out[i + 1:])
+    return [tuple(x) for x in out]

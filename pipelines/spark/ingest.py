@@ -19,7 +19,8 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded
-from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, sql, stage_billing, stage_telemetry
+from pipelines.spark.build import run_model
+from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
 from pipelines.stages import apply_config, config_variables
 from pipelines.warehouse import add_macros, model_over, read_sql, sql_files
@@ -127,7 +128,8 @@ def telemetry_totals(spark, store: SparkStore, file_id: int, config: Config) -> 
                            "from _file_parts").first()
     loaded = spark.sql("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").first()[0]
     model = model_over("20_intermediate", "gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
-    energy = sql(spark, f"select coalesce(sum(energy_kwh), 0) from ({model})", config_variables(config)).first()[0]
+    hours = run_model(spark, model, config_variables(config), "_file_gpu_hours")
+    energy = hours.selectExpr("coalesce(sum(energy_kwh), 0)").first()[0]
     return {"gpus": gpus, "samples": int(loaded), "samples_used": int(used or 0),
             "samples_other_metrics": int(loaded) - int(used or 0), "energy_kwh": float(energy)}
 

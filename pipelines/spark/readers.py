@@ -46,9 +46,19 @@ class SparkStaged:
 
 
 def numbered(df, spark, name: str = "row_number"):
-    """The rows with their 1-based position in the file (zipWithIndex keeps split order)."""
-    schema = df.schema.add(name, "long")
-    return spark.createDataFrame(df.rdd.zipWithIndex().map(lambda p: (*p[0], p[1] + 1)), schema)
+    """The rows with their 1-based position in the file, computed in the JVM: a scan's
+    partitions are the file's splits in order, so (rows of earlier partitions) + (position in
+    this one) is the row's number. monotonically_increasing_id carries the partition in its
+    upper bits and the position in its lower 33."""
+    from pyspark.sql import functions as F
+    tagged = df.withColumns({"_pid": F.spark_partition_id(), "_mid": F.monotonically_increasing_id()})
+    counts = dict(tagged.groupBy("_pid").count().collect())
+    offsets, total = {}, 0
+    for pid in sorted(counts):
+        offsets[pid], total = total, total + counts[pid]
+    offset = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), F.col("_pid")) if offsets else F.lit(0)
+    position = F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)
+    return tagged.withColumn(name, (offset + position + 1).cast("long")).drop("_pid", "_mid")
 
 
 def sql(spark, duck_sql: str, variables: dict | None = None):
@@ -71,7 +81,7 @@ def raw_billing(spark, head: Head, nullstr: tuple[str, ...]):
         raise InputError(head.path, "JSON lines billing on Spark", "not a bulk format here",
                          "Ingest it with --engine duckdb, or export CSV or Parquet")
     else:
-        df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False,
+        df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False, escape="\"",
                                 nullValue="", emptyValue="", multiLine=False).csv(path)
         for extra in set(nullstr) - {""}:
             df = df.replace(extra, None)
@@ -169,7 +179,7 @@ def prom_range_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str
 def prom_csv_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str]]:
     """The long CSV's samples, by the DuckDB reader's own SQL over a Spark read of the file."""
     reader = prom_export.PromCsvReader()
-    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", nullValue="", emptyValue="").csv(str(head.path))
+    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", escape="\"", nullValue="", emptyValue="").csv(str(head.path))
     numbered(df, spark, "_rn").createOrReplaceTempView("_raw_csv")
     text, keys = reader.samples_sql(head, "_raw_csv")
     return text, keys, []

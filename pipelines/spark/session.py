@@ -9,6 +9,7 @@ runtime lacks the module). None needs root.
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -117,6 +118,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, Any] | None = No
             builder = builder.config(key, value)
         active = builder.getOrCreate()
         active.sparkContext.setLogLevel(os.environ.get("MB_SPARK_LOG_LEVEL", "ERROR"))
+        # pyspark logs every failed query with its whole Java stack; the exception carries it
+        logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     for key, value in SEMANTICS.items():
         active.conf.set(key, value)
     return active

@@ -116,15 +116,10 @@ class SparkStore:
 
     def drop_file(self, file_id: int) -> None:
         """Delete a replaced file's partitions (after its source_files row says replaced)."""
-        jvm = self.spark.sparkContext._jvm
-        conf = self.spark.sparkContext._jsc.hadoopConfiguration()
-        patterns = [self.path("facts", t, "*", f"file_id={int(file_id)}") for t in FACTS]
-        patterns += [self.path("lineage", t, f"file_id={int(file_id)}") for t in ("rejects", "findings")]
-        for pattern in patterns:
-            glob = jvm.org.apache.hadoop.fs.Path(pattern)
-            fs = glob.getFileSystem(conf)
-            for status in fs.globStatus(glob) or []:
-                fs.delete(status.getPath(), True)
+        for table in FACTS:
+            self._delete(self.path("facts", table, "*", f"file_id={int(file_id)}"))
+        for table in ("rejects", "findings"):
+            self._delete(self.path("lineage", table, f"file_id={int(file_id)}"))
 
     def write_stage(self, name: str, df):
         """An intermediate stage's result, stored and read back (its plan ends here)."""
@@ -132,8 +127,22 @@ class SparkStore:
         return self.spark.read.parquet(self.path("build", name))
 
     def write_mart(self, name: str, df):
+        """A mart by month: the months it holds are replaced (each folder swapped whole); a month
+        it no longer holds (its files all replaced by another month's) is removed after."""
         df.write.mode("overwrite").partitionBy("month").parquet(self.path("marts", name))
+        months = {f"month={r[0]}" for r in df.select("month").distinct().collect()}
+        self._delete(self.path("marts", name, "month=*"), keep=months)
+        if not months:
+            return self.spark.createDataFrame([], df.schema)
         return self.spark.read.parquet(self.path("marts", name)).select(*df.columns)
+
+    def _delete(self, pattern: str, keep: set[str] = frozenset()) -> None:
+        jvm = self.spark.sparkContext._jvm
+        glob = jvm.org.apache.hadoop.fs.Path(pattern)
+        fs = glob.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+        for status in fs.globStatus(glob) or []:
+            if status.getPath().getName() not in keep:
+                fs.delete(status.getPath(), True)
 
     def exists(self, *parts: str) -> bool:
         jvm = self.spark.sparkContext._jvm
