@@ -54,10 +54,10 @@ CASES = [
     ("list_filter_lambda", "list_filter([1, null, 3], lambda e: e is not null)[2]"),
     ("null_safe_equal", "null::varchar is not distinct from null::varchar"),
     ("getvariable", "getvariable('unallocated') || '/' || getvariable('gap_s')::varchar"),
-    ("getvariable_list", "len(getvariable('tag_keys'))"),
+    ("getvariable_list", "getvariable('tag_keys')[2]"),
     ("division_by_zero_is_null", "1 / nullif(0, 0)"),
     ("try_cast_bad_is_null", "try_cast('x' as double)"),
-    ("printf", "printf('%.1f h at %d%%', 2.25, 3)"),
+    ("printf", "printf('%.1f h at %d%%', 2.26::double, 3)"),
     ("json_text_to_map", """try_cast(json('{"team": "search", "env": "prod"}') as map(varchar, varchar))['team']"""),
     ("try_json_extract", """try(json_extract_string('{"instance_type": "p5.48xlarge"}', '$.instance_type'))"""),
 ]
@@ -137,10 +137,12 @@ def test_union_by_name_is_reordered():
     assert sql.index("4 AS a") < sql.index("3 AS b")
 
 
-def test_unpivot_statement_becomes_spark_unpivot():
-    sql = to_spark("with t as (select 1 as k, 2.0 as x, 3.0 as y), u as (unpivot t on x, y into name meter value amount) "
-                   "select * from u", {})
-    assert "UNPIVOT(amount FOR meter IN (x, y))" in sql.replace(" (", "(").replace("UNPIVOT (", "UNPIVOT(")
+def test_unpivot_statement_gives_duckdbs_rows(spark):
+    """DuckDB's `unpivot t on ... into name ... value ...` (int_alloc_sources) as Spark's UNPIVOT:
+    one row per column, nulls left out on both."""
+    sql = ("with t as (select 'g' as k, 2.5::double as x, null::double as y, 4.0::double as z), "
+           "u as (unpivot t on x, y, z into name meter value amount) select k, meter, amount from u order by meter")
+    assert [tuple(r) for r in spark.sql(to_spark(sql)).collect()] == duckdb.sql(sql).fetchall() == [("g", "x", 2.5), ("g", "z", 4.0)]
 
 
 @settings(max_examples=200, deadline=None)
@@ -175,3 +177,12 @@ def test_time_formats_mean_the_same_in_java(ts, fmt):
 
 def test_literal_of_an_empty_list_is_typed():
     assert "ARRAY<STRING>" in literal([]).sql("spark")
+
+
+def test_printf_ties_are_the_one_known_difference(spark):
+    """printf rounds a tie at the printed digit half-up on Spark (Java's Formatter reads the
+    shortest decimal form) and by the exact binary value on DuckDB (C): 2.25 prints 2.3 and 2.2.
+    Only the detail texts of findings_month use printf, never an amount; README says so."""
+    sql = "select printf('%.1f', 2.25::double) as t"
+    assert duckdb.sql(sql).fetchone()[0] == "2.2"
+    assert spark.sql(to_spark(sql)).first().t == "2.3"

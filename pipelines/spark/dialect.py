@@ -91,6 +91,8 @@ def _cast(e: exp.Expression, to: str) -> exp.Cast:
     return exp.Cast(this=e, to=exp.DataType.build(to, dialect=DIALECT))
 
 
+TIME_TYPES = {exp.DataType.Type.TIMESTAMPNTZ, exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMP,
+              exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.DATE}
 STRFTIME = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS", "%g": "SSS",
             "%y": "yy", "%j": "DDD"}
 
@@ -218,6 +220,11 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         return _regexp_replace(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
         return _try_strptime(node)
+    if isinstance(node, exp.TryCast) and node.to.this in TIME_TYPES and not isinstance(node.this, exp.Literal):
+        # Spark reads 'now', 'today', 'yesterday', 'epoch' as times; DuckDB does not: a time
+        # starts with a digit (a sign for years before 0)
+        starts = exp.RegexpLike(this=node.this.copy(), expression=exp.Literal.string(r"^\s*[+-]?[0-9]"))
+        return exp.Case(ifs=[exp.If(this=starts, true=node.copy())])
     if isinstance(node, exp.ParseJSON):
         return node.this
     if isinstance(node, exp.Try):

@@ -19,7 +19,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded
-from pipelines.spark.build import run_model
+from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
 from pipelines.stages import apply_config, config_variables
@@ -55,6 +55,7 @@ def ingest(spark, store: SparkStore, paths: Iterable[str | Path], kind: str = "a
            options: dict[str, Any] | None = None, config: Config | None = None) -> list[FileResult]:
     config = config or Config()
     files, notes = expand(paths)
+    register_reference(spark)
     con = scratch_warehouse(store, config)
     results, this_run = [], set()
     for f in files:
@@ -115,7 +116,7 @@ def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: di
 
 def commit(spark, store: SparkStore, con, file_ids: list[int]) -> None:
     """Write these files' source_files rows (the commit point of their data)."""
-    rows = con.execute("select * from source_files where list_contains(?, file_id)", [file_ids]).to_arrow_table()
+    rows = con.sql("select * from source_files where list_contains(?, file_id)", params=[file_ids]).to_arrow_table()
     store.write_lineage("source_files", spark.createDataFrame(rows, spark_schema("source_files")))
 
 

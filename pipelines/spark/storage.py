@@ -48,6 +48,18 @@ def duck_shapes() -> dict[str, list[tuple[str, str]]]:
         [t]).fetchall()] for t in (*FACTS, *LINEAGE)}
 
 
+@lru_cache(maxsize=1)
+def duck_defaults() -> dict[tuple[str, str], str]:
+    """(table, column) -> the column's DEFAULT as SQL, where the schema gives one."""
+    con = duckdb.connect()
+    for name in sql_files("00_warehouse"):
+        if name != "macros.sql":
+            con.execute(read_sql("00_warehouse", name))
+    return {(t, c): d for t, c, d in con.execute(
+        "select table_name, column_name, column_default from information_schema.columns where column_default is not null"
+    ).fetchall()}
+
+
 def spark_type(duck: str) -> str:
     """A DuckDB column type as Spark DDL."""
     duck = duck.upper()
@@ -106,8 +118,13 @@ class SparkStore:
             self._read("lineage", table).createOrReplaceTempView(table)
 
     def write_fact(self, table: str, df) -> None:
-        cols = [c for c, _ in duck_shapes()[table]]
-        out = df.selectExpr(*[f"`{c}`" for c in cols], f"{MONTH_OF[table]} as month")
+        """A file's rows in the table's shape: a column the reader does not produce takes the
+        schema's default, else null (as an INSERT of the staged columns gives on DuckDB)."""
+        have = set(df.columns)
+        cols = [f"cast(`{c}` as {spark_type(t)}) as `{c}`" if c in have else
+                f"cast({duck_defaults().get((table, c), 'null')} as {spark_type(t)}) as `{c}`"
+                for c, t in duck_shapes()[table]]
+        out = df.selectExpr(*cols).selectExpr("*", f"{MONTH_OF[table]} as month")
         out.write.mode("overwrite").partitionBy("month", "file_id").parquet(self.path("facts", table))
 
     def write_lineage(self, table: str, df) -> None:
