@@ -9,13 +9,13 @@ DEMO   := build/demo/$(MONTH)
 WH     := build/meterbook.duckdb
 OUT    := build/reports/$(MONTH)
 
-.PHONY: venv report demo test bench lock clean
+.PHONY: venv report demo test bench lock peers clean
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
@@ -23,7 +23,7 @@ demo: venv
 	$(MB) demo --month $(MONTH) --out $(DEMO)
 
 report: demo
-	$(MB) ingest $(DEMO)/billing $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures --warehouse $(WH)
+	$(MB) ingest $(DEMO)/billing $(DEMO)/invoices $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures --warehouse $(WH)
 	$(MB) validate --warehouse $(WH)
 	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT) --per-team
 	$(MB) report audit --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
@@ -34,9 +34,14 @@ test: venv
 bench: venv
 	$(BIN)/python -m benchmarks.run $(BENCH)
 
+# Re-read the peer tools' values (../shared/reference/data, boaviztapi) into
+# sources/reference/peer_values.csv and print the comparison with our ranges.
+peers: venv
+	$(BIN)/python -m sources.peers
+
 # Refresh the pinned tree after changing pyproject.toml's dependencies.
 lock: venv
-	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Exact versions for a reproducible install (pip freeze of a working venv, Python 3.11).\n# Regenerate: make lock' > requirements.lock
+	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Exact versions for a reproducible install (pip freeze of a working venv, Python 3.11).\n# Regenerate: make lock. Installed with --no-deps: the tree is complete, and boaviztapi (a test\n# dependency) declares pandas<3 and a web stack; the models the tests call run on this tree.' > requirements.lock
 
 clean:
 	rm -rf build

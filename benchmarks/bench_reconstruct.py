@@ -3,15 +3,19 @@
 The disclosures are synthetic but shaped like real ones: a GPU from gpu_specs.csv, a location
 drawn from every zone in grid_intensity.csv (countries, US states, cloud regions) or missing,
 GPU-hours, sometimes params/tokens, measured power, PUE, price or a reported CO2e.
+First prints the leave-one-out calibration table against tests/data/published_footprints.csv:
+(a) all figures, (b) those resting on assumptions, (c) the priors alone.
 Run: python -m benchmarks.run reconstruct
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
 
 from pipelines import reconstruct as rc
+from pipelines import reconstruct_sampling as rc_sampling
 from sources import reference_data as rd
 
 N_DISCLOSURES = 10_000
@@ -43,12 +47,18 @@ def synthetic_disclosures(n: int, seed: int = SEED) -> list[dict]:
 
 
 def main() -> None:
+    from pipelines.reconstruct_calibration import calibrate, table, without_published_factors
+    priors = calibrate(without_published_factors(), draws=DRAWS, seed=SEED, explain=False)
+    print(table(calibrate(draws=DRAWS, seed=SEED), priors), flush=True)
     disclosures = synthetic_disclosures(N_DISCLOSURES)
+    load = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
     results = rc.reconstruct_many(disclosures, draws=DRAWS, seed=SEED)
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     meters = sum(len(r["meters"]) for r in results)
-    # CPU time as well as wall time: on a shared 2-core machine the wall clock includes waiting.
+    # CPU time and the load average as well as wall time: on a shared 2-core machine the wall
+    # clock includes waiting for the other jobs (load 2 means the cores were already busy).
     print(f"reconstruct: {N_DISCLOSURES:,} disclosures x {DRAWS:,} draws: {elapsed:.2f} s wall, {cpu:.2f} s CPU "
+          f"at load {load:.1f} -> {os.getloadavg()[0]:.1f} "
           f"({meters:,} meters, {sum(len(r['checks']) for r in results):,} checks, "
-          f"{len(rc._VAR_KEYS):,} assumption shapes sampled)")
+          f"{len(rc_sampling._VAR_KEYS):,} assumption shapes sampled)")

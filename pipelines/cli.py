@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from pipelines.config import EXAMPLE as CONFIG_EXAMPLE
+from pipelines.config import example_text
 from pipelines.cli_support import user_errors
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
-KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "dcgm-prom", "prom-range",
+KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "invoices", "dcgm-prom", "prom-range",
          "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
 
 
@@ -37,14 +37,36 @@ def _engine(engine: str | None, config) -> str:
 
 
 def _config(path: Path | None):
+    """The --config file, else ./meterbook.toml, else the defaults (see _said_defaults)."""
     from pipelines.config import load_config
     if path is None and Path("meterbook.toml").exists():
         path = Path("meterbook.toml")
     return load_config(path)
 
 
+def _said_defaults(config) -> None:
+    """After a report or export: say on stderr that no config was used, since a forgotten
+    --config leaves every namespace and host unmapped (said last, so an error stays one line)."""
+    if config.path is None:
+        click.echo("Note: no --config and no ./meterbook.toml: the defaults were used (tag keys team, cost-center, project; "
+                   "no namespace, account or host mappings). See `meterbook config check`.", err=True)
+
+
+def _open(warehouse: Path, read_only: bool = False):
+    """An existing warehouse: only ingest creates one."""
+    from pipelines.warehouse import connect
+    return connect(warehouse, read_only=read_only, create=False)
+
+
+def _verbatim(text: str) -> str:
+    """Text click prints as written: \\b before each paragraph stops its re-wrapping (a wrapped
+    comment would no longer be TOML when pasted)."""
+    return "\n\n".join("\b\n" + block for block in text.strip("\n").split("\n\n"))
+
+
 @click.group(epilog="Example: meterbook ingest exports/ telemetry/ && meterbook report chargeback --month 2026-10\n\n"
-                    "Configuration (meterbook.toml):\n\n" + CONFIG_EXAMPLE.replace("\n", "\n\n"))
+                    "Configuration (meterbook.toml; this example is pipelines/meterbook.example.toml, "
+                    "check yours with `meterbook config check`):\n\n" + _verbatim(example_text()))
 @click.version_option(package_name="meterbook")
 def main() -> None:
     """Audit the three meters of AI compute: dollars, kWh and kg CO2e."""
@@ -99,7 +121,8 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
         results = spark_engine.ingest(store, paths, kind, options, config)
         warehouse = store.root
     else:
-        results = run_ingest(connect(warehouse), paths, kind, options, progress=None if as_json else print_progress, config=config)
+        results = run_ingest(connect(warehouse), paths, kind, options, progress=None if as_json else print_progress,
+                             config=config)
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:
@@ -117,8 +140,7 @@ def validate(warehouse: Path, as_json: bool) -> None:
     Example: meterbook validate --warehouse build/meterbook.duckdb
     """
     from pipelines.quality import quality_summary
-    from pipelines.warehouse import connect
-    summary = quality_summary(connect(warehouse, read_only=True))
+    summary = quality_summary(_open(warehouse, read_only=True))
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
         return
@@ -126,6 +148,8 @@ def validate(warehouse: Path, as_json: bool) -> None:
                f"{summary['rows_rejected']} rejected")
     for r in summary["rejects_by_check"]:
         click.echo(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}")
+    for r in summary["row_findings_by_check"]:
+        click.echo(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}")
 
 
 main.add_command(reconstruct)
@@ -133,14 +157,15 @@ main.add_command(reconstruct)
 
 def build_marts(warehouse: Path, config_path: Path | None):
     """The one build step every report and export runs first: stages and marts from what is
-    loaded, with the config applied. Returns the open connection for the reader that follows."""
+    loaded, with the config applied. Returns the open connection for the reader that follows, and
+    the config. The warehouse must exist (a misspelled path is an error, not a new warehouse)."""
     from pipelines.stages import run_stages
-    from pipelines.warehouse import connect
-    con = connect(warehouse)
+    con = _open(warehouse)
+    config = _config(config_path)
     from pipelines.spark import is_spark_built
     if not is_spark_built(con):   # a Spark build published these marts; its facts are in Spark
-        run_stages(con, _config(config_path))
-    return con
+        run_stages(con, config)
+    return con, config
 
 
 @main.command()
@@ -161,10 +186,11 @@ def build(warehouse: Path, config_path: Path | None, engine: str | None, spark_w
         from pipelines.spark import engine as spark_engine
         store = spark_engine.open_store(config, spark_warehouse)
         spark_engine.build(store, config, warehouse)
-    con = build_marts(warehouse, config_path)
+    con, config = build_marts(warehouse, config_path)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
     broken = con.execute("select count(*) from contract_findings").fetchone()[0]
     click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
+    _said_defaults(config)
 
 
 @main.group()
@@ -187,10 +213,11 @@ def report_chargeback(month: str, out: Path | None, per_team: bool, warehouse: P
     """
     from reports.chargeback import write_chargeback
     out = out or Path("build/reports") / month
-    con = build_marts(warehouse, config_path)
-    paths = write_chargeback(con, _config(config_path), month, out, per_team=per_team)
+    con, config = build_marts(warehouse, config_path)
+    paths = write_chargeback(con, config, month, out, per_team=per_team)
     for p in paths:
         click.echo(f"wrote {p}")
+    _said_defaults(config)
 
 
 @report.command("audit")
@@ -209,9 +236,14 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     """
     from reports.audit import write_audit
     out = out or Path("build/reports") / (month or "audit")
-    con = build_marts(warehouse, config_path)
-    for p in write_audit(con, _config(config_path), list(models), month, out):
+    # a month's team footprints read the marts; disclosures alone need no build
+    if month:
+        con, config = build_marts(warehouse, config_path)
+    else:
+        con, config = _open(warehouse), _config(config_path)
+    for p in write_audit(con, config, list(models), month, out):
         click.echo(f"wrote {p}")
+    _said_defaults(config)
 
 
 @main.group()
@@ -232,9 +264,40 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
     """
     from pipelines.export import export_focus
-    con = build_marts(warehouse, config_path)
+    con, config = build_marts(warehouse, config_path)
     for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}")):
         click.echo(f"wrote {p}")
+    _said_defaults(config)
+
+
+@main.group("config")
+def config_group() -> None:
+    """Check a meterbook.toml: what it maps, and what it misses in a warehouse."""
+
+
+@config_group.command("check")
+@config_option
+@click.option("--warehouse", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"Also show what in this warehouse no mapping reaches (default: {DEFAULT_WAREHOUSE} if it exists).")
+@user_errors
+def config_check(config_path: Path | None, warehouse: Path | None) -> None:
+    """Validate meterbook.toml and print its effective mappings: tag keys, namespace -> team,
+    host -> resource, rules and allocation. With a warehouse, list the tag keys, namespaces and
+    hosts no mapping reaches, and the config entries that match nothing there.
+
+    Example: meterbook config check --config meterbook.toml --warehouse build/meterbook.duckdb
+    """
+    from pipelines.config_check import against_warehouse, effective
+    if warehouse is None and DEFAULT_WAREHOUSE.is_file():
+        warehouse = DEFAULT_WAREHOUSE
+    con = _open(warehouse, read_only=True) if warehouse is not None else None
+    config = _config(config_path)
+    for line in effective(config):
+        click.echo(line)
+    if con is not None:
+        click.echo(f"Warehouse: {warehouse}")
+        for line in against_warehouse(con, config):
+            click.echo(line)
 
 
 if __name__ == "__main__":

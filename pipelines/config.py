@@ -1,61 +1,110 @@
 """meterbook.toml: how a platform maps its tags, namespaces, accounts and hosts to teams, and how
 shared, idle and untagged spend is allocated.
 
-Every key is optional; the defaults below apply when a key or the whole file is absent.
+Every key is optional; the defaults below apply when a key or the whole file is absent. Every key
+that is present is checked: a misspelled section ([host] for [hosts]) or key would otherwise be
+ignored and move money between teams without a word, so it stops with the line and the nearest
+known name. The annotated example is pipelines/meterbook.example.toml (printed by --help).
 """
 from __future__ import annotations
 
+import difflib
+import hashlib
+import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from pipelines.errors import InputError
-
-EXAMPLE = """\
-[teams]
-tag_keys = ["team", "cost-center", "project"]   # billing tag keys, first match wins
-unallocated = "unallocated"
-[teams.namespaces]                              # Kubernetes namespace -> team
-llm-pretrain = "research"
-[teams.accounts]                                # billing or sub account id -> team (after tags and rules)
-"444455556666" = "vision"
-[[teams.rules]]                                 # regex rules, in order, after tag keys
-field = "tag:project"                           # tag:<key> | namespace | account | service
-pattern = "^imagenet"                           # regexp, searched (anchor it with ^...$)
-team = "vision"
-[allocation]     # per category: proportional | even | weights | unallocated
-idle = "proportional"            # GPU time with no workload, over the teams that used the node
-untagged = "unallocated"         # a billed resource no team resolves for
-shared_services = "proportional" # support, tax, network, storage with no resource and no team
-commitment = "proportional"      # savings plan / reservation fees
-credits = "proportional"         # credits and refunds that follow no identifiable charge
-weights = { research = 3, search = 1 }
-[hosts]                   # DCGM host label -> billing resource id; beats an instance_id label on the series
-"ip-10-0-1-11" = "i-0a4d000000000001"
-[telemetry]
-interval_s = 30        # expected sampling interval
-gap_multiple = 4       # a gap longer than interval_s x gap_multiple is a gap, not a sample
-default_zone = "aws:us-east-1"   # grid zone for GPUs whose host maps to no billed resource
-[carbon.market_intensity_g_per_kwh]   # contractual / residual-mix factor per zone (Scope 2 market-based)
-"aws:us-east-1" = 379.0
-[engine]         # where the build runs: duckdb (one machine) | spark (see README, "Beyond one machine")
-name = "duckdb"
-# master = "local[2]"                         # spark only; omit under spark-submit, Databricks or EMR
-# warehouse = "s3://bucket/meterbook"         # spark only: the Parquet warehouse (default build/spark-warehouse)
-# conf = { "spark.executor.memory" = "8g" }   # spark only: extra Spark settings
-[findings]   # thresholds; absent keys use sources/reference/assumptions.csv
-low_util_threshold = 0.5     # a GPU-hour below this mean utilization is underused
-low_util_min_hours = 1       # ... and a GPU is reported when it has more such hours than this
-material_share_of_gpu_cost = 0.05   # Spot/commitment/owned findings only for resources with this share
-material_min_cost_usd = 100         # ... of the month's GPU spend and at least this cost
-"""
 
 RULES = ("proportional", "even", "weights", "unallocated")
 CATEGORIES = ("idle", "untagged", "shared_services", "commitment", "credits")
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
 RULE_FIELDS = ("namespace", "account", "service")
+ENGINES = ("duckdb", "spark")    # where the build runs: one machine, or Spark (README, "Beyond one machine")
+# [findings] keys are the assumptions.csv rows with this prefix (findings_month.sql looks them up so)
+FINDINGS_PREFIX = "findings_"
+
+
+def example_text() -> str:
+    """The annotated example meterbook.toml shipped with the package."""
+    return (files("pipelines") / "meterbook.example.toml").read_text(encoding="utf-8")
+
+
+# ---- what a meterbook.toml may hold ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Value:
+    """A leaf: kind is 'string', 'number' or 'strings' (an array of strings)."""
+    kind: str
+    minimum: float | None = None     # numbers: the smallest allowed value
+    exclusive: bool = False          # ... and whether it must be above it
+    choices: tuple[str, ...] = ()    # strings: the allowed values
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A table with a fixed set of keys."""
+    keys: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A table of user-chosen names (namespaces, hosts, teams, zones), every value alike."""
+    value: Value
+    what: str          # 'namespace = team', for messages
+
+
+@dataclass(frozen=True)
+class Entries:
+    """An array of tables ([[teams.rules]])."""
+    section: Section
+
+
+def finding_params() -> tuple[str, ...]:
+    from sources.reference_data import read_rows
+    return tuple(sorted(r["assumption_id"].removeprefix(FINDINGS_PREFIX) for r in read_rows("assumptions")
+                        if r["assumption_id"].startswith(FINDINGS_PREFIX)))
+
+
+def schema() -> Section:
+    string, number = Value("string", example='"..."'), Value("number", example="1")
+    positive = Value("number", minimum=0, exclusive=True, example="30")
+    non_negative = Value("number", minimum=0, example="1")
+    return Section({
+        "teams": Section({
+            "tag_keys": Value("strings", example='["team", "cost-center"]'),
+            "unallocated": string,
+            "namespaces": Mapping(string, "namespace = team"),
+            "accounts": Mapping(string, '"account id" = team'),
+            "rules": Entries(Section({"field": string, "pattern": string, "team": string})),
+        }),
+        "allocation": Section({**{c: Value("string", choices=RULES, example='"proportional"') for c in CATEGORIES},
+                               "weights": Mapping(non_negative, "team = weight")}),
+        "hosts": Mapping(string, "host = resource id"),
+        "telemetry": Section({"interval_s": positive, "gap_multiple": positive, "default_zone": string}),
+        "carbon": Section({"market_intensity_g_per_kwh": Mapping(non_negative, '"zone" = g_per_kwh')}),
+        "findings": Section({k: number for k in finding_params()}),
+        "engine": Section({"name": Value("string", choices=ENGINES, example='"duckdb"'), "master": Value("string", example='"local[2]"'),
+                           "warehouse": Value("string", example='"s3://bucket/meterbook"'),
+                           "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
+    })
+
+
+# ---- the parsed configuration ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EngineConfig:
+    name: str = "duckdb"
+    master: str | None = None        # Spark master; None: the launcher's (spark-submit), else local[2]
+    warehouse: str | None = None     # Spark warehouse URI
+    conf: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,17 +113,6 @@ class TeamRule:
     tag_key: str | None
     pattern: str
     team: str
-
-
-ENGINES = ("duckdb", "spark")
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    name: str = "duckdb"
-    master: str | None = None        # Spark master; None: the launcher's (spark-submit), else local[2]
-    warehouse: str | None = None     # Spark warehouse URI
-    conf: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,77 +132,244 @@ class Config:
     findings: dict[str, float] = field(default_factory=dict)
     engine: EngineConfig = field(default_factory=EngineConfig)
     path: str | None = None
+    sha256: str | None = None     # of the file's bytes; None = no file, the defaults
 
 
 def load_config(path: str | Path | None) -> Config:
-    """Read meterbook.toml; a missing path gives the defaults, a broken file an InputError."""
+    """Read and check meterbook.toml; no path gives the defaults, a broken file an InputError."""
     if path is None:
         return Config()
     p = Path(path)
-    if not p.exists():
+    if not p.is_file():
         raise InputError(p, "config file not found", "", "Pass --config with the path of your meterbook.toml, or omit it to use the defaults")
+    raw = p.read_bytes()
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+        doc = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(p, "not valid TOML", str(exc), "Fix the syntax; see `meterbook --help` for an example") from None
-    teams = doc.get("teams", {})
-    tel = doc.get("telemetry", {})
-    alloc = doc.get("allocation", {})
+        raise InputError(p, "not valid TOML", str(exc), "Fix the syntax; `meterbook --help` prints an example") from None
+    check(doc, schema(), (), Locator(p, text))
+    teams, tel, alloc = doc.get("teams", {}), doc.get("telemetry", {}), doc.get("allocation", {})
     return Config(
         tag_keys=tuple(teams.get("tag_keys", Config.tag_keys)),
         unallocated=teams.get("unallocated", Config.unallocated),
         namespace_teams=dict(teams.get("namespaces", {})),
-        account_teams={str(k): str(v) for k, v in teams.get("accounts", {}).items()},
-        team_rules=tuple(parse_rule(p, i, r) for i, r in enumerate(teams.get("rules", []))),
-        allocation=parse_allocation(p, alloc),
-        weights={str(k): float(v) for k, v in alloc.get("weights", {}).items()},
+        account_teams=dict(teams.get("accounts", {})),
+        team_rules=tuple(parse_rule(p, text, i, r) for i, r in enumerate(teams.get("rules", []))),
+        allocation=parse_allocation(p, text, alloc),
+        weights={k: float(v) for k, v in alloc.get("weights", {}).items()},
         hosts=dict(doc.get("hosts", {})),
         interval_s=float(tel.get("interval_s", Config.interval_s)),
         gap_multiple=float(tel.get("gap_multiple", Config.gap_multiple)),
-        default_zone=str(tel.get("default_zone", "")),
-        market_intensity={str(k): float(v) for k, v in doc.get("carbon", {}).get("market_intensity_g_per_kwh", {}).items()},
-        findings={str(k): float(v) for k, v in doc.get("findings", {}).items()},
-        engine=parse_engine(p, doc.get("engine", {})),
+        default_zone=tel.get("default_zone", ""),
+        market_intensity={k: float(v) for k, v in doc.get("carbon", {}).get("market_intensity_g_per_kwh", {}).items()},
+        findings={k: float(v) for k, v in doc.get("findings", {}).items()},
+        engine=EngineConfig(**doc.get("engine", {})),
         path=str(p),
+        sha256=hashlib.sha256(raw).hexdigest(),
     )
 
 
-def parse_engine(p: Path, eng: dict) -> EngineConfig:
-    """[engine]: name (duckdb | spark), and for Spark its master, warehouse URI and settings."""
-    name = str(eng.get("name", "duckdb"))
-    if name not in ENGINES:
-        raise InputError(p, f"[engine] name = {name!r} is not a known engine", f"engines: {', '.join(ENGINES)}",
-                         'Use name = "duckdb" (one machine) or name = "spark"')
-    return EngineConfig(name, eng.get("master"), eng.get("warehouse"), {str(k): str(v) for k, v in eng.get("conf", {}).items()})
+# ---- checking a parsed document against the schema -------------------------------------------
+
+def check(doc: dict, spec: Section, at: tuple[str, ...], loc: "Locator", index: int | None = None) -> None:
+    """Every key of `doc` (the table at path `at`) must be one `spec` knows, with the right type."""
+    for key, value in doc.items():
+        if key not in spec.keys:
+            raise unknown(key, value, spec, at, loc, index)
+        sub = spec.keys[key]
+        here = at + (key,)
+        if isinstance(sub, Section):
+            expect_table(value, here, loc, index, "a table of keys")
+            check(value, sub, here, loc, index)
+        elif isinstance(sub, Mapping):
+            expect_table(value, here, loc, index, f"a table of {sub.what}")
+            for name, v in value.items():
+                check_value(v, sub.value, here, name, loc, index)
+        elif isinstance(sub, Entries):
+            if not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+                raise InputError(loc.path, f"{name_of(here, None)} is {toml_type(value)}", loc.where(at, key, index),
+                                 f"Write each entry as its own [[{'.'.join(here)}]] table")
+            for i, entry in enumerate(value):
+                check(entry, sub.section, here, loc, i)
+        else:
+            check_value(value, sub, at, key, loc, index)
 
 
-def parse_rule(p: Path, i: int, r: dict) -> TeamRule:
+def unknown(key: str, value: Any, spec: Section, at: tuple[str, ...], loc: "Locator", index: int | None) -> InputError:
+    """`unknown section [host] (line 12). Did you mean [hosts]?`, or the same for a key."""
+    is_table = isinstance(value, dict)
+    kind = "section" if is_table else "key"
+    shown = f"[{'.'.join(at + (key,))}]" if is_table else f"{key}{in_section(at, index)}"
+    close = difflib.get_close_matches(key, list(spec.keys), n=1, cutoff=0.6)
+    if close and isinstance(spec.keys[close[0]], (Section, Mapping, Entries)):
+        fix = f"Did you mean [{'.'.join(at + (close[0],))}]?"
+    elif close:
+        fix = f"Did you mean {close[0]}?"
+    else:
+        fix = f"Known {'sections' if not at else 'keys'} here: {', '.join(spec.keys) or 'none'}"
+        home = [s for s, sub in schema().keys.items() if isinstance(sub, Section) and key in sub.keys] if not at else []
+        if home:
+            fix = f"Did you mean {key} under [{home[0]}]?"
+    return InputError(loc.path, f"unknown {kind} {shown}", loc.where(at, key, index, is_table), fix)
+
+
+def expect_table(value: Any, here: tuple[str, ...], loc: "Locator", index: int | None, what: str) -> None:
+    if not isinstance(value, dict):
+        raise InputError(loc.path, f"{name_of(here, index)} is {toml_type(value)}: expected {what}",
+                         loc.where(here[:-1], here[-1], index), f"Write it as a [{'.'.join(here)}] section")
+
+
+def check_value(value: Any, spec: Value, at: tuple[str, ...], key: str, loc: "Locator", index: int | None) -> None:
+    """One leaf: its type, then its range or allowed values."""
+    where = loc.where(at, key, index)
+    shown = f"{prefix(at, index)}{key} = {toml_literal(value)}"
+    if spec.kind == "number":
+        if not is_number(value):
+            hint = f"Write it without quotes: {key} = {value.strip()}" if isinstance(value, str) and is_numeric_text(value) \
+                else f"e.g. {key} = {spec.example}"
+            raise InputError(loc.path, f"{shown}: expected a number, not {toml_type(value)}", where, hint)
+        if not math.isfinite(value) or (spec.minimum is not None and (value < spec.minimum or (spec.exclusive and value == spec.minimum))):
+            bound = f"{'above' if spec.exclusive else 'at least'} {spec.minimum:g}" if spec.minimum is not None else "finite"
+            raise InputError(loc.path, f"{shown}: expected a number {bound}", where, f"e.g. {key} = {spec.example}")
+    elif spec.kind == "strings":
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise InputError(loc.path, f"{shown}: expected an array of strings, not {toml_type(value)}", where,
+                             f"e.g. {key} = {spec.example}")
+    elif not isinstance(value, str):
+        hint = f'Quote it: {key} = "{value}"' if is_number(value) else f"e.g. {key} = {spec.example}"
+        raise InputError(loc.path, f"{shown}: expected a string, not {toml_type(value)}", where, hint)
+    elif spec.choices and value not in spec.choices:
+        close = difflib.get_close_matches(value, spec.choices, n=1, cutoff=0.6)
+        raise InputError(loc.path, f"{shown}: expected one of {', '.join(spec.choices)}", where,
+                         f'Did you mean "{close[0]}"?' if close else f"e.g. {key} = {spec.example}")
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_numeric_text(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def toml_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if is_number(v):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "a table"
+    return "a date or time"
+
+
+def toml_literal(v: Any) -> str:
+    """A value as it was written, roughly (for messages; long ones cut)."""
+    text = "true" if v is True else "false" if v is False else json.dumps(v, default=str) if not isinstance(v, (int, float)) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def in_section(at: tuple[str, ...], index: int | None) -> str:
+    if not at:
+        return " at the top level"
+    return f" in [[{'.'.join(at)}]] #{index + 1}" if index is not None else f" in [{'.'.join(at)}]"
+
+
+def prefix(at: tuple[str, ...], index: int | None) -> str:
+    """How a key is named in messages: `[telemetry] interval_s`, `[[teams.rules]] #2 team`."""
+    if not at:
+        return ""
+    return f"[[{'.'.join(at)}]] #{index + 1} " if index is not None else f"[{'.'.join(at)}] "
+
+
+def name_of(here: tuple[str, ...], index: int | None) -> str:
+    return f"{prefix(here[:-1], index)}{here[-1]}"
+
+
+class Locator:
+    """Line numbers for messages: tomllib keeps no positions, so the text is searched for the
+    section header, then for the key below it (plain, quoted, or inside an inline table)."""
+
+    HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def _header(self, line: str) -> tuple[tuple[str, ...], bool] | None:
+        m = self.HEADER.match(line)
+        if not m:
+            return None
+        parts = tuple(p.strip().strip("\"'") for p in re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', m.group(2)))
+        return parts, m.group(1) == "[["
+
+    @staticmethod
+    def _code(line: str) -> str:
+        """The line without its comment; a line with a quote before its # keeps it whole (the #
+        may sit inside a string, and a key search on the whole line is harmless)."""
+        before = line.split("#", 1)[0]
+        return line if '"' in before or "'" in before else before
+
+    def where(self, at: tuple[str, ...], key: str, index: int | None = None, is_table: bool = False) -> str:
+        n = self.find(at, key, index, is_table)
+        return f"line {n}" if n else ""
+
+    def find(self, at: tuple[str, ...], key: str, index: int | None, is_table: bool) -> int | None:
+        """1-based line of `key` in the table `at` (the index-th of an array of tables)."""
+        current: tuple[str, ...] = ()
+        seen = -1
+        key_re = re.compile(rf"""(^|[{{,]\s*)\s*("{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*=""")
+        for n, line in enumerate(self.lines, 1):
+            code = self._code(line)
+            header = self._header(code)
+            if header:
+                current, array = header
+                if array and current == at:
+                    seen += 1
+                if is_table and current == at + (key,):
+                    return n
+                continue
+            if current == at and (index is None or seen == index) and key_re.search(code):
+                return n
+        # a table written inline or with dotted keys: the first line naming it
+        for n, line in enumerate(self.lines, 1):
+            if key_re.search(line) or (is_table and re.search(rf"\b{re.escape(key)}\b", line)):
+                return n
+        return None
+
+
+# ---- the parts with rules of their own ---------------------------------------------------------
+
+def parse_rule(p: Path, text: str, i: int, r: dict) -> TeamRule:
     """One [[teams.rules]] entry; field is tag:<key>, namespace, account or service."""
-    fld, pattern, team = str(r.get("field", "")), r.get("pattern"), r.get("team")
+    where = Locator(p, text).where(("teams", "rules"), "field", i)
+    fld, pattern, team = r.get("field", ""), r.get("pattern"), r.get("team")
     if not (fld in RULE_FIELDS or (fld.startswith("tag:") and len(fld) > len("tag:"))) or not pattern or not team:
-        raise InputError(p, f"[[teams.rules]] #{i + 1} is incomplete", repr(r),
+        raise InputError(p, f"[[teams.rules]] #{i + 1} is incomplete", "; ".join(x for x in (where, repr(r)) if x),
                          "Give field (tag:<key> | namespace | account | service), pattern and team")
     try:
-        re.compile(str(pattern))
+        re.compile(pattern)
     except re.error as exc:
         raise InputError(p, f"[[teams.rules]] #{i + 1} pattern is not a regular expression", f"{pattern!r}: {exc}",
                          "Fix the pattern (RE2 syntax: no look-around or back-references)") from None
     if fld.startswith("tag:"):
-        return TeamRule("tag", fld[len("tag:"):], str(pattern), str(team))
-    return TeamRule(fld, None, str(pattern), str(team))
+        return TeamRule("tag", fld[len("tag:"):], pattern, team)
+    return TeamRule(fld, None, pattern, team)
 
 
-def parse_allocation(p: Path, alloc: dict) -> dict[str, str]:
+def parse_allocation(p: Path, text: str, alloc: dict) -> dict[str, str]:
+    """Categories and rules are checked by the schema; a weights rule needs weights."""
     rules = dict(DEFAULT_RULES)
-    for cat, rule in alloc.items():
-        if cat == "weights":
-            continue
-        if cat not in CATEGORIES or rule not in RULES:
-            raise InputError(p, f"[allocation] {cat} = {rule!r} is not a known category and rule",
-                             f"categories: {', '.join(CATEGORIES)}; rules: {', '.join(RULES)}",
-                             "Use e.g. idle = \"proportional\"")
-        rules[cat] = rule
+    rules.update({k: v for k, v in alloc.items() if k != "weights"})
     if "weights" in rules.values() and not alloc.get("weights"):
-        raise InputError(p, "[allocation] uses the weights rule but has no weights", "",
-                         "Add weights = { team = w, ... }")
+        raise InputError(p, "[allocation] uses the weights rule but has no weights",
+                         Locator(p, text).where((), "allocation", None, True), "Add weights = { team = w, ... }")
     return rules

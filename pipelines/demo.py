@@ -202,6 +202,20 @@ def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, st
     return rows
 
 
+INVOICE_COLUMNS = ["invoice_id", "issuer", "billing_account_id", "period", "amount", "currency"]
+
+
+def invoice_rows(month: str, billing: list[tuple[list[dict[str, str]], str, str, str]]) -> list[dict[str, str]]:
+    """The invoices behind the month's exports, as a finance team would type them from the PDFs:
+    one per (rows, invoice id column, account column, cost column), the total rounded to the cent."""
+    out = []
+    for rows, id_col, account_col, cost_col in billing:
+        total = sum(Decimal(r[cost_col]) for r in rows).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
+        out.append({"invoice_id": rows[0][id_col], "issuer": "Amazon Web Services, Inc.", "billing_account_id": rows[0][account_col],
+                    "period": month, "amount": str(total), "currency": "USD"})
+    return out
+
+
 def write_csv(path: Path, columns: list[str], rows: list[dict[str, str]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -366,9 +380,13 @@ def config_text(f: dict[str, Any]) -> str:
 def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int = 30) -> list[Path]:
     m0, m1 = month_bounds(month)
     f = fleet()
+    focus, cur = focus_rows(f, m0, m1), cur_rows(f, m0, m1)
     written = [
-        write_csv(out / "billing" / f"focus-1.2_aws-111122223333_{month}.csv", FOCUS_12_COLUMNS, focus_rows(f, m0, m1)),
-        write_csv(out / "billing" / f"cur-legacy_444455556666_{month}.csv", CUR_COLUMNS, cur_rows(f, m0, m1)),
+        write_csv(out / "billing" / f"focus-1.2_aws-111122223333_{month}.csv", FOCUS_12_COLUMNS, focus),
+        write_csv(out / "billing" / f"cur-legacy_444455556666_{month}.csv", CUR_COLUMNS, cur),
+        write_csv(out / "invoices" / f"invoices-{month}.csv", INVOICE_COLUMNS, invoice_rows(month, [
+            (focus, "InvoiceId", "BillingAccountId", "BilledCost"),
+            (cur, "bill/InvoiceId", "bill/PayerAccountId", "lineItem/UnblendedCost")])),
     ]
     for inst in (i for i in f["instances"] if "host" in i):
         written += telemetry_files(inst, m0, m1, out / "dcgm", interval_s, gpus)

@@ -10,7 +10,8 @@ A path never loaded before is most likely new content, so it is hashed on a seco
 DuckDB stages it (hashing a GB of telemetry costs about as much as DuckDB scanning it); if the
 hash then shows the content is already loaded, the staging is rolled back and the file is
 `unchanged` all the same. A path already loaded is hashed first: re-running over the same
-folder must stay a matter of hashing, not parsing.
+folder must stay a matter of hashing, not parsing. The same read on the second thread counts
+the file's records without DuckDB; rows read must match that count (sources/linecount.py).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,7 +36,9 @@ from pipelines.deliveries import is_manifest, select_parts
 from pipelines.errors import InputError
 from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
-from sources.base import detect, duck_error, read_head
+from sources.base import check_count, detect, duck_error, read_head
+from sources.linecount import scan
+from sources.tabular import ShortRows
 from sources.reference_data import load_reference
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
@@ -105,31 +108,35 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     this_run = this_run if this_run is not None else set()
     resolved = str(path.resolve())
     seen_path = con.execute("select count(*) from source_files where path = ? and status = 'loaded'", [resolved]).fetchone()[0]
+    sha: str | None = None
     if seen_path:
-        sha: str | Future[str] = sha256_of(path)
+        sha = sha256_of(path)
         if done := unchanged(con, path, resolved, sha):
             return done
-    else:
-        hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256")
-        sha = hasher.submit(sha256_of, path)
-        hasher.shutdown(wait=False)
+    head = read_head(path)
+    reader, version = detect(head, kind)
+    # One read on a second thread while DuckDB stages the file: the sha256 (unless known) and the
+    # independent count of its records that rows read are checked against (sources/linecount.py).
+    scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan")
+    scanned = scanner.submit(scan, path, sha is None, reader.dialect(head))
+    scanner.shutdown(wait=False)
+    begin_staging(con)
     try:
-        head = read_head(path)
-        reader, version = detect(head, kind)
-    except BaseException:
-        _settle(sha)
-        raise
-    con.execute("begin transaction")
-    try:
-        clear_scratch(con)
-        con.execute("create or replace temp table _rejects (row_number bigint, column_name varchar, "
-                    "check_name varchar, value varchar, message varchar)")
-        staged = reader.stage(con, head, options)
-        if isinstance(sha, Future):
-            sha = sha.result()
+        try:
+            staged = reader.stage(con, head, options)
+        except ShortRows:
+            # A CSV row shorter than its header: DuckDB's failed read aborted the transaction,
+            # so start it again and read the file padded (slower, on one thread).
+            con.execute("rollback")
+            begin_staging(con)
+            staged = reader.stage(con, head, {**options, "padded": True})
+        new_sha, count = scanned.result()
+        if sha is None:
+            sha = new_sha
             if done := unchanged(con, path, resolved, sha):
                 con.execute("rollback")
                 return done
+        check_count(reader, con, head, staged, count)
         file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
         notes = list(staged.notes)
         same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
@@ -140,6 +147,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         rows_loaded = reader.load(con, file_id)
         con.execute("insert into rejects select ?, row_number, column_name, check_name, value, message from _rejects "
                     "order by row_number", [file_id])
+        # notes on loaded rows only: a rejected row's reject says what is wrong with it
+        con.execute("insert into row_findings select ?, f.* from _row_findings f "
+                    "anti join (select distinct row_number from _rejects) r using (row_number) order by row_number", [file_id])
         rows_rejected = con.execute("select count(distinct row_number) from _rejects").fetchone()[0]
         if rows_loaded + rows_rejected != staged.rows_read:
             raise RuntimeError(f"{path}: {staged.rows_read} rows read but {rows_loaded} loaded + {rows_rejected} rejected")
@@ -151,7 +161,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
         con.execute("commit")
     except BaseException as exc:
-        _settle(sha)
+        scanned.exception()     # the scan thread must not outlive the file's turn
         con.execute("rollback")
         if is_data_error(exc, path):
             raise duck_error(path, exc) from None
@@ -159,6 +169,16 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
+
+
+def begin_staging(con: duckdb.DuckDBPyConnection) -> None:
+    """Open the file's transaction with empty scratch: rejects (rows not loaded) and row findings
+    (rows loaded with a field left null)."""
+    con.execute("begin transaction")
+    clear_scratch(con)
+    for table in ("_rejects", "_row_findings"):
+        con.execute(f"create or replace temp table {table} (row_number bigint, column_name varchar, "
+                    "check_name varchar, value varchar, message varchar)")
 
 
 def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str) -> FileResult | None:
@@ -170,13 +190,6 @@ def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: st
     notes = [] if same[0] == resolved else [f"same content as {same[0]}, already loaded"]
     return FileResult(str(path), sha, same[1], same[2], "unchanged", same[3], same[4], same[5],
                       json.loads(same[6]) if same[6] else {}, notes)
-
-
-def _settle(sha: str | Future[str]) -> None:
-    """Wait for a hash still running when staging fails: its thread must not outlive the file's
-    turn, and an unreadable file is reported by whichever side noticed first."""
-    if isinstance(sha, Future):
-        sha.exception()
 
 
 def is_data_error(exc: BaseException, path: Path) -> bool:

@@ -17,14 +17,34 @@ import yaml
 
 from pipelines.cli_support import user_errors
 from pipelines.errors import InputError
-from pipelines.reconstruct import DisclosureError, normalize_disclosure, parse_overrides, reconstruct_many
-from sources.disclosure_format import engine_input, written_numbers, yaml_documents
+from pipelines.reconstruct import (NOTHING_USABLE_FIX, DisclosureError, normalize_disclosure, nothing_usable,
+                                   parse_overrides, reconstruct_many)
+from pipelines.reconstruct_render import render_table
+from sources.disclosure_format import (NUMBER_TEXT, NUMERIC_FIELDS, engine_input, parse_hf_card, written_numbers,
+                                       yaml_documents)
+
+CARD_SUFFIXES = (".md", ".markdown")
+
+
+def read_card(path: Path) -> dict[str, Any]:
+    """A Hugging Face model card, read by the same parser as `meterbook ingest`."""
+    try:
+        d = parse_hf_card(path.read_text(encoding="utf-8-sig"), source=f"Hugging Face model card ({path.name})")
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(path, "front matter is not valid YAML", f"line {mark.line + 2}" if mark else "",
+                         "Fix the YAML between the --- lines") from None
+    values = {k: v for k, v in d.as_dict().items() if k not in ("row_number", "findings", "number_text")}
+    return {**engine_input(values, d.number_text), "findings": list(d.findings)}
 
 
 def read_disclosures(path: Path) -> list[dict[str, Any]]:
-    """Every YAML document of a file, each a disclosure mapping with its numbers as written."""
+    """Every YAML document of a file, each a disclosure mapping with its numbers as written; a
+    Markdown file is a Hugging Face model card."""
     if not path.is_file():
         raise InputError(path, "file not found", "", "Check the path")
+    if path.suffix.lower() in CARD_SUFFIXES:
+        return [read_card(path)]
     try:
         docs = yaml_documents(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -65,27 +85,6 @@ def read_overrides(path: Path | None) -> dict[str, Any]:
     return raw
 
 
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4g}"
-
-
-def render_table(results: list[dict]) -> str:
-    """Human-readable table: one block per disclosure, meters then checks and flags."""
-    lines: list[str] = []
-    for r in results:
-        lines += [f"{r['model']}", f"  {'meter':<28}{'value':>11}{'low':>11}{'high':>11}  {'unit':<9}status"]
-        for name, m in r["meters"].items():
-            lines.append(f"  {name:<28}{_fmt(m['value']):>11}{_fmt(m['low']):>11}{_fmt(m['high']):>11}  "
-                         f"{m['unit']:<9}{m['status']}")
-        for c in r["checks"]:
-            scope = f" ({c['interpretation']['scope']})" if c["interpretation"] else ""
-            lines.append(f"  check {c['meter']}: reported {_fmt(c['reported'])}, recomputed {_fmt(c['recomputed'])} "
-                         f"[{_fmt(c['low'])}, {_fmt(c['high'])}] -> {c['status']}{scope}")
-        lines += [f"  flag {f['flag']}: {f['message']}" for f in r["flags"]]
-        lines.append("")
-    return "\n".join(lines)
-
-
 @click.command("reconstruct")
 @click.argument("disclosures", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--assumptions", "assumptions_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -99,6 +98,7 @@ def reconstruct(disclosures: tuple[Path, ...], assumptions_file: Path | None, as
                 seed: int) -> None:
     """Reconstruct missing meters (hours, kWh, CO2e, cost, FLOPs, MFU) of published model
     footprints under stated assumptions, with 5-95 % ranges, sensitivity and consistency checks.
+    DISCLOSURES are disclosure YAML files or Hugging Face model cards (.md).
 
     \b
     Example: meterbook reconstruct tests/data/disclosures/published/llama-7b.yaml --json
@@ -115,5 +115,8 @@ def reconstruct(disclosures: tuple[Path, ...], assumptions_file: Path | None, as
         except DisclosureError as exc:
             where = f"document {i}" + (f", {exc.where}" if exc.where else "")
             raise InputError(path, exc.what, where, exc.fix) from None
+        if nothing_usable(d):
+            raise InputError(path, "nothing to reconstruct from", f"document {i}", NOTHING_USABLE_FIX)
     results = reconstruct_many(docs, draws=draws, seed=seed, assumptions_override=overrides)
-    click.echo(json.dumps(results, indent=2) if as_json else render_table(results))
+    inputs = [{k: t for k, t in (d.get(NUMBER_TEXT) or {}).items() if k in NUMERIC_FIELDS} for d in docs]
+    click.echo(json.dumps(results, indent=2) if as_json else render_table(results, inputs))

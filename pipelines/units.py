@@ -29,3 +29,5 @@ TOKENS_PER_MILLION = 1.0e6
 PERCENT = 100.0             # percentiles and percentages
 # Money is allocated exactly to the cent: a difference of half a cent either way is a mismatch.
 HALF_CENT = 0.005
+# Appended for the peer cross-check (sources/peers.py): eGRID and CodeCarbon write lb/MWh.
+G_PER_LB = 453.59237        # avoirdupois pound, exact by definition

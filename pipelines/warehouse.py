@@ -1,6 +1,7 @@
 """Opening the warehouse: one DuckDB file, schema created on first use."""
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from importlib.resources import files
@@ -40,15 +41,17 @@ def model_over(folder: str, name: str, inputs: dict[str, str]) -> str:
     return f"{sql[:m.start()]}with {ctes}, {sql[m.end():]}"
 
 
-def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (and on first use create) the warehouse.
+def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False, create: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open (and, with create, on first use create) the warehouse.
 
+    Only ingest creates one: a report or export on a misspelled --warehouse must stop, not
+    create an empty warehouse and report "no months" from it (read_only implies create=False).
     DuckDB holds an exclusive lock on the file for a writer, so a second meterbook on the same
     warehouse fails here; we turn that into an `Error:` line instead of a traceback.
     """
     p = Path(path)
-    if read_only and not p.exists():
-        raise InputError(p, "warehouse not found", "", "Run `meterbook ingest FILES --warehouse " f"{p}` first")
+    if (read_only or not create) and not p.is_file():
+        raise missing_warehouse(p)
     p.parent.mkdir(parents=True, exist_ok=True)
     try:
         con = duckdb.connect(str(p), read_only=read_only)
@@ -73,6 +76,15 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False) -> du
                 con.execute(read_sql("00_warehouse", name))
     add_macros(con)
     return con
+
+
+def missing_warehouse(p: Path) -> InputError:
+    """The error for a warehouse that does not exist, naming a close one in the same folder."""
+    near = sorted(f.name for f in p.parent.glob("*.duckdb")) if p.parent.is_dir() else []
+    close = difflib.get_close_matches(p.name, near, n=1, cutoff=0.6)
+    hint = f"Did you mean {p.parent / close[0]}? " if close else ""
+    return InputError(p, "warehouse not found", "no such file",
+                      f"{hint}Pass --warehouse with an existing warehouse, or create it with `meterbook ingest FILES --warehouse {p}`")
 
 
 # Macros over unit constants (name, parameters, body), defined from pipelines.units; the Spark

@@ -104,7 +104,8 @@ def disclosure_rows(con: duckdb.DuckDBPyConnection, models: list[str]) -> list[d
 
 
 def disclosure_entity(row: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    checks = {c["meter"]: c for c in result["checks"]}
+    # The MFU check's 'reported' is implied by the published hours and FLOPs, not published itself.
+    checks = {c["meter"]: c for c in result["checks"] if c["meter"] != "mfu"}
     meters = []
     for name in METERS:
         m = result["meters"].get(name)
@@ -174,7 +175,7 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
-            "provenance": provenance(con, month, DISCLOSURE_KINDS)}
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config)}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
+from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, attachment_files, csv_text, environment
 
 CSV_COLUMNS = [
@@ -100,10 +101,11 @@ def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict
 
 
 def findings(con: duckdb.DuckDBPyConnection, month: str) -> list[dict]:
-    """The month's findings, largest cost first."""
+    """The month's findings: an invoice the chargeback does not reconcile to first, whatever its
+    amount, then largest cost first."""
     rows = [{k: v for k, v in r.items() if k != "month"}
             for r in rows_as_dicts(con, "select * from findings_month where month = ? order by all", [month])]
-    return sorted(rows, key=lambda r: -float(r.get("cost_usd") or 0))
+    return sorted(rows, key=lambda r: (r.get("finding") != "invoice_difference", -float(r.get("cost_usd") or 0)))
 
 
 def split_matching(found: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -144,12 +146,12 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
                          "Report one billing account per currency (ingest them into separate warehouses)")
     currency = currencies[0] if currencies else "USD"
-    recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by file_id", [month])
+    recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by basis, invoice_id nulls last", [month])
+    recon_summary = reconciliation_summary(recon)
     totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
     telemetry = rows_as_dicts(con, "select * from telemetry_month where month = ?", [month])
     util, coverage = (telemetry[0]["util_mean"], telemetry[0]["scrape_coverage"]) if telemetry else (None, None)
-    invoice = recon[0]["invoice_billed_cost"] if recon else 0
-    difference = (totals["billed_cost"] - invoice) if recon else 0
+    difference = recon_summary["invoice_difference"] + recon_summary["exports_difference"]
     ids = sorted({i for t in teams for i in (t["assumption_ids"] or [])})
     tiers = rows_as_dicts(con, """select basis, tier, it_energy_kwh from energy_tiers_month where month = ?
                                   order by it_energy_kwh desc, tier""", [month])
@@ -180,7 +182,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "unallocated": unallocated,
         "unallocated_lines": lines.get(config.unallocated, []),
         "reconciliation": recon,
-        "invoice_billed_cost": invoice,
+        "reconciliation_summary": recon_summary,
         "reconciliation_difference": difference,
         "findings": found,
         "top_findings": TOP_FINDINGS,
@@ -190,7 +192,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
         "methodology": methodology_context(con),
-        "provenance": provenance(con, month),
+        "provenance": provenance(con, month, config=config),
         "cost_chart": charts.bar_chart_svg(*top_n(teams, "billed_cost"), f"billed cost ({currency})"),
         "energy_chart": charts.bar_chart_svg(*top_n(teams, "co2e_kg"), "CO2e, kg (location-based)"),
         "chart_teams": CHART_TEAMS,

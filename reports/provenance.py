@@ -5,7 +5,9 @@
   from the same files and reference data print the same hash whatever order or day they were
   loaded in, or whatever other months sit beside them;
 - assumptions version: sha256 over sources/reference/*.csv (file name and bytes, sorted by name);
-- the meterbook version.
+- the meterbook version;
+- the config: sha256 of the meterbook.toml the figures were allocated with, or none (the
+  defaults): the same warehouse under another config gives other teams' figures.
 Printed as short prefixes (16 hex digits) in the footer; full values go into the attached JSON.
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.config import Config
 from pipelines.quality import quality_summary
 from sources.reference_data import REFERENCE_DIR
 
@@ -45,11 +48,15 @@ def warehouse_hash(con: duckdb.DuckDBPyConnection, assumptions: str | None = Non
     return h.hexdigest()
 
 
-def provenance(con: duckdb.DuckDBPyConnection, month: str | None = None, also_kinds: tuple[str, ...] = ()) -> dict[str, Any]:
+def provenance(con: duckdb.DuckDBPyConnection, month: str | None = None, also_kinds: tuple[str, ...] = (),
+               config: Config | None = None) -> dict[str, Any]:
     av = assumptions_version()
     wh = warehouse_hash(con, av, month, also_kinds)
+    cfg = config.sha256 if config else None
     return {"warehouse_hash": wh, "assumptions_version": av, "meterbook_version": version("meterbook"),
-            "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT]}
+            "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT],
+            "config_sha256": cfg, "config_path": config.path if config else None,
+            "config_short": cfg[:SHORT] if cfg else "defaults"}
 
 
 def document_date(month: str | None) -> str:

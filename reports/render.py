@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 from datetime import datetime
 from decimal import Decimal
 from importlib.metadata import version
@@ -14,6 +15,11 @@ from typing import Any, Iterable
 import jinja2
 
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
+
+# Without HarfBuzz's subsetter WeasyPrint subsets fonts with fontTools, which stamps every subset's
+# 'head.modified' with the current second unless SOURCE_DATE_EPOCH is set, so the same inputs gave
+# different PDF bytes. Every report renders through this module; an explicit value still wins.
+os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
 
 TEMPLATES = files("templates")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

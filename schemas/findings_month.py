@@ -3,6 +3,8 @@ are those findings_month.sql writes; value, low and high are in `unit`, and may 
 (a GPU-hours or energy gap) or null (owned_break_even: never pays back)."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pandera.pandas as pa
 
@@ -10,15 +12,17 @@ from schemas.allocation_lines import MONTH
 
 FINDINGS = ["low_utilization", "idle_gpu_hours", "commitment_candidate", "spot_candidate", "owned_break_even",
             "gpu_hours_gap", "unmatched_host", "unobserved_resource", "energy_gap", "scaling_efficiency",
-            "energy_above_board", "telemetry_gap"]
+            "energy_above_board", "telemetry_gap", "invoice_difference"]
 UNITS = ["h", "fraction of month", "preemptions/h", "months", "kWh", "fraction"]
+# money findings (invoice_difference) are in their ISO 4217 currency
+UNIT = rf"^({'|'.join(re.escape(u) for u in UNITS)}|[A-Z]{{3}})$"
 
 
 class FindingsMonth(pa.DataFrameModel):
     month: str = pa.Field(str_matches=MONTH, description="YYYY-MM")
     finding: str = pa.Field(isin=FINDINGS)
     subject: str = pa.Field(nullable=True, description="what the finding is about: a GPU, resource, host, run, project")
-    unit: str = pa.Field(isin=UNITS)
+    unit: str = pa.Field(str_matches=UNIT)
     value: float = pa.Field(nullable=True)
     low: float = pa.Field(nullable=True)
     high: float = pa.Field(nullable=True)

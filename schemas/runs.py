@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-TIMEZONE_BASES = ["offset_in_timestamp", "option", "country", "country_multizone", "assumed_utc"]
+TIMEZONE_BASES = ["offset_in_timestamp", "option", "region", "region_multizone", "country", "country_multizone", "assumed_utc"]
 
 
 class Runs(pa.DataFrameModel):

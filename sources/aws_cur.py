@@ -22,6 +22,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "line_item_id": _both("identity/LineItemId"),
     "time_interval": _both("identity/TimeInterval"),
     "payer_account_id": _both("bill/PayerAccountId"),
+    "invoice_id": _both("bill/InvoiceId"),
     "usage_account_id": _both("lineItem/UsageAccountId"),
     "billing_period_start": _both("bill/BillingPeriodStartDate"),
     "usage_start": _both("lineItem/UsageStartDate"),
@@ -61,7 +62,7 @@ TAG_PREFIXES = ("resourceTags/", "resource_tags_")
 CUR2_MARKERS = {"product", "resource_tags", "cost_category", "discount", "bill_payer_account_name",
                 "line_item_usage_account_name"}
 # CUR 2.0 keeps activated tags in one map; user tags carry a user_ prefix there.
-CUR2_TAGS = ("map_from_entries(list_transform(map_entries(try_cast(json(resource_tags_json) as map(varchar, varchar))), "
+CUR2_TAGS = ("map_from_entries(list_transform(map_entries(try_cast(json_text(resource_tags_json)::json as map(varchar, varchar))), "
              "lambda e: struct_pack(k := regexp_replace(e.key, '^user_', ''), v := e.value)))")
 
 
@@ -104,8 +105,8 @@ class AwsCurReader(BillingReader):
             return "legacy-athena"
         return None
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES, numbered=False)
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
+        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES, numbered=False, padded=padded)
         tags = tags_map_sql(tag_cols, tag_key)
         rows_read = stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": tags}, rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "legacy-csv")
@@ -122,7 +123,7 @@ class AwsCur2Reader(AwsCurReader):
             return "2.0"
         return None
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", numbered=False)
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", numbered=False, padded=padded)
         rows_read = stage_sql(con, head.path, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS}, rowid_numbers=True)
         return self.finish(con, rows_read, "2.0")

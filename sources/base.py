@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from pipelines.errors import InputError
+from sources.linecount import LineCount, scan
 
 HEAD_BYTES = 256 * 1024
 
@@ -33,6 +34,7 @@ class Head:
     columns: tuple[str, ...]
     gzip: bool = False
     parquet: bool = False
+    header_lines: int = 1     # physical lines of the CSV header record (a quoted name may hold a line break)
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Staged:
     format_version: str
     delivery_key: str | None = None   # set where a newer delivery replaces an older one
     notes: list[str] = field(default_factory=list)
+    expected_rows: int | None = None  # rows by the reader's own line count (not DuckDB), when it keeps one
+    header_records: int = 1           # CSV records that were headers (concatenated CodeCarbon files: one per part)
 
 
 class Reader:
@@ -78,6 +82,15 @@ class Reader:
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         return {}
 
+    def dialect(self, head: Head) -> str | None:
+        """How the independent count (sources/linecount.py) reads this file: 'csv' (quote-aware),
+        'lines', 'prom' (lines, '#' comments), or None when rows are not lines."""
+        return None
+
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
+        """The data rows the file holds by that count (None: this reader has no count to offer)."""
+        return None
+
     def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
         con.execute(f"delete from {self.table} where file_id = ?", [file_id])
 
@@ -108,8 +121,10 @@ def read_head(path: Path) -> Head:
     if raw[:4] == b"PAR1":
         return Head(path, raw, "", parquet_columns(path), gzip=is_gzip, parquet=True)
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    columns = json_keys(text) if text.lstrip().startswith("{") else csv_header(text)
-    return Head(path, raw, text, columns, gzip=is_gzip)
+    if text.lstrip().startswith("{"):
+        return Head(path, raw, text, json_keys(text), gzip=is_gzip)
+    columns, lines = csv_header(text)
+    return Head(path, raw, text, columns, gzip=is_gzip, header_lines=lines)
 
 
 def json_keys(text: str) -> tuple[str, ...]:
@@ -125,15 +140,16 @@ def json_keys(text: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def csv_header(text: str) -> tuple[str, ...]:
-    first = text.splitlines()[0] if text.strip() else ""
-    if not first:
-        return ()
+def csv_header(text: str) -> tuple[tuple[str, ...], int]:
+    """The first CSV record's fields (stripped) and how many physical lines it spans."""
+    if not text.strip() or not text.splitlines()[0]:
+        return (), 1
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        row = next(csv.reader(io.StringIO(first)))
+        row = next(reader)
     except (csv.Error, StopIteration):
-        return ()
-    return tuple(c.strip() for c in row)
+        return (), 1
+    return tuple(c.strip() for c in row), max(reader.line_num, 1)
 
 
 def parquet_columns(path: Path) -> tuple[str, ...]:
@@ -198,3 +214,27 @@ def gzip_ok(path: Path) -> None:
                 pass
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(path, "truncated or corrupt gzip", str(exc), "Download or copy the file again") from None
+
+
+def check_count(reader: Reader, con: duckdb.DuckDBPyConnection, head: Head, staged: Staged, count: LineCount | None) -> None:
+    """Rows read must be the rows the file holds by a count that never went through DuckDB:
+    the reader's own (Staged.expected_rows), else the line count in the reader's dialect.
+
+    A fast count knows only the blank lines ending the file; when it disagrees, the file is
+    counted again with all blank lines and indented comments (a second pass, paid only by such
+    files)."""
+    rows_read = staged.rows_read
+    if staged.expected_rows is not None:
+        count = None
+    expected = staged.expected_rows if staged.expected_rows is not None else reader.expected_rows(con, head, count, staged)
+    if expected is None or expected == rows_read:
+        return
+    if count is not None and not count.precise:
+        _, count = scan(head.path, False, reader.dialect(head), precise=True)
+        expected = reader.expected_rows(con, head, count, staged)
+        if expected == rows_read:
+            return
+    raise InputError(head.path, f"{rows_read} rows read, but the file has {expected} data rows",
+                     "records counted by their line breaks without DuckDB, header and blank lines left out",
+                     "Nothing was loaded. Check the file's quoting (an unclosed quote joins lines) and that it is the "
+                     "format detected; if it is, report the file")

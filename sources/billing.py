@@ -9,7 +9,9 @@ import duckdb
 from schemas.charges import Charges
 from schemas.contract import reject_sql
 from pipelines.warehouse import read_sql
-from sources.base import Reader, Staged
+from sources.base import Head, Reader, Staged
+from sources.linecount import LineCount
+from sources.tabular import tabular_dialect, tabular_expected_rows
 
 # Units a cloud uses for instance time; only these rows carry GPU-hours.
 HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
@@ -22,8 +24,21 @@ class BillingReader(Reader):
     table = "charges"
     staged = "_lines"    # _staged joined to the instance catalog (a view: no second copy of the rows)
 
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        # options["padded"]: the runner's second read after ShortRows (a row shorter than the header)
+        return self.stage_rows(con, head, options, bool(options.get("padded")))
+
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:  # pragma: no cover
+        raise NotImplementedError
+
+    def dialect(self, head: Head) -> str | None:
+        return tabular_dialect(head)
+
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
+        return tabular_expected_rows(con, head, count)
+
     def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str) -> Staged:
-        resolve_gpus(con)
+        resolve_gpus(con, file_currency(con))
         cols = {r[0] for r in con.execute("describe _lines").fetchall()}
         sql = reject_sql(Charges, cols, "_lines")
         if sql:
@@ -60,20 +75,40 @@ class BillingReader(Reader):
         return {"currency": "mixed", "by_currency": by_cur, "findings": found}
 
 
+def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The currency for rows that leave it blank (OCI writes none on zero-cost rows): the one
+    currency the file's other rows name, with a located finding per row; None when the file
+    names none or several (those rows are then rejects: a cost must carry its currency)."""
+    blank = con.execute("select count(*) from _staged where billing_currency is null").fetchone()[0]
+    if not blank:
+        return None
+    named = con.execute("select distinct billing_currency from _staged where billing_currency is not null").fetchall()
+    if len(named) != 1:
+        return None
+    con.execute("""insert into _row_findings
+                   select row_number, 'billing_currency', 'currency_from_file', ?,
+                          'currency cell is empty; the currency of the file''s other rows is used'
+                   from _staged where billing_currency is null""", [named[0][0]])
+    return named[0][0]
+
+
 def findings_sql(cols: set[str]) -> str:
     """stg_billing__findings over _lines, keyed by line_item_key where the format has one."""
     key = "line_item_key" if "line_item_key" in cols else "null::varchar"
     return read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key)
 
 
-def resolve_gpus(con: duckdb.DuckDBPyConnection) -> None:
-    """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance catalog."""
-    con.execute("create or replace temp view _lines as " + lines_sql())
+def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) -> None:
+    """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance
+    catalog, and blank currencies filled with `currency` when given."""
+    con.execute("create or replace temp view _lines as " + lines_sql(currency))
 
 
-def lines_sql() -> str:
+def lines_sql(currency: str | None = None) -> str:
+    """The select of resolve_gpus over _staged (the Spark engine runs it too)."""
+    fill = f"replace (coalesce(s.billing_currency, '{currency.replace(chr(39), chr(39) * 2)}') as billing_currency)" if currency else ""
     return f"""
-        select s.*,
+        select s.* {fill},
             it.gpu_model,
             it.gpu_count,
             case when it.gpu_count is not null

@@ -7,8 +7,10 @@ several header lines when emission files were concatenated; each part is then re
 own header (the runner sees one file, one row count).
 
 The `timestamp` column is naive LOCAL time at the END of the run. It is read in the zone given
-by options["timezone"], else the zone of the run's country (sources/country_timezones.csv),
-else taken as UTC; each row says which (`timezone_basis`).
+by options["timezone"], else the zone of the run's region where the table knows it (US states,
+Canadian provinces: sources/region_timezones.csv; "washington" is Pacific time, not New York's),
+else the zone of its country (sources/country_timezones.csv), else taken as UTC; each row says
+which (`timezone_basis`).
 """
 from __future__ import annotations
 
@@ -26,9 +28,11 @@ from schemas.contract import reject_sql
 from schemas.runs import Runs
 from sources.base import Head, Reader, Staged, duck_error, gzip_ok, register
 from sources.reference_data import resolve_gpu
-from sources.tabular import stage_sql
+from sources.linecount import LineCount
+from sources.tabular import stage_sql, tabular_expected_rows
 
 COUNTRY_TIMEZONES = Path(__file__).parent / "country_timezones.csv"
+REGION_TIMEZONES = Path(__file__).parent / "region_timezones.csv"
 
 # Canonical staging name -> header spellings (lower-cased, stripped), preferred first.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -108,7 +112,14 @@ class CodeCarbonReader(Reader):
         versions = [r[0] for r in con.execute(
             "select distinct codecarbon_version from _staged where codecarbon_version is not null order by 1").fetchall()]
         label = layout_label(headers[0]) + (f"; codecarbon {', '.join(versions)}" if versions else "")
-        return Staged(rows_read=rows_read, format_version=label, notes=timezone_notes(con, len(headers)))
+        return Staged(rows_read=rows_read, format_version=label, notes=timezone_notes(con, len(headers)),
+                      header_records=len(headers))
+
+    def dialect(self, head: Head) -> str | None:
+        return "csv"
+
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
+        return tabular_expected_rows(con, head, count, staged.header_records)
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         n, kwh, kg = con.execute("select count(*), sum(energy_kwh), sum(emissions_kg) from runs where file_id = ?",
@@ -152,7 +163,7 @@ def raw_view(con: duckdb.DuckDBPyConnection, head: Head, headers: list[list[str]
     cols = [f"c{i}" for i in range(width + 1)]
     spec = ", ".join(f"'{c}': 'varchar'" for c in cols)
     read = (f"select row_number() over () as _rec, * from read_csv(?, header = false, skip = 1, auto_detect = false, "
-            f"delim = ',', quote = '\"', escape = '\"', null_padding = true, strict_mode = false, "
+            f"delim = ',', quote = '\"', escape = '\"', comment = '', null_padding = true, strict_mode = false, "
             f"nullstr = ['{NO_NULL}'], columns = {{{spec}}})")
 
     def any_cell(value: str) -> str:
@@ -191,20 +202,30 @@ def raw_view(con: duckdb.DuckDBPyConnection, head: Head, headers: list[list[str]
 
 
 def country_zones(con: duckdb.DuckDBPyConnection) -> None:
-    """Temp table _country_zones: one row per lookup key (ISO3, ISO2, lower-cased names)."""
+    """Temp tables _country_zones (one row per lookup key: ISO3, ISO2, lower-cased names) and
+    _region_zones (country ISO3 x lower-cased region name or abbreviation)."""
     con.execute("""
         create or replace temp table _country_zones as
         with src as (select * from read_csv(?, header = true, all_varchar = true)),
         keys as (
-            select iso3 as key, timezone, zones_in_country from src
-            union all select iso2, timezone, zones_in_country from src
-            union all select lower(country_name), timezone, zones_in_country from src
-            union all select lower(trim(unnest(string_split(other_names, ';')))), timezone, zones_in_country
+            select iso3 as key, iso3, timezone, zones_in_country from src
+            union all select iso2, iso3, timezone, zones_in_country from src
+            union all select lower(country_name), iso3, timezone, zones_in_country from src
+            union all select lower(trim(unnest(string_split(other_names, ';')))), iso3, timezone, zones_in_country
                       from src where other_names is not null
         )
-        select key, any_value(timezone) as timezone, any_value(zones_in_country)::int as zones_in_country
+        select key, any_value(iso3) as iso3, any_value(timezone) as timezone, any_value(zones_in_country)::int as zones_in_country
         from keys where key is not null and key <> '' group by key
     """, [str(COUNTRY_TIMEZONES)])
+    # Regions of a country (CodeCarbon writes the state or province name, lower-cased), by name
+    # and by postal abbreviation, keyed with the country's ISO3 code.
+    con.execute("""
+        create or replace temp table _region_zones as
+        with src as (select * from read_csv(?, header = true, all_varchar = true))
+        select iso3, lower(region) as key, timezone, zones_in_region::int as zones_in_region from src
+        union all
+        select iso3, lower(abbreviation), timezone, zones_in_region::int from src where abbreviation <> ''
+    """, [str(REGION_TIMEZONES)])
 
 
 def timezone_literal(path: Path, options: dict[str, Any]) -> str:
@@ -236,8 +257,9 @@ def timezone_notes(con: duckdb.DuckDBPyConnection, n_headers: int) -> list[str]:
     if n_headers > 1:
         notes.append(f"{n_headers} header lines (files concatenated); each part read with its own header")
     for basis, tz, n in con.execute("""select timezone_basis, timezone, count(*) from _staged
-                                       where timezone_basis in ('country_multizone', 'assumed_utc')
+                                       where timezone_basis in ('country_multizone', 'region_multizone', 'assumed_utc')
                                        group by all order by all""").fetchall():
-        why = "country has several zones" if basis == "country_multizone" else "no country or --timezone"
+        why = {"country_multizone": "country has several zones, and no region the table knows",
+               "region_multizone": "region has several zones"}.get(basis, "no country or --timezone")
         notes.append(f"{n} runs: local timestamps read as {tz} ({why})")
     return notes

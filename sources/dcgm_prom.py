@@ -10,6 +10,7 @@ import duckdb
 
 from pipelines.warehouse import read_sql
 from sources.base import Head, Staged, register
+from sources.linecount import LineCount
 from sources.tabular import sql_str
 from sources.telemetry import TelemetryReader
 
@@ -36,7 +37,7 @@ def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
     con.execute(f"""
         create or replace temp view raw_prom_cols as
         select * from read_csv({sql_str(str(head.path))}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
-                               header = false, delim = '}}', quote = '', escape = '', auto_detect = false,
+                               header = false, delim = '}}', quote = '', escape = '', comment = '', auto_detect = false,
                                null_padding = true, strict_mode = true, compression = 'auto')""")
 
 
@@ -44,6 +45,13 @@ def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
 class DcgmPromReader(TelemetryReader):
     kind = "dcgm-prom"
     description = "dcgm-exporter Prometheus text scrape(s), OpenMetrics dumps"
+
+    def dialect(self, head: Head) -> str | None:
+        return "prom"
+
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
+        """One sample per line that is neither blank nor a # comment (HELP, TYPE, EOF, notes)."""
+        return None if count is None else count.content - count.comments
 
     def sniff(self, head: Head) -> str | None:
         lines = [ln for ln in head.text.splitlines()[:200] if ln.strip()]

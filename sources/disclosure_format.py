@@ -13,6 +13,7 @@ the body.
 from __future__ import annotations
 
 import csv
+import difflib
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -63,6 +64,9 @@ class Disclosure:
     facility_type: str | None = None             # a pue.csv facility_type: hyperscale, colocation, ...
     precision: str | None = None                 # training precision: a gpu_specs peak_flops_<precision>
     market_gco2e_per_kwh: float | None = None    # contractual (market-based) factor, g/kWh
+    operator: str | None = None                  # who ran the facility (operator_aliases.csv): its fleet PUE, home grid
+    year: float | None = None                    # training year: selects the grid factor of that year
+    convention: str | None = None                # how the reporter computed (conventions.csv): e.g. mlco2-impact
     row_number: int = 1
     findings: list[str] = field(default_factory=list)
     # Each number as written ('1.1e9', '400.0', '3,311,616'): its printed precision is a rounding
@@ -75,24 +79,40 @@ class Disclosure:
 
 
 FIELDS = tuple(f.name for f in fields(Disclosure) if f.name not in ("row_number", "findings", "number_text"))
-EXTENSION_FIELDS = ("facility_type", "precision", "market_gco2e_per_kwh")
+EXTENSION_FIELDS = ("facility_type", "precision", "market_gco2e_per_kwh", "operator", "year", "convention")
 DESIGN_FIELDS = tuple(f for f in FIELDS if f not in EXTENSION_FIELDS)
-TEXT_FIELDS = ("model", "source", "accelerator", "power_basis", "energy_scope", "location", "facility_type", "precision")
-LOWERCASE_FIELDS = ("power_basis", "energy_scope", "facility_type", "precision")
+TEXT_FIELDS = ("model", "source", "accelerator", "power_basis", "energy_scope", "location", "facility_type", "precision",
+               "operator", "convention")
+LOWERCASE_FIELDS = ("power_basis", "energy_scope", "facility_type", "precision", "operator", "convention")
 NUMERIC_FIELDS = tuple(f for f in FIELDS if f not in TEXT_FIELDS)
 REQUIRED = ("model", "source")
+# Numbers that divide (a count, a duration, a power, a PUE) must be positive; figures may be zero.
+MUST_BE_POSITIVE = ("params", "active_params", "tokens", "accelerator_count", "training_days", "power_w", "pue",
+                    "price_usd_per_accelerator_hour", "year")
+# Keys a document may carry beside the format's own (ignored): comments and x_ extensions.
+FREE_KEY_PREFIXES = ("x_", "notes")
 NUMBER_TEXT = "number_text"   # the key under which the reconstruct engine takes each number as written
 TEXT_COLUMNS = {k: f"{k}_text" for k in NUMERIC_FIELDS}   # warehouse column of each number as written
 
 
 @dataclass(frozen=True)
 class Problem:
-    """Why one YAML document cannot load; becomes a located row reject."""
+    """Why one YAML document cannot load; becomes a located row reject (ingest) or an Error
+    line (reconstruct): ``message`` says what, ``fix`` what to do."""
 
     column: str | None
     check: str
     value: str | None
     message: str
+    fix: str = ""
+
+
+class DisclosureError(ValueError):
+    """A disclosure the engine cannot read: what, where, and how to fix it."""
+
+    def __init__(self, what: str, where: str, fix: str) -> None:
+        self.what, self.where, self.fix = what, where, fix
+        super().__init__(f"{what} ({where}). {fix}" if where else f"{what}. {fix}")
 
 
 # ---------------------------------------------------------------- disclosure YAML
@@ -124,23 +144,47 @@ def yaml_documents(text: str) -> list[tuple[int, Any, dict[str, str]]]:
 
 
 def document_problems(doc: Any) -> list[Problem]:
-    """Everything wrong with one document: unknown keys, missing model/source, bad values."""
+    """Everything wrong with one document: unknown keys, missing model/source, bad values.
+
+    The one validator of the format: ingest turns each problem into a row reject, the
+    reconstruct engine raises the first as a DisclosureError."""
     if not isinstance(doc, dict):
-        return [Problem(None, "is_mapping", str(doc)[:200], "a disclosure document must be a mapping of field: value")]
-    out = [Problem(str(k), "known_key", str(doc[k])[:200],
-                   f"unknown key {k!r}; the disclosure format has: {', '.join(FIELDS)}")
-           for k in doc if k not in FIELDS]
+        return [Problem(None, "is_mapping", str(doc)[:200], "a disclosure document must be a mapping of field: value",
+                        "Write one YAML mapping per document")]
+    out = [_unknown_key(str(k), doc[k]) for k in doc if k not in FIELDS and not str(k).startswith(FREE_KEY_PREFIXES)]
     for k in REQUIRED:
         if doc.get(k) in (None, ""):
-            out.append(Problem(k, "not_nullable", None, f"{k} is required"))
+            out.append(Problem(k, "not_nullable", None, f"{k} is required", f"Every disclosure needs '{k}'"))
     for k in NUMERIC_FIELDS:
-        if doc.get(k) is not None and number(doc[k]) is None:
-            out.append(Problem(k, "parses_as_number", str(doc[k])[:200], f"{k} is not a number"))
-    for k, allowed in (("power_basis", POWER_BASES), ("energy_scope", ENERGY_SCOPES),
-                       ("facility_type", facility_types()), ("precision", precisions())):
+        v = doc.get(k)
+        if v is None:
+            continue
+        x = number(v) if isinstance(v, (str, int, float)) else None
+        if x is None:
+            out.append(Problem(k, "parses_as_number", str(v)[:200], f"{k} '{v}' is not a number",
+                               "Write a plain number such as 1.4e+12"))
+        elif x < 0 or (x == 0 and k in MUST_BE_POSITIVE):
+            out.append(Problem(k, "in_range", str(v)[:200], f"{k} = {v} is out of range",
+                               "Use a positive number" if k in MUST_BE_POSITIVE else "Use zero or a positive number"))
+    for k, allowed in allowed_text_values().items():
         if doc.get(k) is not None and str(doc[k]).strip().lower() not in allowed:
-            out.append(Problem(k, f"isin({', '.join(allowed)})", str(doc[k]), f"{k} must be one of {', '.join(allowed)}"))
+            out.append(Problem(k, f"isin({', '.join(allowed)})", str(doc[k]), f"{k} '{doc[k]}' is not one of {', '.join(allowed)}",
+                               "Use one of those or leave it empty"))
     return out
+
+
+def _unknown_key(key: str, value: Any) -> Problem:
+    close = difflib.get_close_matches(key, FIELDS, n=1)
+    fix = f"Did you mean '{close[0]}'?" if close else f"The disclosure format has: {', '.join(FIELDS)}"
+    return Problem(key, "known_key", str(value)[:200], f"unknown key '{key}'", fix)
+
+
+@lru_cache(maxsize=None)
+def allowed_text_values() -> dict[str, tuple[str, ...]]:
+    """Text fields with a closed vocabulary, the reference data naming most of them."""
+    return {"power_basis": POWER_BASES, "energy_scope": ENERGY_SCOPES, "facility_type": facility_types(),
+            "precision": precisions(), "operator": tuple(sorted({r["operator"] for r in read_rows("operator_aliases")})),
+            "convention": tuple(r["convention"] for r in read_rows("conventions"))}
 
 
 def to_disclosure(doc: dict, row_number: int = 1, texts: dict[str, str] | None = None) -> Disclosure:
@@ -164,7 +208,7 @@ def parse_disclosure_yaml(text: str) -> list[Disclosure]:
     for row, doc, texts in yaml_documents(text):
         problems = document_problems(doc)
         if problems:
-            raise ValueError(f"document {row}: " + "; ".join(p.message for p in problems))
+            raise ValueError(f"document {row}: " + "; ".join(f"{p.message}. {p.fix}" for p in problems))
         out.append(to_disclosure(doc, row, texts))
     return out
 
@@ -268,6 +312,7 @@ def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
     grams_text = meta_text(co2.get("emissions")) if meta_g is not None else (body_em[1] if body_em else None)
     model = (present(meta.get("model_name")) or model_index_name(meta) or heading(body) or "unknown model")
     measured_by = present(co2.get("source"))
+    convention = convention_from_text(" ".join(filter(None, (measured_by, body))))
     d = Disclosure(
         model=model,
         source=(source or f"Hugging Face model card of {model}")
@@ -278,6 +323,7 @@ def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
         location=country_code(meta_loc or body_loc or "") or meta_loc or body_loc,
         energy_mwh=body_kwh[0] / KWH_PER_MWH if body_kwh else None,
         co2e_location_t=grams / G_PER_KG / KG_PER_T if grams is not None else None,
+        convention=convention,
     )
     found = unit_findings(meta_g, body_em) + location_findings(meta_loc, body_loc) + intensity_findings(d)
     texts = {"accelerator_hours": first_number(lines.get("hours")),
@@ -285,6 +331,14 @@ def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
              "co2e_location_t": converted_text(grams_text, d.co2e_location_t)}
     written = written_numbers({k: getattr(d, k) for k in NUMERIC_FIELDS}, {k: t for k, t in texts.items() if t})
     return replace(d, findings=found, number_text=written)
+
+
+def convention_from_text(text: str | None) -> str | None:
+    """The reporting convention a text names (conventions.csv ``detect``), when exactly one."""
+    low = (text or "").lower()
+    hits = [r["convention"] for r in read_rows("conventions")
+            if any(p.strip().lower() in low for p in r["detect"].split("|") if p.strip())]
+    return hits[0] if len(hits) == 1 else None
 
 
 def present(v: Any) -> str | None:
@@ -317,7 +371,7 @@ def first_number(s: str | None) -> str | None:
 # Labels of the card body lines we read ("- **Emissions:** 1.46 KgCO2 (Singapore)", the HF
 # template's "- **Carbon Emitted:** ...", AutoTrain's "- CO2 Emissions (in grams): 25.4").
 LINE_LABELS = {
-    "emissions": r"carbon emitted|co2 emissions|co2eq emissions|carbon emissions|emissions",
+    "emissions": r"carbon emitted|co2 emissions|co2eq emissions|carbon emissions|carbon emission|emissions",
     "energy": r"total energy consumption|energy consumption|energy consumed|energy used|energy",
     "hardware": r"hardware type|hardware used|gpus?|hardware",
     "hours": r"hours used|hours",
@@ -333,8 +387,10 @@ def body_lines(body: str) -> dict[str, str]:
     """First value of each known label in the body's 'label: value' lines."""
     out: dict[str, str] = {}
     for line in body.splitlines():
-        # "- **Label:** value", "- **Label**: value", "Label (in grams): value"
-        m = re.match(r"^\s*(?:[-*+]\s*)?\**\s*([A-Za-z0-9 ]+?)\s*(\([^)]*\))?\s*(?::\s*\**|\**\s*:)\s*(.+?)\s*$", line)
+        # "- **Label:** value", "- **Label**: value", "Label (in grams): value"; and a bullet without
+        # a colon, "- Carbon emission 0.1069 Kg", where the label ends at the first digit
+        m = (re.match(r"^\s*(?:[-*+]\s*)?\**\s*([A-Za-z0-9 ]+?)\s*(\([^)]*\))?\s*(?::\s*\**|\**\s*:)\s*(.+?)\s*$", line)
+             or re.match(r"^\s*[-*+]\s*\**\s*([A-Za-z ]+?)()\**\s+(\d[\d.,]*\s*[A-Za-z].*?)\s*$", line))
         if not m:
             continue
         label = m.group(1).strip().lower()
@@ -517,7 +573,7 @@ class DisclosureReader(Reader):
             problems = document_problems(doc)
             if problems:
                 con.executemany("insert into _rejects values (?, ?, ?, ?, ?)",
-                                [(row, p.column, p.check, p.value, p.message) for p in problems])
+                                [(row, p.column, p.check, p.value, f"{p.message}. {p.fix}".rstrip(". ")) for p in problems])
             else:
                 good.append(to_disclosure(doc, row, texts))
         _stage_rows(con, good)

@@ -37,6 +37,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "ConsumedUnit": ("ConsumedUnit", "UsageUnit"),
     "Tags": ("Tags",),
     "x_UsageType": ("x_UsageType",),
+    "InvoiceId": ("InvoiceId", "x_InvoiceId"),
 }
 REQUIRED = {"BilledCost", "ChargePeriodStart", "ChargeCategory", "BillingCurrency"}
 
@@ -62,9 +63,9 @@ class FocusReader(BillingReader):
             return "1.1"
         return "1.0"
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         # FOCUS exports write missing values as empty cells and, in the official sample, as the
         # literal NULL; both are nulls here (and only here: other formats may mean "NULL").
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False)
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False, padded=padded)
         rows_read = stage_sql(con, head.path, "stg_focus__charges.sql", rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "1.0")

@@ -47,7 +47,7 @@ class GcpBillingReader(BillingReader):
             return None
         return "detailed" if {"resource", "resource.name", "resource_name"} & cols else "standard"
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_gcp")
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_gcp", padded=padded)
         rows_read = stage_sql(con, head.path, "stg_gcp_billing__charges.sql")
         return self.finish(con, rows_read, self.sniff(head) or "standard")

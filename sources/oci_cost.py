@@ -38,8 +38,8 @@ class OciCostReader(BillingReader):
     def sniff(self, head: Head) -> str | None:
         return "cost-report" if {"lineItem/intervalUsageStart", "cost/myCost"} <= set(head.columns) else None
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_oci", extra_prefixes=("tags/",), numbered=False)
+    def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
+        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_oci", extra_prefixes=("tags/",), numbered=False, padded=padded)
         rows_read = stage_sql(con, head.path, "stg_oci_cost__charges.sql", {"tags": tags_map_sql(tag_cols, lambda c: c.split("/", 1)[1])},
                                rowid_numbers=True)
         return self.finish(con, rows_read, "cost-report")

@@ -9,7 +9,8 @@ import duckdb
 
 from pipelines.warehouse import read_sql
 from sources.base import Head, Staged, register
-from sources.tabular import quote_ident, sql_str
+from sources.linecount import LineCount
+from sources.tabular import csv_names, csv_read, sql_str, tabular_dialect, tabular_expected_rows
 from sources.telemetry import TelemetryReader
 
 TIME_COLUMNS = ("timestamp", "time", "Time", "_time", "ts")
@@ -61,10 +62,16 @@ class PromCsvReader(TelemetryReader):
             return "long-csv"
         return None
 
+    def dialect(self, head: Head) -> str | None:
+        return tabular_dialect(head)
+
+    def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
+        return tabular_expected_rows(con, head, count)
+
     def samples_sql(self, head: Head, src: str) -> tuple[str, dict[str, str]]:
-        """The samples of the CSV read by relation `src` (text columns under the header's names)
-        and the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
-        cols = head.columns
+        """The samples of the CSV read by relation `src` (text columns c0..cN by position) and
+        the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
+        cols = csv_names(head)
         time_c, metric_c, value_c = (first_present(cols, o) for o in (TIME_COLUMNS, METRIC_COLUMNS, VALUE_COLUMNS))
         # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
         # Header names enter SQL only as escaped literals and quoted identifiers.
@@ -73,29 +80,31 @@ class PromCsvReader(TelemetryReader):
         # or `series` must not collide with the view's own columns.
         parts = ", ".join(f"case when nullif(k{i}, '') is not null then {sql_str(c + '=' + chr(34))} || k{i} || '\"' end"
                           for i, c in enumerate(label_cols, 1))
+        pos = {c: f"c{i}" for i, c in reversed(list(enumerate(cols)))}
         labels = f"concat_ws(',', {parts})" if label_cols else "''"
         key_cols = [f"k{i}" for i in range(len(label_cols) + 1)]
         # Grouped on the columns themselves: the label text is built once per series and hour,
         # not once per sample (half the cost of the pass when it was).
         keys = {"keys": ", ".join(key_cols), "metric": "k0", "labels": labels}
+        # '' cells as NULL
+        t, m, v = (f"nullif({pos[c]}, '')" for c in (time_c, metric_c, value_c))
         sql = f"""
             select *, k0 || '{{' || {labels} as series from (
             select
                 row_number,
-                {", ".join(f"{quote_ident(c)} as k{i}" for i, c in enumerate((metric_c, *label_cols)))},
-                {quote_ident(value_c)} as value_text,
-                coalesce(epoch_ms(utc_ts({quote_ident(time_c)})),
-                         (case when try_cast({quote_ident(time_c)} as double) < 1e11 then try_cast({quote_ident(time_c)} as double) * 1000
-                               else try_cast({quote_ident(time_c)} as double) end)::bigint) as ts_ms,
-                left(concat_ws(',', {quote_ident(time_c)}, {quote_ident(metric_c)}, {quote_ident(value_c)}), 200) as line
+                {", ".join(f"nullif({pos[c]}, '') as k{i}" for i, c in enumerate((metric_c, *label_cols)))},
+                {v} as value_text,
+                coalesce(epoch_ms(utc_ts({t})),
+                         (case when try_cast({t} as double) < 1e11 then try_cast({t} as double) * 1000
+                               else try_cast({t} as double) end)::bigint) as ts_ms,
+                left(concat_ws(',', {t}, {m}, {v}), 200) as line
             from (select {{{{ row_number }}}} as row_number, * from {src}))"""
         return sql, keys
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         self.prepare(con)
-        src = (f"read_csv({sql_str(str(head.path))}, all_varchar = true, header = true, strict_mode = true, "
-               "null_padding = false)")
-        sql, keys = self.samples_sql(head, src)
+        # dialect stated, columns by position (sources/tabular.py csv_read)
+        sql, keys = self.samples_sql(head, csv_read(head))
         con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
         con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
         rows_read, _ = self.group(con, head, keys)

@@ -22,8 +22,9 @@ import duckdb
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 
-COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits")
-CATALOG_FILES = ("gpu_aliases", "instance_types")
+COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators",
+                     "convention_tdp")
+CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions")
 
 # Every coefficient file ends with these columns, after its key columns.
 COMMON_COLUMNS = ("value", "unit", "low", "high", "source", "retrieved", "notes")
@@ -37,6 +38,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "embodied": ("item", "kind"),
     "assumptions": ("assumption_id",),
     "check_limits": ("limit_id",),
+    "operators": ("operator", "year", "metric"),
+    "convention_tdp": ("convention", "gpu_model"),
 }
 
 # Full column lists of the catalog files; numeric columns are DOUBLE (gpu_count can be
@@ -47,6 +50,8 @@ CATALOG_COLUMNS: dict[str, tuple[str, ...]] = {
         "cloud", "instance_type", "gpu_model", "gpu_count", "vcpu", "memory_gib",
         "source", "retrieved", "notes",
     ),
+    "operator_aliases": ("alias", "operator", "home_zone", "source", "notes"),
+    "conventions": ("convention", "power_basis", "pue_applied", "detect", "source", "notes"),
 }
 CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib"}
 

@@ -10,17 +10,64 @@ import duckdb
 from pipelines.errors import InputError
 from pipelines.warehouse import read_sql
 from sources.base import Head, duck_error
+from sources.linecount import LineCount
 
 
 def is_json_lines(head: Head) -> bool:
     return head.text.lstrip().startswith("{") and not head.parquet
 
 
+# Stands for NULL in read_csv and never occurs in text: every cell is read as written ('' stays
+# ''), so a NULL can only be a cell a short row did not have (null_padding).
+NEVER = "\x00"
+
+
+class ShortRows(InputError):
+    """A CSV row's field count differs from the header's: the runner stages the file again with
+    short rows padded (a trailing comma in the header, a ragged hand-edited file). Raised from a
+    padded read it is the user's Error: a row longer than the header has a field too many, and
+    which one is unknown."""
+
+
+def csv_names(head: Head) -> tuple[str, ...]:
+    """Header names without trailing empty ones: a header ending in a comma names no column
+    there, and its rows often stop a field earlier (read padded when they do not)."""
+    names = list(head.columns)
+    while names and names[-1] == "":
+        names.pop()
+    return tuple(names)
+
+
+def csv_read(head: Head, padded: bool = False) -> str:
+    """read_csv with the dialect stated, never sniffed: comma, double quote doubled to escape it,
+    no comment character (DuckDB once took ` # notsecret` ending every CUR row for a comment and
+    read none), columns c0..cN by position (header names may repeat, differ only in case, or hold
+    quotes). The header is skipped by line count, not parsed by DuckDB.
+
+    padded: short rows are filled with NULL (and, since DuckDB cannot pad rows beside a quoted
+    line break in parallel, read on one thread); the width is then the header's full field count.
+    """
+    width = len(head.columns) if padded else len(csv_names(head))
+    cols = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(max(width, 1)))
+    return (f"read_csv({sql_str(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = false, "
+            f"columns = {{{cols}}}, delim = ',', quote = '\"', escape = '\"', comment = '', "
+            f"nullstr = '{NEVER}', strict_mode = true, null_padding = {str(padded).lower()}, parallel = {str(not padded).lower()}, "
+            f"compression = '{'gzip' if head.gzip else 'none'}')")
+
+
+def cell(ident: str, nullstr: tuple[str, ...]) -> str:
+    """A CSV cell as text, NULL where it holds one of the file's null spellings (empty, NULL)."""
+    if len(nullstr) == 1:
+        return f"nullif({ident}, {sql_str(nullstr[0])})"
+    return f"case when {ident} in ({', '.join(sql_str(n) for n in nullstr)}) then null else {ident} end"
+
+
 def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: bool = True) -> tuple[str, list]:
     """SQL (and its parameters) reading every column as text, in file order, with row numbers.
 
     Everything is read as VARCHAR so that a value that does not parse becomes a located
-    reject instead of a failed or silently-null cast inside DuckDB's sniffer.
+    reject instead of a failed or silently-null cast inside DuckDB's sniffer. (Parquet and JSON
+    lines only: CSV goes through csv_read, by position.)
     """
     # The path is inlined (escaped) rather than bound: the result becomes a view, and views take
     # no parameters. A truncated gzip fails inside DuckDB's read, before anything is written.
@@ -30,15 +77,25 @@ def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: boo
     rn = "row_number() over ()" if numbered else "null::bigint"
     if head.parquet:
         return f"select {rn} as row_number, * from read_parquet({path})", []
-    if is_json_lines(head):
-        return (f"select {rn} as row_number, * from read_json({path}, format = 'newline_delimited', "
-                "sample_size = -1)", [])
-    nulls = ", ".join(sql_str(n) for n in nullstr)
-    return (
-        f"select {rn} as row_number, * from read_csv({path}, all_varchar = true, header = true, "
-        f"nullstr = [{nulls}], strict_mode = true, null_padding = false)",
-        [],
-    )
+    return (f"select {rn} as row_number, * from read_json({path}, format = 'newline_delimited', "
+            "sample_size = -1)", [])
+
+
+def tabular_dialect(head: Head) -> str | None:
+    """How the independent count reads a tabular file: Parquet has no lines, JSON lines are lines."""
+    return None if head.parquet else "lines" if is_json_lines(head) else "csv"
+
+
+def tabular_expected_rows(con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None,
+                          staged_headers: int = 1) -> int | None:
+    """Data rows by the independent count: CSV records less the header records (one, or one per
+    part of concatenated files), JSON lines as they are, Parquet rows as its footer states them
+    (metadata, not a scan)."""
+    if head.parquet:
+        return int(con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(head.path)]).fetchone()[0] or 0)
+    if count is None:
+        return None
+    return count.content - (0 if is_json_lines(head) else min(staged_headers, count.content))
 
 
 def sql_str(s: str) -> str:
@@ -73,19 +130,27 @@ def quote_ident(name: str) -> str:
 
 def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
-                   extra_prefixes: tuple[str, ...] = (), numbered: bool = True) -> list[str]:
-    """Create temp table `view` with one text column per canonical name (NULL where the file
+                   extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
+                   defaults: dict[str, str] | None = None) -> list[str]:
+    """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
     An alias may name a nested field as `parent.child` (GCP's service.description): it matches a
-    flattened column of that name, or the field inside a STRUCT column `parent`.
+    flattened column of that name, or the field inside a STRUCT column `parent`. Names match
+    exactly, else ignoring case (Azure writes PreTaxCost and preTaxCost). `defaults` gives an
+    SQL literal for a canonical name the file lacks. CSV rows also get `_fields`: NULL for a
+    whole row, else (padded reads only) how many fields a short row had.
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
     """
-    select, extras = canonical_select(con, head, aliases, required, extra_prefixes)
-    raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
+    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults)
+    if head.parquet or is_json_lines(head):
+        raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
+    else:
+        rn = "row_number() over ()" if numbered else "null::bigint"
+        raw_sql = f"select {rn} as row_number, * from {csv_read(head, padded)}"
     # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
-    # Creating the view binds it, and binding makes DuckDB sniff the file: non-UTF-8 bytes or a
-    # truncated gzip fail here, so they must become an InputError here too (not a traceback).
+    # Creating the view binds it; a Parquet or JSON file is opened then, so a broken one must
+    # become an InputError here too (not a traceback).
     try:
         con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
     except duckdb.Error as exc:
@@ -93,23 +158,42 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     return extras
 
 
-def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
-                     required: set[str], extra_prefixes: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """The select list of canonical_view over the file's columns (row_number first), and the
-    columns kept under an extra prefix. The Spark engine runs the same list over its own read."""
+def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]], required: set[str],
+                     nullstr: tuple[str, ...] = ("",), extra_prefixes: tuple[str, ...] = (), padded: bool = False,
+                     defaults: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """The select list of canonical_view over the file's raw relation (row_number, then c0..cN
+    for CSV, the typed columns otherwise), and the columns kept under an extra prefix. The Spark
+    engine runs the same list over its own read of the file."""
     types = source_types(con, head)
-    columns = tuple(types) if types else head.columns
+    csv = not types
+    columns = tuple(types) if types else csv_names(head)
     present = {c.strip(): c for c in columns}
-    missing = sorted(name for name in required if not any(a in present for a in aliases[name]))
+    for c in columns:
+        present.setdefault(c.strip().lower(), c)
+    defaults = defaults or {}
+    missing = sorted(name for name in required
+                     if name not in defaults and not any(a in present or a.lower() in present for a in aliases[name]))
     if missing:
         raise InputError(head.path, f"missing required column{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
                          "header", "Export with all mandatory columns, or pass the right --kind")
+    position = {c: i for i, c in reversed(list(enumerate(columns)))}    # first of repeated names
+
+    def text(col: str) -> str:
+        return cell(f"c{position[col]}", nullstr) if csv else as_text(quote_ident(col), types.get(col))
+
     select = ["row_number"]
     for name, alts in aliases.items():
-        select.append(f"{source_expr(alts, present, types)} as {name}")
+        found = next((present.get(a, present.get(a.lower())) for a in alts if a in present or a.lower() in present), None)
+        expr = text(found) if found is not None else defaults.get(name) or source_expr(alts, present, types)
+        select.append(f"{expr} as {name}")
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
-    for c in extras:
-        select.append(f"{as_text(quote_ident(c), types.get(c))} as {quote_ident(c)}")
+    select += [f"{text(c)} as {quote_ident(c)}" for c in extras]
+    if csv and padded:
+        last = len(columns) - 1
+        every = ", ".join(f"c{i}" for i in range(len(columns)))
+        select.append(f"case when c{last} is null then len(list_filter([{every}], lambda x: x is not null)) end as _fields")
+    else:
+        select.append("null::int as _fields")
     return select, extras
 
 
@@ -126,10 +210,17 @@ def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str,
     return "null::varchar"
 
 
+def column_count_error(exc: Exception) -> bool:
+    """DuckDB's strict CSV parser met a row whose field count differs from the columns given."""
+    return re.search(r"Expected Number of Columns: \d+ Found: \d+", str(exc)) is not None
+
+
 def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replacements: dict[str, str] | None = None,
               rowid_numbers: bool = False) -> int:
-    """Run a staging model into temp table _staged, move its cast errors into _rejects, and
-    return how many source rows were read (row numbers run 1..N; one row may give several lines).
+    """Run a staging model into temp table _staged, move its cast errors (`_errors`: the row is
+    not loaded) into _rejects and its field notes (`_notes`: the row loads, that field null) into
+    _row_findings, and return how many source rows were read (row numbers run 1..N; one row may
+    give several lines).
 
     rowid_numbers: the model yields one line per source row in file order, without numbers;
     a table keeps insertion order, so its rowid + 1 is the data row number.
@@ -148,10 +239,16 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
         else:
             con.execute(f"create or replace temp table _staged as {sql}")
     except duckdb.Error as exc:
-        raise duck_error(path, exc) from None
-    con.execute("""
-        insert into _rejects
-        select row_number, e.column_name, e.check_name, e.value, e.message
-        from (select row_number, unnest(_errors) as e from _staged where len(_errors) > 0)
-    """)
+        err = duck_error(path, exc)
+        if column_count_error(exc):
+            raise ShortRows(err.file, err.what, err.where, err.fix) from None
+        raise err from None
+    for column, table in (("_errors", "_rejects"), ("_notes", "_row_findings")):
+        if column == "_notes" and "_notes" not in {r[0] for r in con.execute("describe _staged").fetchall()}:
+            continue
+        con.execute(f"""
+            insert into {table}
+            select row_number, e.column_name, e.check_name, e.value, e.message
+            from (select row_number, unnest({column}) as e from _staged where len({column}) > 0)
+        """)
     return con.execute("select coalesce(max(row_number), 0) from _staged").fetchone()[0]

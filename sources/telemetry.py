@@ -66,7 +66,9 @@ class TelemetryReader(Reader):
         """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
         it), so `ingest --json` and the reports never disagree on one file."""
         gpus, samples_used = con.execute("""
-            select count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active)
+            -- a field the file does not carry counts nothing (its n_* is null, not 0)
+            select count(distinct gpu_uuid), sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
+                                                 + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
             from gpu_hour_parts where file_id = ?""", [file_id]).fetchone()
         loaded = con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
         return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),

@@ -15,6 +15,7 @@ def stable(page: str) -> str:
     """Page text without the hashes (inputs, reference data) and the page count (the
     methodology appendix grows with the reference files)."""
     page = re.sub(r"warehouse \w+ · assumptions \w+", "warehouse … · assumptions …", page)
+    page = re.sub(r"config [0-9a-f]{16}", "config …", page)
     return re.sub(r"page \d+ of \d+", "page … of …", page)
 
 

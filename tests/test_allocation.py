@@ -117,7 +117,7 @@ def test_team_month_keeps_report_columns_and_sums_to_source(tmp_path):
 
 
 @pytest.mark.parametrize("toml, message", [
-    ('[allocation]\nidle = "fair"\n', "is not a known category and rule"),
+    ('[allocation]\nidle = "fair"\n', r"\[allocation\] idle = \"fair\": expected one of proportional, even, weights, unallocated \(line 2\)"),
     ('[allocation]\nidle = "weights"\n', "has no weights"),
     ('[[teams.rules]]\nfield = "colour"\npattern = "x"\nteam = "a"\n', "is incomplete"),
     ('[[teams.rules]]\nfield = "service"\npattern = "(unclosed"\nteam = "a"\n', "not a regular expression"),
@@ -132,9 +132,9 @@ def test_bad_allocation_config_is_one_located_error(tmp_path, toml, message):
 
 
 def test_config_reads_accounts_rules_allocation_market_and_findings(tmp_path):
-    from pipelines.config import EXAMPLE, load_config
+    from pipelines.config import example_text, load_config
     p = tmp_path / "meterbook.toml"
-    p.write_text(EXAMPLE)
+    p.write_text(example_text())
     c = load_config(p)
     assert c.account_teams and c.team_rules[0] == TeamRule("tag", "project", "^imagenet", "vision")
     assert c.allocation["untagged"] == "unallocated" and c.weights and c.market_intensity and c.findings

@@ -171,6 +171,7 @@ def test_a_long_unmatched_list_is_cut_with_a_count(tmp_path):
     (tmp_path / "fleet.prom").write_text("\n".join(fleet) + "\n")
     ingest_json(tmp_path / "wh.duckdb", tmp_path / "fleet.prom", focus_hours(tmp_path / "focus.csv", {"i-0dark": "vision"}))
     con = connect(tmp_path / "wh.duckdb")
+    run_stages(con, Config(interval_s=INTERVAL))     # the build step: the report only reads marts
     ctx = build_context(con, Config(interval_s=INTERVAL), MONTH)
     assert len(ctx["matching"]) == MATCHING_ROWS and ctx["matching_more"] == extra + 1    # + the unobserved i-0dark
     assert all(m["finding"] == "unmatched_host" for m in ctx["matching"])                 # hosts first

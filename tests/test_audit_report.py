@@ -19,6 +19,7 @@ from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.reconstruct import reconstruct
 from pipelines.reconstruct_cli import read_disclosures
+from pipelines.stages import run_stages
 from pipelines.warehouse import connect
 from reports.audit import METERS, build_audit_context, meter_rows
 from reports.render import sig
@@ -206,12 +207,30 @@ def test_a_zone_without_a_market_factor_is_not_available_with_the_reason(wh, tmp
     copy = tmp_path / "wh.duckdb"
     shutil.copy(wh["wh"], copy)
     config = dataclasses.replace(load_config(wh["config"]), market_intensity={})
-    ctx = build_audit_context(connect(copy), config, ["Llama 2 7B"], "2026-10")
+    con = connect(copy)
+    run_stages(con, config)      # the build step, with the config the audit is read under
+    ctx = build_audit_context(con, config, ["Llama 2 7B", "GPT-3 175B"], "2026-10")
     teams = [e for e in ctx["entities"] if e["kind"] == "team" and e["meters"][0]["value"]]
     for e in teams:
         market = next(m for m in e["co2e"] if m["meter"] == "co2e_market_kg")
         assert market["value"] is None and market["status"] == "not available"
         assert "no market-based factor for aws:us-east-1" in market["method"] and "market_intensity_g_per_kwh" in market["method"]
-    llama = next(e for e in ctx["entities"] if e["name"] == "Llama 2 7B")
-    market = next(m for m in llama["co2e"] if m["meter"] == "co2e_market_kg")
+    # A disclosure with no market figure, no factor and no operator that publishes one: not available, and why.
+    gpt3 = next(e for e in ctx["entities"] if e["name"] == "GPT-3 175B")
+    market = next(m for m in gpt3["co2e"] if m["meter"] == "co2e_market_kg")
     assert market["status"] == "not available" and "neither co2e_market_t nor market_gco2e_per_kwh" in market["method"]
+
+
+def test_an_operators_published_market_factor_is_shown_with_its_source_and_year(wh, tmp_path):
+    # Llama 2 7B gives no market figure, but its operator (meta, from the source) publishes a
+    # market-based factor (operators.csv): the audit shows the figure only with that row, its year and source.
+    copy = tmp_path / "wh.duckdb"
+    shutil.copy(wh["wh"], copy)
+    ctx = build_audit_context(connect(copy), load_config(wh["config"]), ["Llama 2 7B"], None)
+    (llama,) = [e for e in ctx["entities"] if e["name"] == "Llama 2 7B"]
+    market = next(m for m in llama["co2e"] if m["meter"] == "co2e_market_kg")
+    assert (market["value"], market["status"]) == (0.0, "estimated")
+    assert "operators:meta:2020:market_gco2e_per_kwh" in market["assumptions"]
+    assert "from 2020" in market["method"] and "Meta 2024 Sustainability Report" in market["method"]
+    # the MFU the published hours imply is not a published MFU
+    assert next(m for m in llama["meters"] if m["meter"] == "mfu")["reported"] is None

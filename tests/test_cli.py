@@ -28,7 +28,7 @@ def test_every_command_has_help_with_an_example():
 def test_readme_commands_are_real():
     readme = (ROOT / "README.md").read_text()
     known = {" ".join(p) for p in commands(main)}
-    used = set(re.findall(r"^meterbook ((?:report |export )?[a-z]+)", readme, flags=re.M))
+    used = set(re.findall(r"^meterbook ((?:report |export |config )?[a-z]+)", readme, flags=re.M))
     assert used and used <= known, used - known
     makefile = (ROOT / "Makefile").read_text()
     for target in ("report", "test"):

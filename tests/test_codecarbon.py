@@ -118,14 +118,15 @@ def test_aira_hong_kong_local_time_to_utc(samples, warehouse):
 
 def test_timezone_from_country_and_flagged_fallbacks(warehouse):
     (f,) = ingest_json(warehouse, FIXTURES / "timezone_local_end_time.csv")["files"]
-    assert any("read as UTC" in n for n in f["notes"]) and any("America/New_York" in n for n in f["notes"])
+    # row 4's region (virginia) names its zone: no fallback to note for it
+    assert any("read as UTC" in n for n in f["notes"]) and not any("America/New_York" in n for n in f["notes"])
     con = duckdb.connect(str(warehouse), read_only=True)
     got = con.execute("select row_number, end_utc, start_utc, timezone, timezone_basis from runs order by 1").fetchall()
     assert got == [
         (1, datetime(2024, 7, 1, 10), datetime(2024, 7, 1, 9), "Europe/Paris", "country"),          # CEST, UTC+2
         (2, datetime(2024, 1, 15, 11), datetime(2024, 1, 15, 10, 30), "Europe/Paris", "country"),   # CET, UTC+1
         (3, datetime(2024, 7, 1, 12), datetime(2024, 7, 1, 11, 59), "UTC", "assumed_utc"),          # no country
-        (4, datetime(2024, 7, 1, 16), datetime(2024, 7, 1, 15, 59), "America/New_York", "country_multizone"),
+        (4, datetime(2024, 7, 1, 16), datetime(2024, 7, 1, 15, 59), "America/New_York", "region"),
         # an explicit offset wins over the country (DuckDB's TIMESTAMP cast would silently drop it)
         (5, datetime(2024, 7, 1, 10), datetime(2024, 7, 1, 9, 59), None, "offset_in_timestamp"),
     ]
@@ -210,3 +211,34 @@ def test_readers_register_when_the_sources_package_is_imported():
     out = subprocess.run([sys.executable, "-c", "import sources; print(' '.join(sorted(sources.REGISTRY)))"],
                          capture_output=True, text=True, check=True).stdout.split()
     assert {"codecarbon", "disclosure", "hf-model-card"} <= set(out)
+
+
+def test_us_region_names_its_zone_and_mixed_gpu_models_are_summed(warehouse):
+    (f,) = ingest_json(warehouse, FIXTURES / "us_region_names_its_zone_mixed_gpu_models.csv")["files"]
+    assert (f["rows_loaded"], f["rows_rejected"]) == (3, 0)
+    assert f["totals"]["energy_kwh"] == pytest.approx(0.1862 + 0.3725 + 0.0621)
+    con = duckdb.connect(str(warehouse), read_only=True)
+    got = con.execute("select row_number, end_utc, timezone, timezone_basis, gpu_count_in_model, gpu_count_mismatch "
+                      "from runs order by 1").fetchall()
+    assert got == [
+        # Washington: Pacific (PDT in July, PST in January), not New York's Eastern time
+        (1, datetime(2026, 7, 14, 16, 30), "America/Los_Angeles", "region", 2.0, False),
+        (2, datetime(2026, 1, 21, 2, 0), "America/Los_Angeles", "region", 2.0, False),
+        # Texas has two zones: its largest, Central, flagged as an assumption
+        (3, datetime(2026, 7, 14, 14, 30), "America/Chicago", "region_multizone", 1.0, False),
+    ]
+    assert any("America/Chicago (region has several zones)" in n for n in f["notes"])
+    # a mangled gpu_power cell leaves the run in, that field null, located
+    assert con.execute("select gpu_power_w from runs where row_number = 2").fetchone()[0] is None
+    assert con.execute("select row_number, column_name, value from row_findings").fetchall() == [(2, "gpu_power", "n/a")]
+
+
+def test_region_table_keys_are_unique_and_zones_exist():
+    import csv
+    import zoneinfo
+    rows = list(csv.DictReader((Path(__file__).parents[1] / "sources" / "region_timezones.csv").open(encoding="utf-8")))
+    keys = [(r["iso3"], k.lower()) for r in rows for k in (r["region"], r["abbreviation"]) if k]
+    assert len(keys) == len(set(keys))
+    for r in rows:
+        zoneinfo.ZoneInfo(r["timezone"])
+        assert int(r["zones_in_region"]) >= 1 and r["source"]

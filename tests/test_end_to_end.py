@@ -21,7 +21,7 @@ def demo_report(tmp_path_factory) -> dict[str, Path]:
     demo, wh, out = root / "demo", root / "wh.duckdb", root / "reports"
     run = CliRunner()
     for args in (["demo", "--month", MONTH, "--out", str(demo)],
-                 ["ingest", str(demo / "billing"), str(demo / "dcgm"), "--warehouse", str(wh)],
+                 ["ingest", str(demo / "billing"), str(demo / "invoices"), str(demo / "dcgm"), "--warehouse", str(wh)],
                  ["report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config",
                   str(demo / "meterbook.toml"), "--out", str(out)]):
         res = run.invoke(main, args)
@@ -46,12 +46,12 @@ def pdf_text(pdf: Path) -> str:
 def test_pdf_grand_total_equals_sum_of_billed_cost_in_inputs(demo_report):
     text = pdf_text(demo_report["pdf"])
     expected = raw_billed_total(demo_report["demo"]).quantize(Decimal("0.01"))
-    m = re.search(r"Invoice total \(billed\)\s*([\d,]+\.\d\d)", text)
+    m = re.search(r"Total; allocated to teams incl\.\s+unallocated\s+[\d,]+\s+([\d,]+\.\d\d)", text)
     assert m, "reconciliation line missing from the PDF"
     assert Decimal(m.group(1).replace(",", "")) == expected
     m = re.search(r"Total\s+([\d,]+\.\d\d)", text)
     assert m and Decimal(m.group(1).replace(",", "")) == expected
-    assert "reconciled" in text
+    assert "reconciled to invoices EUINUS26100001, INV-202610-3333" in " ".join(text.split())
 
 
 def test_pdf_shows_per_team_cost_gpu_hours_energy_and_co2e(demo_report):

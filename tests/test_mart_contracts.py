@@ -3,13 +3,14 @@ fault it states, located by table, column(s) and check as contract_findings reco
 from __future__ import annotations
 
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.stages import VALIDATED, contract_failures, run_stages
+from pipelines.stages import VALIDATED, apply_config, contract_failures, run_stages
 from pipelines.warehouse import connect, read_sql
 from schemas.findings_month import FINDINGS
 from tests.pdf_helpers import cli
@@ -155,28 +156,39 @@ def test_two_energy_lines_of_one_resource_reach_a_team_as_two_rows(tmp_path):
 
 
 def reconcile(con: duckdb.DuckDBPyConnection) -> None:
+    apply_config(con, Config())    # cfg_meters: the money quantum
     con.execute(f"create or replace table reconciliation as {read_sql('30_marts', 'reconciliation.sql')}")
 
 
 def test_a_cent_lost_in_the_chargeback_does_not_reconcile(demo_wh):
-    con = copy_of(demo_wh, "team_month", "int_charges_teams", "source_files")
+    con = copy_of(demo_wh, "allocation_lines", "int_charges_teams", "source_files", "invoices")
     reconcile(con)
     assert located(con, "reconciliation") == set()
-    con.execute("update team_month set billed_cost = billed_cost - 0.01 where " + first_row("team_month", "team = 'research'"))
+    before = dict(con.execute("select invoice_id, difference from reconciliation where basis = 'invoice' and status = 'reconciled'").fetchall())
+    assert len(before) == 2
+    con.execute("update allocation_lines set amount = amount - 0.01 where "
+                + first_row("allocation_lines", "team = 'research' and meter = 'billed_cost'"))
     reconcile(con)
     (found,) = contract_failures(con, "reconciliation", VALIDATED["reconciliation"])
-    files = con.execute("select count(*) from reconciliation").fetchone()[0]
-    assert found[:4] == ("reconciliation", "difference", "greater_than(-0.005)", files)
-    assert found[4].startswith("difference=-0.01 at month=2026-10 currency=USD file_id=")
+    assert found[:4] == ("reconciliation", "allocated_billed_cost, export_billed_cost", "allocation_keeps_every_cent", 1)
+    assert found[4].startswith("allocated_billed_cost=") and "basis=invoice" in found[4]
+    # the invoice it belongs to no longer reconciles either, and says by how much
+    ((invoice, status, difference),) = con.execute(
+        "select invoice_id, status, difference from reconciliation where status <> 'reconciled'").fetchall()
+    assert status == "differs" and difference == before[invoice] - Decimal("0.01")
 
 
 @pytest.mark.parametrize("breakage, expected", [
     pytest.param("update reconciliation set difference = 0.01 where " + first_row("reconciliation", "true"),
-                 {("difference", "less_than(0.005)")}, id="cent-over"),
+                 {("basis, invoice_amount, difference", "difference_is_against_the_basis")}, id="cent-over"),
     pytest.param("update reconciliation set allocated_billed_cost = null, difference = null",
-                 {("allocated_billed_cost", "not_nullable"), ("difference", "not_nullable")}, id="nothing-allocated"),
+                 {("allocated_billed_cost", "not_nullable"), ("difference", "not_nullable"),
+                  ("allocated_billed_cost, export_billed_cost", "allocation_keeps_every_cent"),
+                  ("basis, invoice_amount, difference", "difference_is_against_the_basis")}, id="nothing-allocated"),
+    pytest.param("update reconciliation set invoice_amount = null where " + first_row("reconciliation", "basis = 'invoice'"),
+                 {("basis, invoice_amount, difference", "difference_is_against_the_basis")}, id="invoice-without-amount"),
     pytest.param("insert into reconciliation select * from reconciliation where " + first_row("reconciliation", "true"),
-                 {("month, currency, file_id", "multiple_fields_uniqueness")}, id="file-twice"),
+                 {("month, currency, invoice_id, basis", "multiple_fields_uniqueness")}, id="invoice-twice"),
 ])
 def test_reconciliation_contract(demo_wh, breakage, expected):
     con = copy_of(demo_wh, "reconciliation")

@@ -41,6 +41,8 @@ def test_every_number_printed_comes_from_the_reference_files(rendered):
         allowed |= set(NUMBER.findall(p.read_text(encoding="utf-8")))
     ctx = methodology_context(None)
     counts = {str(f["rows"]) for f in ctx["files"]} | {str(s["rows"]) for f in ctx["files"] for s in f["sources"]}
+    counts |= {str(v) for v in ctx["peers"]["summary"].values() if isinstance(v, int)}
+    counts |= {str(g["count"]) for g in ctx["peers"]["uncompared"]}
     printed = NUMBER.findall(text_of(rendered))
     assert printed, "the partial printed no numbers at all"
     stray = sorted({n for n in printed if n not in allowed | counts})
@@ -68,3 +70,32 @@ def test_partial_escapes_text():
                          "retrieved": "", "reasoning": "<script>"}],
         "files": [], "limits": []})
     assert "<script>" not in page and "&lt;script&gt;" in page and "a &amp; b" in page
+
+
+def test_peer_cross_check_lists_every_compared_and_uncompared_coefficient(rendered):
+    """The appendix carries the issue-23 comparison: each compared coefficient with its peers'
+    values and the (short) list of coefficients no peer publishes."""
+    pc = methodology_context(None)["peers"]
+    assert pc["rows"] and pc["summary"]["outside"] == 0
+    for r in pc["rows"]:
+        assert f">{r['file']}<" in rendered and f">{r['item']} " in rendered, r["coefficient_id"]
+        for p in r["peers"]:
+            assert f"{p['peer']} {p['value']}" in rendered, (r["coefficient_id"], p["peer"])
+            if p["status"] == "excluded":
+                assert p["reason"] in rendered
+    listed = text_of(rendered)
+    for g in pc["uncompared"]:
+        assert all(i in listed for i in g["ids"]), g["group"]
+
+
+def test_peer_value_outside_its_range_is_printed_as_such():
+    row = {"coefficient_id": "embodied:X:gpu", "file": "embodied", "item": "X:gpu", "unit": "kgCO2e", "low": "1", "value": "2", "high": "3",
+           "peers": [{"peer": "Boavizta", "value": "9", "year": "", "status": "outside", "reason": ""},
+                     {"peer": "LLMCarbon", "value": "0.5", "year": "", "status": "excluded", "reason": "die <only>"}]}
+    page = environment().from_string('{% include "partials/methodology.html" %}').render(methodology={
+        "assumptions": [], "files": [], "limits": [], "peers": {
+            "rows": [row], "uncompared": [],
+            "summary": {"peers": ["Boavizta"], "compared": 1, "peer_values": 2, "inside": 0, "explained": 0,
+                        "outside": 1, "uncompared": 0}}})
+    assert "Boavizta 9 <span class=\"bad\">OUTSIDE</span>" in page
+    assert "LLMCarbon 0.5 <b>excluded</b>" in page and "LLMCarbon 0.5 excluded: die &lt;only&gt;" in page

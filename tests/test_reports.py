@@ -3,6 +3,7 @@ per-team statements, escaping, determinism, golden text."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -58,12 +59,14 @@ def test_cli_says_where_it_wrote(demo):
 def test_first_page_totals_equal_the_marts(demo):
     billed, effective, gpu_h, co2e = marts(demo["wh"], """select sum(billed_cost), sum(effective_cost), sum(gpu_hours), sum(co2e_kg)
                                                          from team_month where month = ?""", [MONTH])[0]
-    invoice = marts(demo["wh"], "select sum(billed_cost) from reconciliation where month = ?", [MONTH])[0][0]
+    exported = marts(demo["wh"], "select sum(export_billed_cost) from reconciliation where month = ?", [MONTH])[0][0]
     first = PdfReader(demo["out"] / "chargeback.pdf").pages[0].extract_text()
-    assert billed == invoice
+    assert billed == exported
     assert f"USD {money(billed)}" in first and f"USD {money(effective)}" in first
     assert f"{gpu_h:,.0f}" in first and f"{co2e:,.0f} kg" in first
-    assert "difference 0.00" in first
+    # no invoices file ingested here: page 1 must not claim an invoice it never saw
+    assert "totals equal the loaded exports (no invoice loaded)" in " ".join(first.split())
+    assert "reconciled to the invoice" not in first
 
 
 def test_every_section_is_present(demo):
@@ -75,9 +78,13 @@ def test_every_section_is_present(demo):
 
 
 def test_sha256_of_every_input_is_in_the_lineage(demo):
+    """Every file the month's figures rest on, and only those: a disclosure YAML in the same
+    warehouse feeds the audit, not the chargeback."""
     body = re.sub(r"\s", "", text(demo["out"] / "chargeback.pdf"))
-    for (sha,) in marts(demo["wh"], "select sha256 from source_files"):
+    for (sha,) in marts(demo["wh"], "select sha256 from month_files where month = ?", [MONTH]):
         assert sha in body
+    (disclosure,) = marts(demo["wh"], "select sha256 from source_files where kind = 'disclosure'")[0]
+    assert disclosure not in body
 
 
 def test_report_and_statements_keep_pdfa_3b_rules(demo):
@@ -112,8 +119,11 @@ def test_attachments_parse_back_to_the_marts(demo):
     used = list(csv.DictReader(io.StringIO(attachment(pdf, "assumptions.csv"))))
     assert used and all(r["coefficient_id"] for r in used)
     prov = json.loads(attachment(pdf, "provenance.json"))
-    assert {f["sha256"] for f in prov["source_files"]} == {r[0] for r in marts(demo["wh"], "select sha256 from source_files")}
+    assert {f["sha256"] for f in prov["source_files"]} == {r[0] for r in marts(demo["wh"], "select sha256 from month_files where month = ?", [MONTH])}
     assert prov["warehouse_short"] in text(pdf)
+    # the config the figures were allocated with, in full in the JSON and by prefix in the footer
+    assert prov["config_sha256"] == hashlib.sha256(demo["config"].read_bytes()).hexdigest()
+    assert f"config {prov['config_short']}" in text(pdf)
 
 
 def test_per_team_statements_hold_only_their_team(demo):

@@ -286,3 +286,31 @@ def test_ingest_json_energy_is_the_reports_energy_for_the_same_file(tmp_path):
     con.close()
     assert f["totals"]["energy_kwh"] == pytest.approx(report_kwh, rel=1e-12)
     assert report_kwh == pytest.approx(t.true_kwh(), rel=1e-3)
+
+
+DCGM_DATA = Path(__file__).parent / "data" / "dcgm"
+
+
+def test_dmon_stopped_by_ctrl_c_with_bare_id_line_still_needs_start(tmp_path):
+    """dcgmi's 'dmon was stopped do to receiving a signal' once passed for a time prefix: the
+    --start requirement was skipped and all 96 samples rejected, yet the file reported loaded."""
+    from tests.conftest import run_cli
+    path = DCGM_DATA / "dmon_stopped_by_signal_bare_id_line.log"
+    code, out, err = run_cli("ingest", str(path), "--warehouse", str(tmp_path / "a.duckdb"))
+    assert code == 1 and "dmon lines carry no time" in err and "Traceback" not in err
+    (f,) = ingest_json(tmp_path / "b.duckdb", path, "--start", "2026-10-06T00:00:00Z", "--interval", "1")["files"]
+    # 2 GPUs x 16 samples x 3 fields; the bare ID units line and the stop message are no rows
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (96, 96, 0)
+    assert f["totals"]["gpus"] == 2
+    assert any("stopped by a signal (line 40)" in n for n in f["notes"])
+    con = duckdb.connect(str(tmp_path / "b.duckdb"), read_only=True)
+    last = con.execute("select max(last_ts) from gpu_hour_parts").fetchone()[0]
+    assert last == datetime(2026, 10, 6, 0, 0, 15)      # the 16th sample, 1 s apart
+
+
+def test_dmon_line_that_is_no_sample_is_one_reject(tmp_path):
+    (f,) = ingest_json(tmp_path / "wh.duckdb", DCGM_DATA / "dmon_stray_message_line.log")["files"]
+    assert f["rows_read"] == 30 * 2 * 5 + 1 and f["rows_rejected"] == 2       # the message, and one N/A
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    (row, check, value), = con.execute("select row_number, check_name, value from rejects where column_name = 'dmon_line'").fetchall()
+    assert check == "sample_syntax" and value.startswith("line 13: Error: Unable to get latest values")

@@ -1,7 +1,7 @@
 """The Spark warehouse: Parquet tables under one URI (a folder, s3://, abfss://, dbfs:/).
 
-    <root>/facts/<table>/month=YYYY-MM/file_id=N/     charges, gpu_hour_parts, gpu_pod_parts, runs, disclosures
-    <root>/lineage/<table>/file_id=N/                  source_files, rejects, findings
+    <root>/facts/<table>/month=YYYY-MM/file_id=N/     charges, gpu_hour_parts, gpu_pod_parts, runs, disclosures, invoices
+    <root>/lineage/<table>/file_id=N/                  source_files, rejects, row_findings, findings
     <root>/build/<stage>/                              intermediate stages of the last build
     <root>/marts/<mart>/month=YYYY-MM/                 what reports read (published to DuckDB)
 
@@ -24,8 +24,8 @@ import duckdb
 
 from pipelines.warehouse import read_sql, sql_files
 
-FACTS = ("charges", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures")
-LINEAGE = ("source_files", "rejects", "findings")
+FACTS = ("charges", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices")
+LINEAGE = ("source_files", "rejects", "row_findings", "findings")
 # The month a fact row belongs to (its partition): billing by billing period, like the marts.
 MONTH_OF = {
     "charges": "date_format(coalesce(billing_period_start, charge_period_start), 'yyyy-MM')",
@@ -33,6 +33,7 @@ MONTH_OF = {
     "gpu_pod_parts": "date_format(hour_start, 'yyyy-MM')",
     "runs": "date_format(end_utc, 'yyyy-MM')",
     "disclosures": "'none'",
+    "invoices": "period",
 }
 
 
@@ -135,7 +136,7 @@ class SparkStore:
         """Delete a replaced file's partitions (after its source_files row says replaced)."""
         for table in FACTS:
             self._delete(self.path("facts", table, "*", f"file_id={int(file_id)}"))
-        for table in ("rejects", "findings"):
+        for table in ("rejects", "row_findings", "findings"):
             self._delete(self.path("lineage", table, f"file_id={int(file_id)}"))
 
     def write_stage(self, name: str, df):

@@ -54,3 +54,36 @@ create or replace temp macro instance_label(labels) as coalesce(
 -- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
 -- same written out: sum(x::decimal(38, 12)) filter (...).)
 create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
+-- A Python literal (a list or dict of str, numbers, None, True, False, as `str()` of a pandas cell
+-- writes it: koku's GCP labels and credits) as JSON text, or null when it is not one. Tokens are
+-- quoted strings or runs of other text; strings are re-quoted and their escapes made JSON's
+-- (\' -> ', \xNN -> \u00NN, a bare " escaped), and None/True/False become JSON words only
+-- outside strings. A value with a character no token covers (an unclosed quote) is not one.
+create or replace temp macro py_str_json(body, single) as '"' || array_to_string(list_transform(
+    string_split(body, '\\'),
+    lambda p: regexp_replace(regexp_replace(case when single then replace(p, '"', '\"') else p end,
+                                            '\\''', '''', 'g'),
+                             '\\x([0-9a-fA-F]{2})', '\\u00\1', 'g')), '\\') || '"';
+create or replace temp macro py_tokens_json(tokens) as array_to_string(list_transform(tokens, lambda t: case
+    when starts_with(t, '''') then py_str_json(t[2:-2], true)
+    when starts_with(t, '"') then py_str_json(t[2:-2], false)
+    else regexp_replace(regexp_replace(regexp_replace(t, '\bNone\b', 'null', 'g'), '\bTrue\b', 'true', 'g'),
+                        '\bFalse\b', 'false', 'g')
+    end), '');
+-- (a one-element list_transform binds the tokens once: a macro has no let)
+create or replace temp macro py_literal_json(s) as list_transform(
+    [regexp_extract_all(s, '''(?:[^''\\]|\\.)*''|"(?:[^"\\]|\\.)*"|[^''"]+')],
+    lambda tokens: case when length(array_to_string(tokens, '')) = length(s) then py_tokens_json(tokens) end)[1];
+-- JSON text as it is, else the Python literal made JSON (null when it is neither).
+create or replace temp macro json_text(s) as case
+    when s is null or json_valid(s) then s
+    else list_transform([py_literal_json(s)], lambda j: case when json_valid(j) then j end)[1] end;
+-- A CSV row shorter than its header (read padded; `n` is null for whole rows): loaded, noted.
+create or replace temp macro short_row_note(n) as case when n is not null then
+    {'column_name': null::varchar, 'check_name': 'short_row', 'value': n::varchar || ' fields',
+     'message': 'row has fewer fields than the header; the missing trailing fields are read as empty'} end;
+-- A tag/label cell that parses neither as JSON nor as a Python literal: the row loads without it.
+create or replace temp macro tags_note(col, raw, parsed) as case
+    when raw is not null and trim(raw) not in ('', '[]', '{}') and parsed is null then
+    {'column_name': col, 'check_name': 'tags_not_parsed', 'value': left(raw, 200),
+     'message': col || ' is neither JSON nor a Python literal; the row is loaded without tags'} end;

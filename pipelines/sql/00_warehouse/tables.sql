@@ -28,6 +28,18 @@ create table if not exists rejects (
     message      varchar not null
 );
 
+-- A problem in a cell that is not an amount, a date or a key (a tag that does not parse, a
+-- short row's missing trailing fields): the row is loaded, with that field null, and located
+-- here as a reject would be. Nothing here leaves the totals.
+create table if not exists row_findings (
+    file_id      integer not null,
+    row_number   bigint,
+    column_name  varchar,
+    check_name   varchar not null,
+    value        varchar,
+    message      varchar not null
+);
+
 create table if not exists charges (
     file_id                   integer not null,
     row_number                bigint not null,
@@ -56,6 +68,7 @@ create table if not exists charges (
     effective_cost            decimal(38, 12),
     list_cost                 decimal(38, 12),
     billing_currency          varchar not null,
+    invoice_id                varchar,       -- as the export names it (GCP: billing account/invoice month)
     tags                      map(varchar, varchar),
     gpu_model                 varchar,
     gpu_count                 double,        -- fractional for GPU slices (Azure NVads A10 v5)
@@ -116,3 +129,7 @@ create table if not exists findings (
     example      varchar,
     message      varchar not null
 );
+
+-- Columns added after warehouses were first built: `create table if not exists` leaves an older
+-- table as it was, so they are added here, and stay null on the rows loaded before them.
+alter table charges add column if not exists invoice_id varchar;

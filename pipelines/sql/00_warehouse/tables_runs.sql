@@ -36,7 +36,7 @@ create table if not exists runs (
     codecarbon_version        varchar,
     tracking_mode             varchar,
     timezone                  varchar,      -- IANA zone the naive timestamp was read in (null: offset given)
-    timezone_basis            varchar not null  -- offset_in_timestamp | option | country | country_multizone | assumed_utc
+    timezone_basis            varchar not null  -- offset_in_timestamp | option | region | region_multizone | country | country_multizone | assumed_utc
 );
 
 -- One accounting of a published model report (disclosure YAML document or HF model card).
@@ -91,3 +91,10 @@ alter table disclosures add column if not exists co2e_market_t_text             
 alter table disclosures add column if not exists cost_usd_text varchar;
 alter table disclosures add column if not exists price_usd_per_accelerator_hour_text varchar;
 alter table disclosures add column if not exists market_gco2e_per_kwh_text              varchar;
+
+-- Extensions for reconstruction (issue 16): who ran the facility, the training year and the
+-- reporter's convention; by ALTER, so older warehouses gain them with null.
+alter table disclosures add column if not exists operator varchar;
+alter table disclosures add column if not exists year double;
+alter table disclosures add column if not exists convention varchar;
+alter table disclosures add column if not exists year_text varchar;

@@ -57,16 +57,17 @@ typed as (
         end as effective_cost,
         money(public_on_demand_cost) as list_cost,
         upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
+        nullif(trim(invoice_id), '') as invoice_id,   -- empty until AWS issues the month's invoice
         {{ tags }} as tags,
         -- a line item is identified by its id within its time interval (the id repeats hourly)
         line_item_id || '|' || coalesce(time_interval, usage_start, '') as line_item_key,
         coalesce(net_unblended_cost, unblended_cost) as _cost, usage_amount as _qty,
-        usage_start as _start, usage_end as _end
+        usage_start as _start, usage_end as _end, resource_tags_json as _tags, _fields
     from source
 )
 
 select
-    * exclude (_cost, _qty, _start, _end),
+    * exclude (_cost, _qty, _start, _end, _tags, _fields),
     errors([
         cast_err('lineItem/UnblendedCost', _cost, billed_cost, 'decimal'),
         cast_err('lineItem/UsageAmount', _qty, consumed_quantity, 'number'),
@@ -75,5 +76,6 @@ select
         case when charge_category is null then
             {'column_name': 'lineItem/LineItemType', 'check_name': 'known_line_item_type', 'value': line_item_type,
              'message': 'unknown line item type; add it to stg_aws_cur__charges.sql'} end
-    ]) as _errors
+    ]) as _errors,
+    errors([short_row_note(_fields), tags_note('resource_tags', _tags, tags)]) as _notes
 from typed

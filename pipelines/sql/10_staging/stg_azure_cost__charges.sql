@@ -9,14 +9,15 @@ with source as (
 parsed as (
     select
         *,
+        tags as source_tags,
         coalesce(try_strptime(trim(usage_date), '%m/%d/%Y'), utc_ts(usage_date)) as day_start,
         coalesce(try_strptime(trim(period_start), '%m/%d/%Y'), utc_ts(period_start)) as period_start_ts,
         -- "10 Hours" is a block of ten: quantity x block size is the consumed amount
         try_cast(nullif(regexp_extract(unit_of_measure, '^\s*([0-9]+)', 1), '') as double) as block_size,
         lower(trim(regexp_replace(unit_of_measure, '^\s*[0-9]*\s*/?', ''))) as block_unit,
-        case when trim(tags) = '' then null
-             when starts_with(trim(tags), '{') then tags
-             else '{' || tags || '}' end as tags_json,
+        json_text(case when trim(tags) = '' then null
+                       when starts_with(trim(tags), '{') then tags
+                       else '{' || tags || '}' end) as tags_json,
         try(json_extract_string(additional_info, '$.ServiceType')) as vm_size
     from source
 ),
@@ -61,20 +62,21 @@ typed as (
         money(cost) as effective_cost,
         money(paygo_price) * money(quantity) as list_cost,
         upper(trim(currency)) as billing_currency,
-        try_cast(json(tags_json) as map(varchar, varchar)) as tags,
-        cost as _cost, usage_date as _date, quantity as _qty, tags_json as _tags
+        nullif(trim(invoice_id), '') as invoice_id,
+        try_cast(tags_json::json as map(varchar, varchar)) as tags,
+        cost as _cost, usage_date as _date, quantity as _qty, source_tags as _tags, _fields
     from parsed
 )
 
 select
-    * exclude (_cost, _date, _qty, _tags),
+    * exclude (_cost, _date, _qty, _tags, _fields),
     errors([
         cast_err('Cost', _cost, billed_cost, 'decimal'),
         cast_err('Date', _date, charge_period_start, 'date'),
         cast_err('Quantity', _qty, consumed_quantity, 'number'),
-        cast_err('Tags', _tags, tags, 'json_object'),
         case when charge_category is null then
             {'column_name': 'ChargeType', 'check_name': 'known_charge_type', 'value': line_item_type,
              'message': 'unknown Azure ChargeType; add it to stg_azure_cost__charges.sql'} end
-    ]) as _errors
+    ]) as _errors,
+    errors([short_row_note(_fields), tags_note('Tags', _tags, tags)]) as _notes
 from typed

@@ -1,5 +1,6 @@
--- Row patterns in staged charges that are legal but suspicious. One row per finding with the
--- count, the first row number and an example value. Input: _lines (charges shape), _rejects;
+-- Row patterns in staged charges that are legal but suspicious, and the field notes of loaded rows
+-- (_row_findings: a tag that did not parse, a short row). One row per finding with the count,
+-- the first row number and an example value. Input: _lines (charges shape), _rejects, _row_findings;
 -- {{ line_item_key }} is the column identifying a line item where the format has one (CUR).
 with lines as (
     select s.*, {{ line_item_key }} as _key from _lines s anti join (select distinct row_number from _rejects) r using (row_number)
@@ -14,6 +15,9 @@ repeated_keys as (
 ),
 
 flagged as (
+    select distinct on (row_number, check_name) row_number, check_name as finding, value as example, message
+    from _row_findings anti join (select distinct row_number from _rejects) r using (row_number)
+    union all
     select row_number, 'billed_without_effective' as finding, billed_cost::varchar as example,
            'Usage with BilledCost <> 0 but EffectiveCost = 0: amortized cost missing or the export is inconsistent' as message
     from lines where charge_category = 'Usage' and billed_cost <> 0 and effective_cost = 0
@@ -40,6 +44,10 @@ flagged as (
     select row_number, 'duplicate_line_item', _key,
            'the same line item (identity/LineItemId in one identity/TimeInterval) appears more than once; the export may count it twice'
     from lines semi join repeated_keys using (_key)
+    union all
+    select row_number, 'currency_not_iso4217', billing_currency,
+           'currency code is not three letters (ISO 4217): the export may be a test or sandbox one; totals stay apart per code'
+    from lines where not regexp_full_match(billing_currency, '[A-Z]{3}')
     union all
     select row_number, 'unknown_gpu_instance_type', instance_type,
            'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'

@@ -1,5 +1,6 @@
 -- CodeCarbon emissions.csv -> runs. Input: temp table raw_codecarbon (text cells under canonical
--- names, row_number, the row's field count) and _country_zones (key -> IANA zone). Grain: one
+-- names, row_number, the row's field count), _country_zones (key -> ISO3, IANA zone) and
+-- _region_zones (ISO3 x region key -> IANA zone: US states, Canadian provinces). Grain: one
 -- row per data row. {{ timezone }} is the --timezone option as a literal, or null.
 -- CodeCarbon's timestamp is naive local time at the END of the run; energies are kWh with PUE
 -- already applied (never apply it again).
@@ -10,13 +11,15 @@ with source as (
 zoned as (
     select
         s.*,
-        coalesce({{ timezone }}, zi.timezone, zn.timezone, 'UTC') as tz,
+        coalesce({{ timezone }}, rz.timezone, zi.timezone, zn.timezone, 'UTC') as tz,
         -- DuckDB's cast to TIMESTAMP silently drops a UTC offset, so a timestamp that carries
         -- one (CodeCarbon writes none; hand-edited files may) is read as the instant it states.
         regexp_matches(trim(s.timestamp), '(Z|[+-]\d{2}:?\d{2})$') as has_offset,
         case
             when regexp_matches(trim(s.timestamp), '(Z|[+-]\d{2}:?\d{2})$') then 'offset_in_timestamp'
             when {{ timezone }} is not null then 'option'
+            when rz.zones_in_region = 1 then 'region'
+            when rz.zones_in_region > 1 then 'region_multizone'
             when coalesce(zi.zones_in_country, zn.zones_in_country) = 1 then 'country'
             when coalesce(zi.zones_in_country, zn.zones_in_country) > 1 then 'country_multizone'
             else 'assumed_utc'
@@ -24,6 +27,7 @@ zoned as (
     from source s
     left join _country_zones zi on zi.key = upper(trim(s.country_iso_code))
     left join _country_zones zn on zn.key = lower(trim(s.country_name))
+    left join _region_zones rz on rz.iso3 = coalesce(zi.iso3, zn.iso3) and rz.key = lower(trim(s.region))
 ),
 
 typed as (
@@ -50,9 +54,12 @@ typed as (
         nullif(trim(cloud_region), '') as cloud_region,
         nullif(trim(gpu_model), '') as gpu_model_raw,
         num(gpu_count) as gpu_count,
-        -- "8 x NVIDIA H20": CodeCarbon's count of the GPUs it saw; mixed GPUs ("1 x A1 x B")
-        -- keep only the first count, the string has no separator to split on.
-        try_cast(regexp_extract(gpu_model, '^\s*(\d+)\s*x\s', 1) as double) as gpu_count_in_model,
+        -- "8 x NVIDIA H20": CodeCarbon's count of the GPUs it saw. Mixed GPUs are one "N x NAME"
+        -- per model, concatenated ("1 x RTX 4060 1 x RTX 3080 Ti"; without the blank in some
+        -- releases, "1 x A1 x B"): the GPUs are the sum of every count. A count starts the string
+        -- or follows a blank or a letter, so a model number (4060) is not taken for one.
+        nullif(list_sum(list_transform(regexp_extract_all(gpu_model, '(?:^|[\sA-Za-z])(\d+)\s*x\s', 1),
+                                       lambda n: n::double)), 0) as gpu_count_in_model,
         num(pue) as pue,
         nullif(trim(codecarbon_version), '') as codecarbon_version,
         nullif(trim(tracking_mode), '') as tracking_mode,
@@ -103,14 +110,17 @@ select
         cast_err('duration', _duration, duration_s, 'number'),
         cast_err('energy_consumed', _energy, energy_kwh, 'number'),
         cast_err('emissions', _emissions, emissions_kg, 'number'),
-        cast_err('emissions_rate', _rate, emissions_rate_kg_per_s, 'number'),
         cast_err('cpu_energy', _cpu_e, cpu_energy_kwh, 'number'),
         cast_err('gpu_energy', _gpu_e, gpu_energy_kwh, 'number'),
-        cast_err('ram_energy', _ram_e, ram_energy_kwh, 'number'),
+        cast_err('ram_energy', _ram_e, ram_energy_kwh, 'number')
+    ]) as _errors,
+    -- descriptive columns: a bad cell leaves the run's energy and emissions in, that field null
+    errors([
+        cast_err('emissions_rate', _rate, emissions_rate_kg_per_s, 'number'),
         cast_err('cpu_power', _cpu_p, cpu_power_w, 'number'),
         cast_err('gpu_power', _gpu_p, gpu_power_w, 'number'),
         cast_err('ram_power', _ram_p, ram_power_w, 'number'),
         cast_err('gpu_count', _gpu_n, gpu_count, 'number'),
         cast_err('pue', _pue, pue, 'number')
-    ]) as _errors
+    ]) as _notes
 from converted

@@ -31,22 +31,23 @@ typed as (
         coalesce(money(EffectiveCost), money(BilledCost)) as effective_cost,
         money(ListCost) as list_cost,
         upper(trim(BillingCurrency)) as billing_currency,
-        try_cast(json(Tags) as map(varchar, varchar)) as tags,
+        nullif(trim(InvoiceId), '') as invoice_id,
+        try_cast(json_text(Tags)::json as map(varchar, varchar)) as tags,
         -- raw text kept for the cast checks below
         BilledCost as _billed_cost, EffectiveCost as _effective_cost, ListCost as _list_cost,
-        ChargePeriodStart as _cps, ChargePeriodEnd as _cpe, ConsumedQuantity as _cq, Tags as _tags
+        ChargePeriodStart as _cps, ChargePeriodEnd as _cpe, ConsumedQuantity as _cq, Tags as _tags, _fields
     from source
 )
 
 select
-    * exclude (_billed_cost, _effective_cost, _list_cost, _cps, _cpe, _cq, _tags),
+    * exclude (_billed_cost, _effective_cost, _list_cost, _cps, _cpe, _cq, _tags, _fields),
     errors([
         cast_err('BilledCost', _billed_cost, billed_cost, 'decimal'),
         cast_err('EffectiveCost', _effective_cost, money(_effective_cost), 'decimal'),
         cast_err('ListCost', _list_cost, list_cost, 'decimal'),
         cast_err('ChargePeriodStart', _cps, charge_period_start, 'timestamp'),
         cast_err('ChargePeriodEnd', _cpe, charge_period_end, 'timestamp'),
-        cast_err('ConsumedQuantity', _cq, consumed_quantity, 'number'),
-        cast_err('Tags', _tags, tags, 'json_object')
-    ]) as _errors
+        cast_err('ConsumedQuantity', _cq, consumed_quantity, 'number')
+    ]) as _errors,
+    errors([short_row_note(_fields), tags_note('Tags', _tags, tags)]) as _notes
 from typed

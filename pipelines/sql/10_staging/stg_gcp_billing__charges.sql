@@ -3,6 +3,9 @@
 -- labels and credits arrive as JSON text. `cost` is before credits: each credit becomes its own
 -- Credit line (charge_line 1..n) on the same source row, never netted or clamped away.
 -- invoice.month (YYYYMM) is the billing period, as Google invoices it. Grain: source row x line.
+-- Labels and credits may be Python literals instead of JSON (a pandas-written CSV); both parse.
+-- Labels that parse neither way leave the row's cost in, without tags (a located note); credits
+-- carry amounts, so credits that do not parse reject the row.
 with source as (
     select * from raw_gcp
 ),
@@ -10,8 +13,8 @@ with source as (
 parsed as (
     select
         *,
-        try(from_json(labels, '[{"key": "VARCHAR", "value": "VARCHAR"}]')) as label_list,
-        try(from_json(credits, '[{"name": "VARCHAR", "amount": "VARCHAR", "type": "VARCHAR", "id": "VARCHAR", "full_name": "VARCHAR"}]')) as credit_list,
+        try(from_json(json_text(labels), '[{"key": "VARCHAR", "value": "VARCHAR"}]')) as label_list,
+        try(from_json(json_text(credits), '[{"name": "VARCHAR", "amount": "VARCHAR", "type": "VARCHAR", "id": "VARCHAR", "full_name": "VARCHAR"}]')) as credit_list,
         -- GPUs billed as their own SKU: "Nvidia Tesla A100 GPU running in Americas" -> gpu:nvidia-tesla-a100
         nullif(regexp_extract(lower(sku_description), '(nvidia (?:tesla )?[a-z0-9]+(?: mega)?(?: [0-9]+gb)?) gpu', 1), '') as gpu_sku
     from source
@@ -83,22 +86,27 @@ typed as (
         money(cost_text) as effective_cost,
         list_cost,
         upper(trim(currency)) as billing_currency,
+        -- no invoice number in the export: Google invoices a billing account per invoice month
+        case when nullif(trim(invoice_month), '') is not null then billing_account_id || '/' || trim(invoice_month) end as invoice_id,
         map_from_entries(list_transform(label_list, lambda e: struct_pack(k := e.key, v := e.value))) as tags,
         cost_text as _cost, usage_start as _start, labels as _labels, label_list as _label_list,
-        credits as _credits, credit_list as _credit_list
+        credits as _credits, credit_list as _credit_list, _fields
     from lines
 )
 
 select
-    * exclude (_cost, _start, _labels, _label_list, _credits, _credit_list),
+    * exclude (_cost, _start, _labels, _label_list, _credits, _credit_list, _fields),
     errors([
         cast_err(case when charge_line = 0 then 'cost' else 'credits.amount' end, _cost, billed_cost, 'decimal'),
         cast_err('usage_start_time', _start, charge_period_start, 'timestamp'),
-        case when charge_line = 0 and _labels is not null and _labels not in ('', '[]') and _label_list is null then
-            {'column_name': 'labels', 'check_name': 'parses_as_label_array', 'value': left(_labels, 200),
-             'message': 'labels is not a JSON array of {key, value}'} end,
         case when charge_line = 0 and _credits is not null and _credits not in ('', '[]') and _credit_list is null then
             {'column_name': 'credits', 'check_name': 'parses_as_credit_array', 'value': left(_credits, 200),
-             'message': 'credits is not a JSON array of {name, amount, ...}'} end
-    ]) as _errors
+             'message': 'credits is neither a JSON array nor a Python list of {name, amount, ...}'} end
+    ]) as _errors,
+    errors([
+        case when charge_line = 0 then short_row_note(_fields) end,
+        case when charge_line = 0 and _labels is not null and _labels not in ('', '[]') and _label_list is null then
+            {'column_name': 'labels', 'check_name': 'labels_not_parsed', 'value': left(_labels, 200),
+             'message': 'labels is neither a JSON array nor a Python list of {key, value}; the row is loaded without tags'} end
+    ]) as _notes
 from typed

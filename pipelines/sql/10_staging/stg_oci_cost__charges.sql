@@ -33,15 +33,16 @@ typed as (
         null::decimal(38, 12) as list_cost,
         upper(trim(currency)) as billing_currency,
         {{ tags }} as tags,
-        my_cost as _cost, interval_start as _start, billed_quantity as _qty
+        my_cost as _cost, interval_start as _start, billed_quantity as _qty, _fields
     from source
 )
 
 select
-    * exclude (_cost, _start, _qty),
+    * exclude (_cost, _start, _qty, _fields),
     errors([
         cast_err('cost/myCost', _cost, billed_cost, 'decimal'),
         cast_err('lineItem/intervalUsageStart', _start, charge_period_start, 'timestamp'),
         cast_err('usage/billedQuantity', _qty, consumed_quantity, 'number')
-    ]) as _errors
+    ]) as _errors,
+    errors([short_row_note(_fields)]) as _notes
 from typed

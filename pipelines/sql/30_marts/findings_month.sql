@@ -21,6 +21,9 @@
 --   telemetry_gap       value = unobserved hours of a GPU in the month that a counter gap
 --                       spans; energy_kwh = what was spread over them, low/high the range of
 --                       the part estimated after a reset inside a gap
+--   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
+--                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
+--                       the amount at stake (its absolute value)
 with a as (
     select assumption_id, value, low, high, coefficient_id from ref_assumptions
 ),
@@ -256,6 +259,17 @@ findings as (
                coalesce(k_opt::varchar, 'n/a'), coalesce(k_opt_low::varchar, 'n/a'), coalesce(k_opt_high::varchar, 'n/a'), k_used),
         ['assumptions:wallclock_value_usd_per_h']
     from int_scaling_fits
+    union all
+    select month, 'invoice_difference', invoice_id, null, null,
+        difference::double, currency, null, null, abs(difference)::double,
+        case when status = 'no export lines'
+             then printf('invoice %s of %s %s (%s %.2f) matches no export line of the month: ingest the export it covers, or check its id, billing account and period',
+                         invoice_id, coalesce(issuer, 'an unnamed issuer'), coalesce(billing_account_id, ''), currency, invoice_amount::double)
+             else printf('invoice %s: %s %.2f invoiced, %.2f in %d export lines, %.2f allocated to teams; the exports are missing or restating lines, or the invoice was typed wrong',
+                         invoice_id, currency, invoice_amount::double, export_billed_cost::double, lines, allocated_billed_cost::double) end,
+        []::varchar[]
+    from reconciliation
+    where basis = 'invoice' and status <> 'reconciled'
 )
 
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, null::double as energy_kwh,

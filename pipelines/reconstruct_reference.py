@@ -1,0 +1,227 @@
+"""Reference lookups of the reconstruction engine: which coefficient row a disclosure rests on.
+
+Every function returns a coefficient dict (value, low, high, unit, source, coefficient_id) read
+from sources/reference/*.csv; none holds a figure of its own. The choices, in order:
+
+- PUE: the disclosure's own > its reporting convention (a calculator that applies none) > the
+  cloud region or provider row (pue.csv) > the operator's published fleet PUE for the year
+  (operators.csv) > the facility type (pue.csv) > the unknown-facility prior (operators.csv
+  ``unknown``), which spans hyperscale fleets to legacy rooms and is flagged.
+- Grid intensity: the disclosure's own > its location, else the operator's home zone
+  (operator_aliases.csv), for the training year: that year's row, its range spanning the
+  years a reporter could have used (grid factors are published one to two years late) >
+  no year: the newest row with the widest range over recent years (flagged) > no location:
+  the wide unknown-location range (flagged).
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from functools import lru_cache
+from typing import Any, Mapping
+
+from sources import reference_data as rd
+
+# Years before the training year whose grid factor a reporter may have used (eGRID and the
+# IEA publish one to two years after the data year), and after it (training spans new year).
+GRID_YEARS_BEFORE, GRID_YEARS_AFTER = 2, 1
+# Without a training year: the span of data years that "recent" covers.
+RECENT_GRID_YEARS = 5
+
+
+def row_coef(name: str, row: Mapping[str, str]) -> dict:
+    return {"value": float(row["value"]), "low": float(row["low"]), "high": float(row["high"]),
+            "unit": row.get("unit", ""), "source": row.get("source", ""), "year": row.get("year") or None,
+            "coefficient_id": rd.coefficient_id(name, dict(row))}
+
+
+@lru_cache(maxsize=None)
+def assumption(assumption_id: str) -> dict:
+    return rd.assumption(assumption_id)
+
+
+@lru_cache(maxsize=4096)
+def resolve_gpu(name: str) -> str | None:
+    return rd.resolve_gpu(name)
+
+
+@lru_cache(maxsize=None)
+def specs() -> dict[tuple[str, str], dict]:
+    return {(r["gpu_model"], r["metric"]): row_coef("gpu_specs", r) for r in rd.read_rows("gpu_specs")}
+
+
+@lru_cache(maxsize=None)
+def embodied_rows() -> dict[tuple[str, str], dict]:
+    return {(r["item"], r["kind"]): row_coef("embodied", r) for r in rd.read_rows("embodied")}
+
+
+@lru_cache(maxsize=None)
+def coefficients_by_id() -> dict[str, dict]:
+    """Every reference coefficient with a range, by coefficient id (as the warehouse's ref_* tables
+    and the assumption ids of its rows name them)."""
+    return {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied",
+                                                "operators", "convention_tdp")
+            for c in (row_coef(name, r) for r in rd.read_rows(name))}
+
+
+@lru_cache(maxsize=None)
+def check_limits() -> dict[str, dict]:
+    """Check limits (not coefficients) from sources/reference/check_limits.csv, by limit_id."""
+    return {r["limit_id"]: {"value": float(r["value"]), "id": f"check_limits:{r['limit_id']}", "source": r["source"]}
+            for r in rd.read_rows("check_limits")}
+
+
+@lru_cache(maxsize=None)
+def reference_sha256() -> str:
+    """One hash over every reference file, so a JSON result names the data version it used."""
+    h = hashlib.sha256()
+    for path in sorted(rd.REFERENCE_DIR.glob("*.csv")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- operators and conventions
+
+
+@lru_cache(maxsize=None)
+def _aliases() -> tuple[tuple[re.Pattern, str, str], ...]:
+    return tuple((re.compile(rf"(?<![a-z0-9]){re.escape(r['alias'].lower())}(?![a-z0-9])"), r["operator"], r["home_zone"])
+                 for r in rd.read_rows("operator_aliases"))
+
+
+@lru_cache(maxsize=None)
+def operators() -> tuple[str, ...]:
+    """Operators a disclosure may name: those with an alias or a published-figure row."""
+    return tuple(sorted({r["operator"] for r in rd.read_rows("operator_aliases")}))
+
+
+@lru_cache(maxsize=4096)
+def operator_from_text(text: str | None) -> str | None:
+    """The operator a source names, when exactly one operator's aliases occur in it."""
+    found = {op for rx, op, _ in _aliases() if rx.search((text or "").lower())}
+    return found.pop() if len(found) == 1 else None
+
+
+@lru_cache(maxsize=None)
+def home_zone(operator: str) -> str | None:
+    return next((z for _, op, z in _aliases() if op == operator and z), None)
+
+
+@lru_cache(maxsize=None)
+def conventions() -> dict[str, dict]:
+    return {r["convention"]: r for r in rd.read_rows("conventions")}
+
+
+@lru_cache(maxsize=None)
+def convention_tdp(convention: str | None, gpu: str | None) -> dict | None:
+    """The TDP a reporting tool uses for a part (the ML CO2 Impact calculator's own table), when
+    it lists the part: a figure computed with the tool rests on it, not on the datasheet."""
+    row = next((r for r in rd.read_rows("convention_tdp") if r["convention"] == convention and r["gpu_model"] == gpu), None)
+    return row_coef("convention_tdp", row) if row else None
+
+
+def _operator_row(operator: str, metric: str, year: int | None) -> dict | None:
+    """The operator's row for the year: the latest row at or before it (a figure holds until
+    the operator publishes another), else the earliest; no year: the newest."""
+    rows = [r for r in rd.read_rows("operators") if r["operator"] == operator and r["metric"] == metric]
+    if not rows:
+        return None
+    dated = sorted(rows, key=lambda r: int(r["year"] or 0))
+    if year is None:
+        return row_coef("operators", dated[-1])
+    before = [r for r in dated if int(r["year"] or 0) <= year]
+    return row_coef("operators", (before or dated)[-1])
+
+
+# ---------------------------------------------------------------- PUE
+
+
+@lru_cache(maxsize=4096)
+def resolve_pue(location: str | None, facility_type: str | None, operator: str | None = None,
+                year: int | None = None) -> tuple[dict, str | None]:
+    """(coefficient, flag): flag names a fallback the output must state (None for a real row)."""
+    rows = rd.read_rows("pue")
+    if location and ":" in location:
+        provider, region = (p.strip().lower() for p in location.split(":", 1))
+        for match in (lambda r: r["region"] == region,
+                      lambda r: "*" in r["region"] and fnmatch.fnmatch(region, r["region"]),
+                      lambda r: r["region"] == ""):
+            hits = [r for r in rows if r["provider"] == provider and match(r)]
+            if hits:
+                return row_coef("pue", hits[0]), None
+    if operator:
+        row = _operator_row(operator, "pue", year)
+        if row is not None:
+            return row, None
+    if facility_type and facility_type != "unknown":
+        row = next(r for r in rows if r["provider"] == "" and r["region"] == "" and r["facility_type"] == facility_type)
+        return row_coef("pue", row), None
+    return _operator_row("unknown", "pue", None), "pue_unknown"
+
+
+def market_factor(operator: str | None, year: int | None) -> dict | None:
+    """An operator's own published market-based factor for the year (Meta: 0 from 2020)."""
+    if not operator:
+        return None
+    row = _operator_row(operator, "market_gco2e_per_kwh", year)
+    if row is None or (year is not None and year < int(row["year"])):
+        return None
+    return row
+
+
+# ---------------------------------------------------------------- grid intensity
+
+
+@lru_cache(maxsize=None)
+def _zone_rows() -> dict[tuple[str, str], list[dict[str, str]]]:
+    out: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for r in rd.read_rows("grid_intensity"):
+        if r["basis"] == "location":
+            out.setdefault((r["zone_kind"], r["zone_id"]), []).append(r)
+    for rows in out.values():
+        rows.sort(key=lambda r: int(r["year"]))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, str | None]:
+    """(coefficient, flag) for a location and training year; flag is ``location_fallback``,
+    ``year_unknown`` or ``year_not_in_data`` when the result is a stand-in the output must state."""
+    if not location:
+        return assumption("grid_intensity_unknown_location"), "location_fallback"
+    g = rd.grid_intensity(location)
+    if g["fallback"]:
+        return assumption("grid_intensity_unknown_location"), "location_fallback"
+    rows = _zone_rows()[(g["zone_kind"], g["zone_id"])]
+    if year is None:
+        newest = int(rows[-1]["year"])
+        recent = [r for r in rows if int(r["year"]) > newest - RECENT_GRID_YEARS]
+        out = row_coef("grid_intensity", rows[-1])
+        out.update(low=min(float(r["low"]) for r in recent), high=max(float(r["high"]) for r in recent))
+        return out, "year_unknown"
+    exact = next((r for r in rows if int(r["year"]) == year), None)
+    row = exact or min(rows, key=lambda r: (abs(int(r["year"]) - year), -int(r["year"])))
+    out = row_coef("grid_intensity", row)
+    # The row's band states the spread between sources and methods for its year (CO2 or CO2e,
+    # generation or life cycle); a reporter may also have used the factor of an adjacent year.
+    # Both are real, so the range covers both: never narrower than the row's own band.
+    window = [r for r in rows if year - GRID_YEARS_BEFORE <= int(r["year"]) <= year + GRID_YEARS_AFTER and r is not row]
+    if window:
+        out.update(low=min(out["low"], *(float(r["value"]) for r in window)),
+                   high=max(out["high"], *(float(r["value"]) for r in window)))
+        years = sorted({int(r["year"]) for r in window})
+        out["source"] += f" [range widened to the {', '.join(map(str, years))} factors a {year} reporter may have used]"
+    return out, None if exact is not None else "year_not_in_data"
+
+
+def cited(c: Mapping[str, Any]) -> str:
+    """A coefficient's source as a method line cites it: the publication, without the quote."""
+    return re.split(r": '|; ", c.get("source") or "", maxsplit=1)[0].strip()
+
+
+def describe(c: Mapping[str, Any]) -> dict:
+    """An assumption as the output lists it: id, value, low, high, unit, source."""
+    return {"id": c["coefficient_id"], "value": c["value"], "low": c["low"], "high": c["high"],
+            "unit": c.get("unit", ""), "source": c.get("source", "")}
