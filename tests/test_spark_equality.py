@@ -48,7 +48,7 @@ def inputs(root: Path) -> list[list[Path]]:
         for name, files in groups.items():
             (tel / f"{name}.prom").write_text("".join(f.read_text() for f in files))
         shutil.rmtree(out / "dcgm")
-        batches.append([out / "billing", tel, out / "codecarbon", out / "disclosures"])
+        batches.append([out / "billing", out / "invoices", tel, out / "codecarbon", out / "disclosures"])
     cur = next((root / MONTHS[0] / "billing").glob("cur-*.csv"))
     restated = root / "restated" / cur.name
     restated.parent.mkdir()

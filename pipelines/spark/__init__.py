@@ -6,4 +6,4 @@ from __future__ import annotations
 
 def is_spark_built(con) -> bool:
     """A DuckDB warehouse whose marts a Spark build published (its facts live in Spark)."""
-    return bool(con.execute("select count(*) from duckdb_tables() where table_name = 'spark_build'").fetchone()[0])
+    return bool(con.execute("select count(*) from duckdb_tables() where table_name = 'spark_build'").fetchall()[0][0])

@@ -10,7 +10,8 @@ rest, on the parsed tree before Spark SQL is generated, each rewrite tested in t
 - constructs Spark lacks or reads differently: UNPIVOT statements, UNION ALL BY NAME, hugeint,
   epoch(), make_timestamp(), strftime/strptime patterns, list() with ORDER BY, list_distinct
   (DuckDB drops nulls), any_value (DuckDB skips nulls), regexp_full_match, isinf,
-  try_strptime with a list of formats, `\\1` in regexp_replace, date_trunc's result type.
+  try_strptime with a list of formats, `\\1` in regexp_replace, date_trunc's result type,
+  text slices s[a:b], json_valid.
 """
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def macros() -> dict[str, Macro]:
     """Every DuckDB macro the models call, parsed once: macros.sql and the Python-defined ones."""
     text = "\n".join(ln for ln in read_sql("00_warehouse", "macros.sql").splitlines() if not ln.lstrip().startswith("--"))
     defs = [(name, params, body) for name, params, body in PY_MACROS]
-    for stmt in text.split(";"):
+    # statements end a line with `;` (a message text may hold one mid-line)
+    for stmt in re.split(r";[ \t]*$", text, flags=re.MULTILINE):
         if m := MACRO.match(stmt.strip()):
             defs.append((m.group(1), m.group(2), m.group(3)))
     out = {}
@@ -166,8 +168,35 @@ def _try_strptime(node: exp.Anonymous) -> exp.Expression:
                                      for f in fmts[1:]])
 
 
+def _int_literal(node: exp.Expression | None) -> int | None:
+    if node is None:
+        return None
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return -int(node.this.this)
+    if isinstance(node, exp.Literal) and not node.is_string:
+        return int(node.this)
+    raise UnportableSQL(f"a slice bound must be an integer literal: {node.sql('duckdb')}")
+
+
+def _text_slice(node: exp.Bracket) -> exp.Expression:
+    """text[a:b] (1-based, both ends included, a negative end counted from the last character)
+    as substring(); on the Spark path only text is sliced (a list would fail Spark's analysis,
+    not pass silently)."""
+    slice_: exp.Slice = node.expressions[0]
+    start, end = _int_literal(slice_.this) or 1, _int_literal(slice_.expression)
+    if start < 1:
+        raise UnportableSQL("a slice from a negative start has no shim")
+    if end is None:
+        return _anon("substring", node.this, exp.Literal.number(start))
+    length: exp.Expression = exp.Literal.number(end - start + 1) if end >= 0 else \
+        exp.Add(this=exp.Length(this=node.this.copy()), expression=exp.Literal.number(end - start + 2))
+    return _anon("substring", node.this, exp.Literal.number(start), length)
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression:
     """One node, DuckDB meaning -> the Spark expression with the same meaning."""
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Slice):
+        return _text_slice(node)
     if isinstance(node, exp.DataType):
         kind = node.this
         if kind == exp.DataType.Type.TIMESTAMP:
@@ -183,8 +212,8 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Pow):
         # DuckDB's ** on integers is exact; Spark's power() is a double, exact for 10^0..10^15
         return _cast(_anon("power", node.this, node.expression), "double")
-    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
-        return _anon("any_value", node.this.this, exp.true())
+    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.Anonymous) and node.this.name == "any_value":
+        return node.this   # already any_value(x, true), rewritten below it
     if isinstance(node, exp.AnyValue):
         # DuckDB's any_value skips nulls; Spark's takes the first row unless told to skip them
         return _anon("any_value", node.this, exp.true())
@@ -220,6 +249,11 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         return _regexp_replace(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
         return _try_strptime(node)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "json_valid":
+        # any JSON value parses to a VARIANT (Spark 4); null stays null, as in DuckDB
+        value = node.expressions[0]
+        return exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
+                                    true=exp.Not(this=exp.Is(this=_anon("try_parse_json", value.copy()), expression=exp.Null())))])
     if isinstance(node, exp.TryCast) and node.to.this in TIME_TYPES and not isinstance(node.this, exp.Literal):
         # Spark reads 'now', 'today', 'yesterday', 'epoch' as times; DuckDB does not: a time
         # starts with a digit (a sign for years before 0)
@@ -234,12 +268,14 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
 
 
 def _json_casts(node: exp.Expression) -> exp.Expression:
-    """try_cast(json(x) as map(...)): Spark parses JSON text into a type with from_json (null
+    """try_cast(json(x) as map(...)), and x::json the same: Spark parses JSON text into a type with from_json (null
     when it does not parse, as DuckDB's try_cast gives). Before the bottom-up pass, which
     unwraps json(x)."""
-    if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.this, exp.ParseJSON):
-        to = node.to.copy().transform(_rewrite)
-        return _anon("from_json", node.this.this, exp.Literal.string(to.sql(DIALECT).lower()))
+    if isinstance(node, (exp.Cast, exp.TryCast)) and not node.to.is_type(exp.DataType.Type.JSON):
+        inner = node.this
+        if isinstance(inner, exp.ParseJSON) or (isinstance(inner, exp.Cast) and inner.to.is_type(exp.DataType.Type.JSON)):
+            to = node.to.copy().transform(_rewrite)
+            return _anon("from_json", inner.this, exp.Literal.string(to.sql(DIALECT).lower()))
     return node
 
 

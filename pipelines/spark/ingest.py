@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import duckdb
 
 from pipelines.config import Config
-from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded
+from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded, unchanged
 from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
@@ -44,7 +44,7 @@ def scratch_warehouse(store: SparkStore, config: Config) -> duckdb.DuckDBPyConne
     con.register("_sf", store.source_files().toArrow())
     con.execute("insert into source_files by name select * from _sf")
     con.unregister("_sf")
-    next_id = con.execute("select coalesce(max(file_id), 0) + 1 from source_files").fetchone()[0]
+    next_id = con.execute("select coalesce(max(file_id), 0) + 1 from source_files").fetchall()[0][0]
     con.execute(f"drop sequence file_id_seq; create sequence file_id_seq start {int(next_id)}")
     load_reference(con)
     apply_config(con, config)
@@ -72,13 +72,9 @@ def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: di
     if reader.kind not in BILLING_ON_SPARK | TELEMETRY_ON_SPARK:
         return on_driver(store, con, path, kind, options, this_run)
     sha = sha256_of(path)
-    same = con.execute("select path, kind, format_version, rows_read, rows_loaded, rows_rejected, totals from source_files "
-                       "where sha256 = ? and status = 'loaded'", [sha]).fetchone()
     resolved = str(path.resolve())
-    if same:
-        return FileResult(str(path), sha, same[1], same[2], "unchanged", same[3], same[4], same[5],
-                          json.loads(same[6]) if same[6] else {},
-                          [] if same[0] == resolved else [f"same content as {same[0]}, already loaded"])
+    if done := unchanged(con, path, resolved, sha):
+        return done
     if reader.kind in BILLING_ON_SPARK:
         staged = stage_billing(spark, head, reader, options)
     else:
@@ -86,15 +82,16 @@ def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: di
     rejected = staged.rejects.select("row_number").distinct().count()
     if staged.rows_loaded + rejected != staged.rows_read:
         raise RuntimeError(f"{path}: {staged.rows_read} rows read but {staged.rows_loaded} loaded + {rejected} rejected")
-    file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
+    file_id = con.execute("select nextval('file_id_seq')").fetchall()[0][0]
     same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
     replaced = superseded(con, resolved, same_table, staged.delivery_key, this_run)
     from pyspark.sql import functions as F
     for table, df in staged.facts.items():
         store.write_fact(table, df.withColumn("file_id", F.lit(file_id).cast("int")))
     store.write_lineage("rejects", staged.rejects.withColumn("file_id", F.lit(file_id).cast("int")))
-    if staged.findings is not None:
-        store.write_lineage("findings", staged.findings.withColumn("file_id", F.lit(file_id).cast("int")))
+    for table, df in (("findings", staged.findings), ("row_findings", staged.row_findings)):
+        if df is not None:
+            store.write_lineage(table, df.withColumn("file_id", F.lit(file_id).cast("int")))
     totals = staged.totals
     if reader.table == "gpu_hour_parts":
         totals = telemetry_totals(spark, store, file_id, config)
@@ -142,9 +139,9 @@ def on_driver(store: SparkStore, con, path: Path, kind: str, options: dict[str, 
     res = ingest_file(con, path, kind, options, this_run)
     if res.status != "loaded":
         return res
-    file_id = con.execute("select file_id from source_files where sha256 = ? and status = 'loaded'", [res.sha256]).fetchone()[0]
-    for table in (*FACTS, "rejects", "findings"):
-        rows = con.execute(f"select * from {table} where file_id = ?", [file_id]).to_arrow_table()
+    file_id = con.execute("select file_id from source_files where sha256 = ? and status = 'loaded'", [res.sha256]).fetchall()[0][0]
+    for table in (*FACTS, "rejects", "row_findings", "findings"):
+        rows = con.sql(f"select * from {table} where file_id = ?", params=[file_id]).to_arrow_table()
         if rows.num_rows == 0:
             continue
         df = spark.createDataFrame(rows, spark_schema(table))

@@ -24,7 +24,7 @@ from sources import aws_cur, focus, prom_export
 from sources.base import Head
 from sources.billing import findings_sql, lines_sql
 from sources.dcgm_prom import scrape_time
-from sources.tabular import canonical_select, is_json_lines
+from sources.tabular import canonical_select, csv_names, is_json_lines, sql_str
 from sources.telemetry import FIELDS_CSV, SERIES_KEYS
 
 REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
@@ -43,6 +43,7 @@ class SparkStaged:
     delivery_key: str | None = None
     notes: list[str] = field(default_factory=list)
     totals: dict[str, Any] = field(default_factory=dict)
+    row_findings: Any | None = None          # DataFrame(REJECT_COLUMNS): notes on loaded rows
 
 
 def numbered(df, spark, name: str = "row_number"):
@@ -61,44 +62,64 @@ def numbered(df, spark, name: str = "row_number"):
     return tagged.withColumn(name, (offset + position + 1).cast("long")).drop("_pid", "_mid")
 
 
+def kept(df):
+    """The rows computed once and the plan cut there: later queries over a staged view start
+    from these rows, not from the staging model (whose macro-expanded expressions Spark would
+    otherwise analyse again under every query that reads it: tens of seconds per file, even a
+    small one). Eager; in executor memory, spilling to disk."""
+    return df.localCheckpoint(eager=True)
+
+
 def sql(spark, duck_sql: str, variables: dict | None = None):
     return spark.sql(to_spark(duck_sql, variables))
 
 
-def _fail(head: Head, exc: Exception) -> InputError:
+def _fail(head: Head, exc: Exception) -> Exception:
+    """A failure while reading a file: the user's file (a malformed row, bad bytes) becomes an
+    InputError; an analysis error is our SQL's and stays what it is (a traceback to be seen)."""
+    from pyspark.errors import AnalysisException
+    if isinstance(exc, AnalysisException):
+        return exc
     first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
     return InputError(head.path, "cannot parse the file", first[:200], "Fix or re-export the file")
 
 
 # --- billing: FOCUS, legacy CUR, CUR 2.0 -------------------------------------------------------
 
-def raw_billing(spark, head: Head, nullstr: tuple[str, ...]):
-    """Every column as text (CSV) or as typed (Parquet), numbered, as view `_raw`."""
-    path = str(head.path)
+def csv_frame(spark, head: Head):
+    """A CSV as text columns c0..cN by position, as sources.tabular.csv_read names them (the
+    header's names may repeat or differ only in case); a trailing empty header name names no
+    column. Empty cells read as null, which every cell() of the select list gives them anyway."""
+    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False, escape="\"",
+                            nullValue="", emptyValue="", multiLine=False).csv(str(head.path))
+    width = len(csv_names(head))
+    return df.toDF(*[f"c{i}" for i in range(len(df.columns))]).select(*[f"c{i}" for i in range(width)])
+
+
+def raw_billing(spark, head: Head):
+    """Every column as text (CSV, by position) or as typed (Parquet), numbered, as view `_raw`."""
     if head.parquet:
-        df = spark.read.parquet(path)
+        df = spark.read.parquet(str(head.path))
     elif is_json_lines(head):
         raise InputError(head.path, "JSON lines billing on Spark", "not a bulk format here",
                          "Ingest it with --engine duckdb, or export CSV or Parquet")
     else:
-        df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False, escape="\"",
-                                nullValue="", emptyValue="", multiLine=False).csv(path)
-        for extra in set(nullstr) - {""}:
-            df = df.replace(extra, None)
+        df = csv_frame(spark, head)
     numbered(df, spark).createOrReplaceTempView("_raw")
 
 
 def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkStaged:
     """The DuckDB reader's steps, on Spark: canonical columns, staging model, catalog join,
-    contract checks as SQL, findings."""
+    contract checks as SQL, row notes, findings."""
+    from pyspark.sql import functions as F
     con = duckdb.connect()   # only to read a Parquet footer for its column types
     if reader.kind == "focus":
         aliases, required, prefixes, model, nullstr = focus.ALIASES, focus.REQUIRED, (), "stg_focus__charges.sql", ("", "NULL")
     else:
         aliases, required, model, nullstr = aws_cur.ALIASES, aws_cur.REQUIRED, "stg_aws_cur__charges.sql", ("",)
         prefixes = aws_cur.TAG_PREFIXES if reader.kind == "aws-cur" else ()
-    select, extras = canonical_select(con, head, aliases, required, prefixes)
-    raw_billing(spark, head, nullstr)
+    select, extras = canonical_select(con, head, aliases, required, nullstr, prefixes)
+    raw_billing(spark, head)
     try:
         canonical = "raw_focus" if reader.kind == "focus" else "raw_cur"
         sql(spark, f"select {', '.join(select)} from _raw").createOrReplaceTempView(canonical)
@@ -106,13 +127,22 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         if reader.kind != "focus":
             tags = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
             text = text.replace("{{ tags }}", tags)
-        staged = sql(spark, text).persist()
-        staged.createOrReplaceTempView("_staged")
+        staged = kept(sql(spark, text))
         rows_read = staged.count()
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a malformed row (FAILFAST) or bad bytes: the user's file
         raise _fail(head, exc) from None
+    notes = staged.selectExpr("row_number", "explode(_notes) as e").selectExpr(
+        "row_number", "e.column_name", "e.check_name", "e.value", "e.message")
+    # as sources.billing.file_currency: blank currencies take the file's one named currency
+    named = [r[0] for r in staged.where("billing_currency is not null").select("billing_currency").distinct().limit(2).collect()]
+    if len(named) == 1 and not staged.where("billing_currency is null").isEmpty():
+        notes = notes.unionByName(staged.where("billing_currency is null").selectExpr(
+            "row_number", "'billing_currency' as column_name", "'currency_from_file' as check_name",
+            f"{sql_str(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
+        staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
+    staged.createOrReplaceTempView("_staged")
     sql(spark, lines_sql()).createOrReplaceTempView("_lines")
     cols = set(spark.table("_lines").columns)
     checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
@@ -120,16 +150,20 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
                         "from (select row_number, explode(_errors) as e from _staged)")
     if checks:
         rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
-    rejects = rejects.persist()
+    rejects = kept(rejects)
     rejects.createOrReplaceTempView("_rejects")
-    findings = sql(spark, findings_sql(cols)).persist()
-    lines = spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)")
+    notes.createOrReplaceTempView("_row_findings")
+    # notes on loaded rows only, as on one machine: a rejected row's reject says what is wrong
+    row_findings = spark.sql("select f.* from _row_findings f left anti join (select distinct row_number from _rejects) r "
+                             "using (row_number)")
+    lines = kept(spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)"))
+    findings = kept(sql(spark, findings_sql(cols)))
     rows_loaded = lines.select("row_number").distinct().count()
     keys = sorted({f"{a or '?'}@{p.strftime('%Y-%m') if p else '?'}" for a, p in
                    staged.select("billing_account_id", "billing_period_start").distinct().collect()})
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     return SparkStaged(rows_read, rows_loaded, version, {"charges": lines}, rejects, findings, ",".join(keys) or None,
-                       totals=billing_totals(lines, findings))
+                       totals=billing_totals(lines, findings), row_findings=row_findings)
 
 
 def billing_totals(lines, findings) -> dict[str, Any]:
@@ -179,8 +213,7 @@ def prom_range_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str
 def prom_csv_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str]]:
     """The long CSV's samples, by the DuckDB reader's own SQL over a Spark read of the file."""
     reader = prom_export.PromCsvReader()
-    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", escape="\"", nullValue="", emptyValue="").csv(str(head.path))
-    numbered(df, spark, "_rn").createOrReplaceTempView("_raw_csv")
+    numbered(csv_frame(spark, head), spark, "_rn").createOrReplaceTempView("_raw_csv")
     text, keys = reader.samples_sql(head, "_raw_csv")
     return text, keys, []
 
@@ -203,9 +236,9 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
         groups = read_sql("10_staging", "stg_telemetry__groups.sql")
         for name, expr in keys.items():
             groups = groups.replace("{{ " + name + " }}", expr)
-        sql(spark, groups).persist().createOrReplaceTempView("_tel_groups")
-        sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql")).persist().createOrReplaceTempView("_tel_labelsets")
-        sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql")).persist().createOrReplaceTempView("_tel")
+        kept(sql(spark, groups)).createOrReplaceTempView("_tel_groups")
+        kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
+        kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql"))).createOrReplaceTempView("_tel")
         rows_read, rejected, loaded = spark.sql("""
             select coalesce(sum(n_lines), 0),
                    coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
@@ -221,7 +254,7 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
         rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
         numbered_text = text.replace("{{ row_number }}", rn)
         sql(spark, numbered_text).createOrReplaceTempView("_tel_samples_numbered")
-        rejects = sql(spark, read_sql("10_staging", "stg_telemetry__reject_lines.sql")).persist()
+        rejects = kept(sql(spark, read_sql("10_staging", "stg_telemetry__reject_lines.sql")))
         located = rejects.select("row_number").distinct().count()
         if located != rejected:
             raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
