@@ -1,4 +1,5 @@
-"""Shared benchmark helpers: run a command in a child process, report wall time and peak RSS."""
+"""Shared benchmark helpers: run a command in a child process, report wall time and peak RSS,
+and record each figure that has a target for the summary `make bench` ends with."""
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ import resource
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 BENCH_DIR = Path(os.environ.get("MB_BENCH_DIR", "build/bench"))
@@ -33,3 +35,45 @@ def measure(code: str) -> dict[str, float]:
 
 def report(name: str, figures: dict) -> None:
     print(json.dumps({"benchmark": name, **figures}, indent=2, default=str), flush=True)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One figure against its target: `value` must be at most `target` (or, with at_least, at least)."""
+    bench: str
+    metric: str
+    value: float
+    target: float
+    unit: str = ""
+    at_least: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.value >= self.target if self.at_least else self.value <= self.target
+
+
+TARGETS: list[Target] = []   # filled by the benches of one `benchmarks.run`, printed at its end
+
+
+def target(bench: str, metric: str, value: float, target: float, unit: str = "", at_least: bool = False) -> Target:
+    """Record a figure with a target for the closing summary; call it beside `report`."""
+    t = Target(bench, metric, float(value), float(target), unit, at_least)
+    TARGETS.append(t)
+    return t
+
+
+def summary(targets: list[Target], failed_benches: list[str] = ()) -> str:
+    """The closing table: every figure against its target, pass or fail; benches that crashed."""
+    def fmt(x: float) -> str:   # three significant digits, never an exponent for large figures
+        return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+    rows = [("bench", "metric", "value", "target", "")]
+    for t in targets:
+        rows.append((t.bench, t.metric, f"{fmt(t.value)} {t.unit}".strip(),
+                     f"{'>=' if t.at_least else '<='} {fmt(t.target)} {t.unit}".strip(), "pass" if t.passed else "FAIL"))
+    rows += [(name, "(crashed: see its traceback above)", "", "", "FAIL") for name in failed_benches]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -15,7 +15,8 @@ import pandera.pandas as pa
 from pipelines.allocation import METERS, scaling_fits_table
 from pipelines.config import Config
 from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
-from pipelines.warehouse import model_over, read_sql
+from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
+from pipelines.warehouse import model_over, read_sql, sql_files
 from schemas.allocation_lines import AllocationLines
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
@@ -29,31 +30,18 @@ from schemas.telemetry_month import TelemetryMonth
 from schemas.workload_month import WorkloadMonth
 from sources.reference_data import load_reference
 
-STAGES: list[tuple[str, str]] = [
-    ("20_intermediate", "gpu_hours"),
-    ("20_intermediate", "int_gpu_workloads"),
-    ("20_intermediate", "int_charges_teams"),
-    ("20_intermediate", "int_zone_factors"),
-    ("20_intermediate", "int_energy_lines"),
-    ("20_intermediate", "int_alloc_sources"),
-    ("20_intermediate", "int_alloc_targets"),
-    ("30_marts", "allocation_lines"),
-    ("30_marts", "team_month"),
-    ("30_marts", "team_energy_lines"),
-    ("30_marts", "reconciliation"),
-    ("30_marts", "focus_export"),
-    ("30_marts", "workload_month"),
-    ("30_marts", "energy_tiers_month"),
-    ("30_marts", "telemetry_month"),
-    ("30_marts", "team_gpu_model_month"),
-    ("30_marts", "month_files"),
-    ("python", "int_scaling_fits"),
-    ("30_marts", "findings_month"),
-]
+# Models computed in Python, with the tables each reads (its queries are its own; the graph needs
+# them declared to place the model).
+PYTHON_MODELS = {"int_scaling_fits": (scaling_fits_table, frozenset({"runs", "int_charges_teams"}))}
+
+
+def stages() -> list[Model]:
+    """Every model in build order (pipelines.models derives it from the models' own reads)."""
+    return build_order([*sql_models(), *(Model(n, PYTHON, reads) for n, (_, reads) in PYTHON_MODELS.items())])
 
 
 # What the build step writes for readers: the marts, and the contract findings on them.
-MARTS: tuple[str, ...] = tuple(name for folder, name in STAGES if folder == "30_marts") + ("contract_findings",)
+MARTS: tuple[str, ...] = tuple(f.removesuffix(".sql") for f in sql_files("30_marts")) + ("contract_findings",)
 
 
 def config_variables(config: Config) -> dict[str, object]:
@@ -100,9 +88,6 @@ def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], ro
         con.executemany(f"insert into {name} values ({', '.join('?' * len(columns))})", [list(r) for r in rows])
 
 
-PYTHON_STAGES = {"int_scaling_fits": scaling_fits_table}
-
-
 def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
     """The IT energy of one telemetry file's GPU-hours, by the gpu_hours model itself (resets,
     gaps and the board cap as the reports see them). Needs the reference tables and the
@@ -131,16 +116,15 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
 def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     load_reference(con)
     apply_config(con, config)
+    order = stages()
+    tables = [r[0] for r in con.execute("select table_name from duckdb_tables() union all select view_name from duckdb_views()").fetchall()]
+    if missing := unprovided_reads(order, tables):
+        model, table = missing[0]
+        raise ModelGraphError(f"model {model} reads {table}, which no model builds and the warehouse lacks")
     con.execute("begin transaction")
     try:
-        for folder, name in STAGES:
-            if folder == "python":
-                # Fits that need scipy: computed from the warehouse, written back as a table.
-                con.register("_py_stage", PYTHON_STAGES[name](con))
-                con.execute(f"create or replace table {name} as select * from _py_stage")
-                con.unregister("_py_stage")
-            else:
-                con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
+        for model in order:
+            build_model(con, model)
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")
@@ -150,6 +134,15 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     except BaseException:
         con.execute("rollback")
         raise
+
+
+def build_model(con: duckdb.DuckDBPyConnection, model: Model) -> None:
+    if model.folder == PYTHON:
+        con.register("_py_stage", PYTHON_MODELS[model.name][0](con))
+        con.execute(f"create or replace table {model.name} as select * from _py_stage")
+        con.unregister("_py_stage")
+    else:
+        con.execute(f"create or replace table {model.name} as {read_sql(model.folder, model.name + '.sql')}")
 
 
 def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa.DataFrameModel]) -> list[tuple]:

@@ -23,7 +23,7 @@ from reports import charts
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.reconciliation import reconciliation_summary
-from reports.render import TEMPLATES, attachment_files, csv_text, environment
+from reports.render import TEMPLATES, csv_text, environment, write_pdf
 
 CSV_COLUMNS = [
     "month", "team", "currency", "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed",
@@ -55,8 +55,10 @@ TEAM_CHANGES = [
 ]
 # The per-category split of cost is the Lines table of the same page: not printed twice
 SPLIT_BY_CATEGORY = tuple(f"{m}_{c}" for m in ("billed_cost", "effective_cost") for c in ("direct", "idle", "shared", "credits"))
-CHUNK_TEAMS = 25        # team pages per process when a report is rendered in parts (and the most in one document)
-PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)
+CHUNK_TEAMS = 25        # the most team pages in one document; beyond, the report is laid out in parts
+# Team pages per part: a fixed number, never derived from the core count, so that the merged
+# report is the same bytes on any machine. 200 teams make 10 parts of team pages for 2 cores.
+PART_TEAMS = 20
 PART_LABELS = {"all": "page", "front": "summary", "teams": "", "appendix": "appendix"}
 CHART_TEAMS = 20        # bars per chart; the rest are one "other teams" bar (the table lists all)
 MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
@@ -283,41 +285,24 @@ def _render_part(args: tuple) -> list[Path]:
     """One process: lay out a part once, write its pages for the monthly report and, for a part of
     team pages with per_team, each team's statement (its page + its statement appendix)."""
     ctx, part, pages, path, per_team, main = args
+    created = ctx["created"]
     if part != "teams":
-        doc = _html(ctx, part)
-        doc.write_pdf(path, pdf_variant=PDF_VARIANT, **({"attachments": attachment_files(attachments(ctx, ctx["teams"], "chargeback"), ctx["created"])}
-                                                        if part in ("all", "front") else {}))
-        return [path]
+        files = attachments(ctx, ctx["teams"], "chargeback") if part in ("all", "front") else None
+        return [write_pdf(_html(ctx, part), path, created, files)]
     doc = _html(ctx, part, team_pages=pages, per_team=per_team)
     sections = _sections(doc)
     written = []
     if main:
-        doc.copy([pg for p in pages for pg in sections[f"team-{p['index']}"]]).write_pdf(path, pdf_variant=PDF_VARIANT)
-        written.append(path)
+        written.append(write_pdf(doc.copy([pg for p in pages for pg in sections[f"team-{p['index']}"]]), path, created))
     if per_team:
         for p in pages:
             team = p["team"]
             sctx = {**ctx, "assumptions": p["assumptions"]}
             spath = path.parent.parent / "teams" / statement_file(team["team"])
             spath.parent.mkdir(parents=True, exist_ok=True)
-            doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"]).write_pdf(
-                spath, pdf_variant=PDF_VARIANT, attachments=attachment_files(attachments(sctx, [team], "statement"), ctx["created"]))
-            written.append(spath)
+            written.append(write_pdf(doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"]),
+                                     spath, created, attachments(sctx, [team], "statement")))
     return written
-
-
-def _merge(parts: list[Path], out: Path) -> Path:
-    """Concatenate part PDFs; the first (front matter) keeps its catalog: PDF/A output intent, XMP
-    metadata and the attached CSV and assumptions."""
-    from pypdf import PdfReader, PdfWriter
-    writer = PdfWriter(clone_from=str(parts[0]))
-    for p in parts[1:]:
-        writer.append(PdfReader(str(p)))
-    with open(out, "wb") as fh:
-        writer.write(fh)
-    for p in parts:
-        p.unlink()
-    return out
 
 
 def write_chargeback(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path,
@@ -331,8 +316,8 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
 
     Up to `single_up_to` teams the report is one WeasyPrint document (pages numbered "page x of y").
     Beyond, it is laid out in parts, one process per core (WeasyPrint uses one core per document):
-    front matter, team pages in chunks, appendix, then concatenated; each team page is laid out
-    once and serves both the monthly report and that team's statement.
+    front matter, team pages PART_TEAMS at a time, appendix, then joined with qpdf; each team page
+    is laid out once and serves both the monthly report and that team's statement.
     """
     single_up_to = CHUNK_TEAMS if single_up_to is None else single_up_to
     out.mkdir(parents=True, exist_ok=True)
@@ -345,8 +330,7 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
     single = len(ctx["teams"]) <= single_up_to
     workers = workers or os.cpu_count() or 1
     pages = ctx["team_pages"]
-    size = max(1, min(CHUNK_TEAMS, -(-len(pages) // (2 * workers))))
-    chunks = [pages[i:i + size] for i in range(0, len(pages), size)]
+    chunks = [pages[i:i + PART_TEAMS] for i in range(0, len(pages), PART_TEAMS)]
     slim = {k: v for k, v in ctx.items() if k != "team_pages"}
     parts = out / ".parts"
     jobs = [(slim | {"team_pages": pages}, "all", [], pdf, per_team, True)] if single else \
@@ -363,6 +347,7 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
             written = list(pool.map(_render_part, jobs))
     statements = sorted(p for w in written for p in w if p.parent.name == "teams")
     if not single:
-        _merge([p for w in written for p in w if p.parent == parts], pdf)
+        from reports.concat import concatenate_pdfs
+        concatenate_pdfs([p for w in written for p in w if p.parent == parts], pdf)
     shutil.rmtree(parts, ignore_errors=True)
     return [pdf, csv_path] + statements

@@ -15,6 +15,8 @@ from typing import Sequence
 
 import matplotlib
 
+from reports.fonts import SANS
+
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -26,6 +28,9 @@ MARKERS = ("o", "s", "^", "D")
 LINES = ("-", "--", ":", "-.")
 RC = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
       "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
+# The reports' shipped cut of DejaVu (the font matplotlib measures with), then fallbacks for
+# characters it lacks: a system DejaVu named first would be embedded whole (reports/fonts.py).
+FAMILY = f'font-family="{SANS}, DejaVu Sans, sans-serif"'
 STYLE_ATTR = re.compile(r'style="([^"]*)"')
 
 
@@ -43,7 +48,10 @@ def _attrs(m: re.Match) -> str:
             if k == "font":   # shorthand "400 7.5px 'DejaVu Sans'": WeasyPrint wants the parts
                 parts = v.split(" ", 2)
                 if len(parts) == 3:
-                    out += [f'font-weight="{parts[0]}"', f'font-size="{parts[1]}"', 'font-family="DejaVu Sans"']
+                    out += [f'font-weight="{parts[0]}"', f'font-size="{parts[1]}"', FAMILY]
+                continue
+            if k == "font-family":
+                out.append(FAMILY)
                 continue
             out.append(f'{k}="{v}"'.replace("'", ""))
     return " ".join(out)

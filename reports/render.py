@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 from datetime import datetime
 from decimal import Decimal
 from importlib.metadata import version
@@ -14,14 +13,11 @@ from typing import Any, Iterable
 
 import jinja2
 
+from reports import fonts
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
 
-# Without HarfBuzz's subsetter WeasyPrint subsets fonts with fontTools, which stamps every subset's
-# 'head.modified' with the current second unless SOURCE_DATE_EPOCH is set, so the same inputs gave
-# different PDF bytes. Every report renders through this module; an explicit value still wins.
-os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
-
 TEMPLATES = files("templates")
+PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CSV_FLOAT_DIGITS = 12
 
@@ -84,8 +80,20 @@ def render_pdf(template: str, context: dict[str, Any], out: Path,
     from weasyprint import HTML
     html = environment().get_template(template).render(**context)
     out.parent.mkdir(parents=True, exist_ok=True)
-    HTML(string=html, base_url=str(TEMPLATES)).write_pdf(
-        out, pdf_variant="pdf/a-3b", attachments=attachment_files(attachments or {}, context["created"]))
+    write_pdf(HTML(string=html, base_url=str(TEMPLATES)).render(), out, context["created"], attachments)
+    return out
+
+
+def write_pdf(document, out: Path, created: str, attachments: dict[str, tuple[str, str]] | None = None) -> Path:
+    """Write a laid-out WeasyPrint document as PDF/A-3b, `attachments` embedded, with the shipped
+    fonts whole: no per-PDF font work, the same bytes on any machine. A document whose text needed
+    a fallback font is written again with per-PDF subsets dated `created` (reports/fonts.py)."""
+    document.write_pdf(out, pdf_variant=PDF_VARIANT, full_fonts=True,
+                       attachments=attachment_files(attachments or {}, created))
+    if not fonts.shipped_only(document):
+        with fonts.dated_subsets(created):
+            # a fresh copy: a written document keeps its fonts' state; attachments are read once
+            document.copy().write_pdf(out, pdf_variant=PDF_VARIANT, attachments=attachment_files(attachments or {}, created))
     return out
 
 

@@ -137,6 +137,10 @@ def codecarbon(root: Path) -> Iterator[PeerValue]:
     yield _pv("assumptions:grid_intensity_world_fallback", "CodeCarbon", world, "world_average", "2019", "read", src)
 
 
+# Green Algorithms' provider names -> operators.csv keys (operator:year) of the fleet PUE rows
+OPERATOR_FLEET = {"aws": ("aws:2020",), "gcp": ("google:2019",), "azure": ("microsoft:2020",), "unknown": ("unknown:",)}
+
+
 def green_algorithms(root: Path) -> Iterator[PeerValue]:
     d = root / "green-algorithms"
     ci = {r["location"]: r for r in _csv(d / "CI_aggregated.csv", skip=1)}
@@ -166,6 +170,8 @@ def green_algorithms(root: Path) -> Iterator[PeerValue]:
     for r in _csv(d / "defaults_PUE.csv", skip=1):
         p = r["provider"].lower()
         cids = (["pue:::unknown", "assumptions:pue_unknown"] if p == "unknown" else [f"pue:{p}::hyperscale"])
+        # the operators' fleet rows that reconstruct uses when a disclosure names the operator only
+        cids += [f"operators:{op}:pue" for op in OPERATOR_FLEET.get(p, ())]
         for cid in filter(_exists, cids):
             yield _pv(cid, "Green Algorithms", float(r["PUE"]), r["provider"], _year_of(r["source"]), "read", src)
     src = f"{GREEN_ALGORITHMS} data/latest/TDP_gpu.csv"
@@ -246,6 +252,7 @@ def spruce(root: Path) -> Iterator[PeerValue]:
 
 def mlco2_impact(root: Path) -> Iterator[PeerValue]:
     src = f"{MLCO2} data/gpus.csv"
+    tdp_by_row: dict[str, float | None] = {}
     with open(root / "mlco2-impact" / "gpus.csv", newline="", encoding="utf-8") as f:
         for r in csv.reader(f):
             # Positional: the header has a stray space (' TFLOPS16') and the A10G row is one
@@ -257,6 +264,14 @@ def mlco2_impact(root: Path) -> Iterator[PeerValue]:
                 cid = _gpu(metric, r[0])
                 if cid and _exists(cid) and _number(raw) is not None:
                     yield _pv(cid, "ML CO2 Impact", _number(raw) * scale, r[0], "", "read", src)
+            tdp_by_row[r[0]] = _number(r[2])
+    # convention_tdp copies the calculator's rows, each naming the row it copied ("row 'Tesla P100'");
+    # reading that row back proves the copy, also where one row serves several of our models
+    for c in read_rows("convention_tdp"):
+        row = re.search(r"row '([^']+)'", c["source"])
+        if c["convention"] == "mlco2-impact" and row and tdp_by_row.get(row.group(1)) is not None:
+            yield _pv(f"convention_tdp:mlco2-impact:{c['gpu_model']}", "ML CO2 Impact", tdp_by_row[row.group(1)],
+                      row.group(1), "", "read", src)
 
 
 def _number(raw: str) -> float | None:

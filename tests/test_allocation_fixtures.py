@@ -14,8 +14,8 @@ import duckdb
 import pandas as pd
 
 from pipelines.config import Config
-from pipelines.stages import PYTHON_STAGES, STAGES, apply_config
-from pipelines.warehouse import connect, read_sql
+from pipelines.stages import apply_config, build_model, stages
+from pipelines.warehouse import connect
 from sources.reference_data import load_reference
 
 MONTH = "2026-10"
@@ -90,14 +90,9 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
 def run_after_gpu_hours(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     load_reference(con)
     apply_config(con, config)
-    for folder, name in STAGES:
-        if name == "gpu_hours":
-            continue
-        if folder == "python":
-            con.register("_py", PYTHON_STAGES[name](con))
-            con.execute(f"create or replace table {name} as select * from _py")
-        else:
-            con.execute(f"create or replace table {name} as {read_sql(folder, name + '.sql')}")
+    for model in stages():
+        if model.name != "gpu_hours":
+            build_model(con, model)
 
 
 def team_amounts(con: duckdb.DuckDBPyConnection, meter: str = "billed_cost") -> dict[str, Decimal]:

@@ -17,7 +17,7 @@ from pypdf import PdfReader
 
 from pipelines.cli import main
 from reports.render import money
-from tests.pdf_helpers import cli, stable, text
+from tests.pdf_helpers import cli, stable, structure_problems, text
 from tests.pdfa_rules import violations as pdfa_violations
 
 MONTH = "2026-10"
@@ -40,6 +40,19 @@ def demo(tmp_path_factory) -> dict:
     output = cli("report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
                  "--out", str(out), "--per-team")
     return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+
+
+@pytest.fixture(scope="module")
+def ctx(demo) -> dict:
+    """The demo month's report context, built once for the tests that render it themselves."""
+    from pipelines.config import load_config
+    from pipelines.warehouse import connect
+    from reports.chargeback import build_context
+    con = connect(demo["wh"])
+    try:
+        return build_context(con, load_config(demo["config"]), MONTH)
+    finally:
+        con.close()
 
 
 def marts(wh: Path, sql: str, params=()) -> list[tuple]:
@@ -153,23 +166,21 @@ def test_team_statement_states_unit_economics_in_words(demo):
     assert "no earlier month for this team" in body and "billed cost prev month" not in body
 
 
-def test_script_in_a_tag_renders_as_text(demo):
+def test_script_in_a_tag_renders_as_text(demo, ctx):
     body = text(demo["out"] / "chargeback.pdf")
     assert f"Team: {SCRIPT}" in body
-    from reports.chargeback import build_context, report_html
-    from pipelines.config import load_config
-    from pipelines.warehouse import connect
-    con = connect(demo["wh"])
-    try:
-        ctx = build_context(con, load_config(demo["config"]), MONTH)
-    finally:
-        con.close()
+    from reports.chargeback import report_html
     html = report_html(ctx)
     assert SCRIPT not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_same_inputs_give_the_same_pdf(demo, tmp_path):
+def test_same_inputs_give_the_same_pdf(demo, tmp_path, monkeypatch):
+    """Twice the same bytes, and across font paths: the second run has WeasyPrint's HarfBuzz
+    subsetter switched off (its fontTools fallback, as on a machine without libharfbuzz-subset);
+    where the first run had HarfBuzz, this compares the two paths."""
+    import weasyprint.pdf.fonts
+    monkeypatch.setattr(weasyprint.pdf.fonts, "harfbuzz_subset", None)
     again = tmp_path / "again"
     cli("report", "chargeback", "--month", MONTH, "--warehouse", str(demo["wh"]), "--config", str(demo["config"]),
         "--out", str(again))
@@ -177,25 +188,133 @@ def test_same_inputs_give_the_same_pdf(demo, tmp_path):
     assert not re.search(r"generated \d{4}-\d\d-\d\d", text(again / "chargeback.pdf"))
 
 
-def test_report_in_parts_matches_the_single_document(demo, tmp_path):
+def test_report_in_parts_matches_the_single_document(demo, ctx, tmp_path):
     """The many-teams path (parts laid out in parallel, then concatenated) on the demo month."""
-    from pipelines.config import load_config
-    from pipelines.warehouse import connect
-    from reports.chargeback import build_context, render_all
-    con = connect(demo["wh"])
-    try:
-        ctx = build_context(con, load_config(demo["config"]), MONTH)
-    finally:
-        con.close()
+    from reports.chargeback import render_all
     paths = render_all(ctx, tmp_path, per_team=True, workers=2, single_up_to=0)
     parts, single = text(paths[0]), text(demo["out"] / "chargeback.pdf")
     for s in SECTIONS:
         assert s in parts
     assert sorted(re.findall(r"Team: (.+)", parts)) == sorted(re.findall(r"Team: (.+)", single))
     assert PdfReader(paths[0]).attachments.keys() >= {"chargeback.csv", "assumptions.csv", "provenance.json"}
-    assert len([p for p in paths if p.parent.name == "teams"]) == len(ctx["teams"])
-    # concatenating parts with pypdf must not cost the merged file its PDF/A-3b properties
+    assert _outline(paths[0]) == _outline(demo["out"] / "chargeback.pdf")
+    # statements come from parts in worker processes here, in-process in the CLI: the same bytes
+    statements = [p for p in paths if p.parent.name == "teams"]
+    assert len(statements) == len(ctx["teams"])
+    assert {p.name: p.read_bytes() for p in statements} == \
+        {p.name: p.read_bytes() for p in (demo["out"] / "teams").glob("*.pdf")}
+    # concatenating parts must not cost the merged file its PDF/A-3b properties nor its soundness,
+    # and the fonts every part embeds are kept once
     assert pdfa_violations(paths[0]) == []
+    assert structure_problems(paths[0]) == []
+    files = _font_files(paths[0])
+    assert len(files) == len(set(files)) == len(set(_font_files(demo["out"] / "chargeback.pdf")))
+
+
+def _outline(pdf: Path) -> list[tuple[int, str, int]]:
+    """Bookmarks as (depth, title, page index)."""
+    reader = PdfReader(pdf)
+
+    def walk(items, depth):
+        out = []
+        for item in items:
+            if isinstance(item, list):
+                out += walk(item, depth + 1)
+            else:
+                out.append((depth, item.title, reader.get_destination_page_number(item)))
+        return out
+    return walk(reader.outline, 0)
+
+
+def _font_files(pdf: Path) -> list[bytes]:
+    """The embedded font programs, one per font object, as the PDF holds them (decompressed)."""
+    reader = PdfReader(pdf)
+    seen, out = set(), []
+    for page in reader.pages:
+        for ref in page["/Resources"].get("/Font", {}).values():
+            font = ref.get_object()
+            desc = font["/DescendantFonts"][0].get_object()["/FontDescriptor"].get_object()
+            stream = desc.raw_get("/FontFile2")
+            if stream.idnum not in seen:
+                seen.add(stream.idnum)
+                out.append(stream.get_object().get_data())
+    return out
+
+
+def test_fonts_are_the_shipped_cut_embedded_whole(demo):
+    """No subsetter (HarfBuzz or fontTools, whichever the machine has) touched the embedded fonts:
+    they are the files in templates/fonts byte for byte, so the bytes do not depend on the machine."""
+    from reports.fonts import FACES, FONT_DIR
+    shipped = {(FONT_DIR / name).read_bytes(): name for name in FACES}
+    for pdf in [demo["out"] / "chargeback.pdf", next((demo["out"] / "teams").glob("research-*.pdf"))]:
+        embedded = [shipped.get(f, f"{len(f)} bytes, not shipped") for f in _font_files(pdf)]
+        assert embedded and set(embedded) <= set(FACES) and len(embedded) == len(set(embedded)), (pdf.name, embedded)
+        assert "MeterbookSans.ttf" in embedded, pdf.name
+
+
+def test_every_character_the_reports_print_is_in_the_cut():
+    """Templates, CSS and formatters print only characters every shipped face holds (else every
+    report would fall back to per-PDF subsetting). Reads the sources, so a new symbol fails here."""
+    from fontTools.ttLib import TTFont
+    from reports.fonts import FACES, FONT_DIR
+    root = Path(__file__).parent.parent
+    sources = [*root.glob("templates/**/*.html"), *root.glob("templates/*.css"), *root.glob("sources/reference/*.csv"),
+               *(p for p in root.glob("reports/*.py") if p.name != "fonts.py")]   # fonts.py names glyphs it leaves out
+    printed = {c for f in sources for c in f.read_text(encoding="utf-8") if ord(c) > 0x7E}
+    printed |= set("−×≤≥–…²₂·€µΔσ")
+    missing = {name: sorted(printed - {chr(u) for u in TTFont(str(FONT_DIR / name)).getBestCmap()}) for name in FACES}
+    assert missing == {name: [] for name in FACES}
+
+
+def test_stylesheet_declares_every_shipped_face():
+    """report.css's @font-face rules name the files reports/fonts.py cuts, family, weight and style
+    alike: a face the CSS lacks would be synthesised or taken from the system and embedded whole."""
+    from reports.fonts import FACES, FONT_DIR
+    css = (FONT_DIR.parent / "report.css").read_text(encoding="utf-8")
+    rules = re.findall(r'@font-face \{ font-family: "([^"]+)"; font-weight: (\w+); font-style: (\w+); '
+                       r'src: url\("fonts/([^"]+)"\); \}', css)
+    assert sorted((file, family, weight, style) for family, weight, style, file in rules) == \
+        sorted((file, *face[:3]) for file, face in FACES.items())
+    assert css.count("@font-face") == len(rules)
+
+
+FALLBACK_TEAM = "Команда-данных ★"   # Cyrillic and a star: in the system DejaVu, not in the cut
+
+
+@pytest.mark.parametrize("subsetter", ["fonttools", "harfbuzz"])
+def test_text_outside_the_cut_renders_and_stays_deterministic(ctx, tmp_path, monkeypatch, subsetter):
+    """A team tag in scripts the cut lacks: drawn with a system fallback font, which is subset per
+    PDF (not embedded whole), on either subsetter WeasyPrint may use, with the same bytes twice."""
+    import weasyprint.pdf.fonts
+    from weasyprint.text.ffi import harfbuzz_subset
+    from reports.chargeback import render_all
+    if subsetter == "harfbuzz" and not harfbuzz_subset:
+        pytest.skip("libharfbuzz-subset is not installed: WeasyPrint can only subset with fontTools here")
+    if subsetter == "fonttools":
+        monkeypatch.setattr(weasyprint.pdf.fonts, "harfbuzz_subset", None)   # WeasyPrint's own fallback
+    renamed = dict(ctx, team_pages=[dict(p) for p in ctx["team_pages"]], teams=[dict(t) for t in ctx["teams"]])
+    page = renamed["team_pages"][0]
+    page["team"] = dict(page["team"], team=FALLBACK_TEAM)
+    renamed["teams"][0] = page["team"]
+    first, second = (render_all(renamed, tmp_path / run)[0] for run in ("a", "b"))
+    assert first.read_bytes() == second.read_bytes()
+    assert f"Team: {FALLBACK_TEAM}" in text(first).replace("\n", " ")
+    from reports.fonts import FACES, FONT_DIR
+    shipped = {(FONT_DIR / name).read_bytes() for name in FACES}
+    assert [f for f in _font_files(first) if f not in shipped], "a fallback font is embedded"
+    assert sum(map(len, _font_files(first))) < 1_000_000, "fonts are subset, not embedded whole"
+    assert pdfa_violations(first) == [] and structure_problems(first) == []
+
+
+def test_every_report_pdf_is_structurally_sound(demo):
+    """qpdf's check (via pikepdf) and pypdf find nothing wrong in the chargeback, every statement
+    and the audit."""
+    audit = demo["root"] / "audit"
+    cli("report", "audit", "--month", MONTH, "--warehouse", str(demo["wh"]), "--config", str(demo["config"]),
+        "--out", str(audit))
+    pdfs = [demo["out"] / "chargeback.pdf", *sorted((demo["out"] / "teams").glob("*.pdf")), audit / "audit.pdf"]
+    assert {p.name: structure_problems(p) for p in pdfs} == {p.name: [] for p in pdfs}
+    assert pdfa_violations(audit / "audit.pdf") == []
 
 
 def _rounded_csv(text_: str) -> str:

@@ -250,6 +250,16 @@ totals as (
         base_low_kwh + gap_estimated_low_kwh as raw_low_kwh,
         base_high_kwh + gap_estimated_high_kwh as raw_high_kwh
     from hours
+),
+
+-- least() skips nulls, so an hour whose energy is unknown would come out at the board's maximum:
+-- the cap applies only to energy that was measured or estimated.
+capped as (
+    select *,
+        case when raw_kwh is not null then least(raw_kwh, coalesce(board_max_kwh, raw_kwh)) end as capped_kwh,
+        case when raw_low_kwh is not null then least(raw_low_kwh, coalesce(board_max_kwh, raw_low_kwh)) end as capped_low_kwh,
+        case when raw_high_kwh is not null then least(raw_high_kwh, coalesce(board_max_kwh, raw_high_kwh)) end as capped_high_kwh
+    from totals
 )
 
 select
@@ -260,12 +270,12 @@ select
     instance_id,
     hour_start,
     share_hour,
-    coalesce(least(raw_kwh, board_max_kwh), raw_kwh) as energy_kwh,
-    coalesce(least(raw_low_kwh, board_max_kwh), raw_low_kwh) as energy_kwh_low,
-    coalesce(least(raw_high_kwh, board_max_kwh), raw_high_kwh) as energy_kwh_high,
+    capped_kwh as energy_kwh,
+    capped_low_kwh as energy_kwh_low,
+    capped_high_kwh as energy_kwh_high,
     -- the estimated part survives the cap only as far as the capped total still holds it
-    least(power_estimated_kwh + gap_estimated_kwh, coalesce(least(raw_kwh, board_max_kwh), raw_kwh)) as estimated_kwh,
-    least(gap_kwh, coalesce(least(raw_kwh, board_max_kwh), raw_kwh)) as gap_kwh,
+    least(power_estimated_kwh + gap_estimated_kwh, capped_kwh) as estimated_kwh,
+    least(gap_kwh, capped_kwh) as gap_kwh,
     greatest(0, raw_kwh - coalesce(board_max_kwh, raw_kwh)) as excess_kwh,
     board_max_kwh,
     energy_tier,
@@ -278,4 +288,4 @@ select
     coverage,
     energy_coverage,
     n_scrapes
-from totals
+from capped
