@@ -1,4 +1,4 @@
-"""The build step on Spark: the same STAGES as pipelines.stages, each SQL model transpiled from
+"""The build step on Spark: the same models in the same order as pipelines.stages, each SQL model transpiled from
 DuckDB's dialect at run time (pipelines.spark.dialect), over the Spark warehouse's tables.
 
 Config and reference data reach Spark as data: cfg_* and ref_* temp views built from Python rows
@@ -15,7 +15,8 @@ import duckdb
 from pipelines.allocation import scaling_fits_table
 from pipelines.config import Config
 from pipelines.spark.dialect import cte_steps
-from pipelines.stages import STAGES, config_tables, config_variables
+from pipelines.models import PYTHON
+from pipelines.stages import config_tables, config_variables, stages
 from pipelines.warehouse import read_sql
 from sources.reference_data import load_reference
 
@@ -81,8 +82,9 @@ def run_stages(spark, config: Config, materialize: Callable[[str, str, object], 
     register_reference(spark)
     register_config(spark, config)
     variables = config_variables(config)
-    for folder, name in STAGES:
-        if folder == "python":
-            materialize(folder, name, scaling_fits(spark))
+    for model in stages():
+        if model.folder == PYTHON:
+            materialize(model.folder, model.name, scaling_fits(spark))
             continue
-        materialize(folder, name, run_model(spark, read_sql(folder, name + ".sql"), variables, f"_{name}", keep))
+        sql = read_sql(model.folder, model.name + ".sql")
+        materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))
