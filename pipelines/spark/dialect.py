@@ -23,6 +23,7 @@ from typing import Any, Mapping
 import sqlglot
 from sqlglot import exp
 
+from pipelines.units import US_PER_S
 from pipelines.warehouse import PY_MACROS, read_sql
 
 DIALECT = "spark"
@@ -224,7 +225,7 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         return _anon("array_distinct", _not_null(node.this))
     if isinstance(node, exp.TimeToUnix):
         # epoch(ts): seconds with the fraction (Spark's unix_timestamp truncates to whole seconds)
-        return exp.Div(this=_anon("unix_micros", _cast(node.this, "timestamp_ltz")), expression=exp.Literal.number("1000000.0"))
+        return exp.Div(this=_anon("unix_micros", _cast(node.this, "timestamp_ltz")), expression=exp.Literal.number(repr(US_PER_S)))
     if isinstance(node, exp.UnixToTime):
         scale = node.args.get("scale")
         fn = {None: "timestamp_seconds", "3": "timestamp_millis", "6": "timestamp_micros"}.get(scale and scale.name)
