@@ -23,10 +23,11 @@ demo: venv
 	$(MB) demo --month $(MONTH) --out $(DEMO)
 
 report: demo
-	$(MB) ingest $(DEMO)/billing $(DEMO)/invoices $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures --warehouse $(WH)
+	$(MB) ingest $(DEMO)/billing $(DEMO)/invoices $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures $(DEMO)/work $(DEMO)/grid $(DEMO)/instruments --warehouse $(WH)
 	$(MB) validate --warehouse $(WH)
 	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT) --per-team
 	$(MB) report audit --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
+	$(MB) report methodology --out build/reports
 
 test: venv
 	$(BIN)/python -m pytest
@@ -37,7 +38,7 @@ bench: venv
 # Re-read the peer tools' values (../shared/reference/data, boaviztapi) into
 # sources/reference/peer_values.csv and print the comparison with our ranges.
 peers: venv
-	$(BIN)/python -m sources.peers
+	$(BIN)/python -m reports.methodology
 
 # Refresh the pinned tree after changing pyproject.toml's dependencies.
 lock: venv

@@ -8,11 +8,13 @@ import click
 
 from pipelines.config import example_text
 from pipelines.cli_support import user_errors
+from core.errors import InputError
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 
-KINDS = ["auto", "focus", "aws-cur", "aws-cur2", "gcp-billing", "azure-cost", "oci-cost", "invoices", "dcgm-prom", "prom-range",
-         "prom-csv", "dcgm-dmon", "codecarbon", "disclosure", "hf-model-card"]
+from sources import REGISTRY
+
+KINDS = ["auto", *REGISTRY]   # the readers themselves: a new reader is a new --kind
 
 
 def warehouse_option(fn):
@@ -155,13 +157,17 @@ def validate(warehouse: Path, as_json: bool) -> None:
 main.add_command(reconstruct)
 
 
-def build_marts(warehouse: Path, config_path: Path | None):
+def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | None = None):
     """The one build step every report and export runs first: stages and marts from what is
-    loaded, with the config applied. Returns the open connection for the reader that follows, and
-    the config. The warehouse must exist (a misspelled path is an error, not a new warehouse)."""
+    loaded, with the config applied (and `overrides` of its fields, from command options). Returns
+    the open connection for the reader that follows, and the config. The warehouse must exist (a
+    misspelled path is an error, not a new warehouse)."""
+    import dataclasses
     from pipelines.stages import run_stages
     con = _open(warehouse)
     config = _config(config_path)
+    if overrides:
+        config = dataclasses.replace(config, **overrides)
     from pipelines.spark import is_spark_built
     if not is_spark_built(con):   # a Spark build published these marts; its facts are in Spark
         run_stages(con, config)
@@ -246,6 +252,59 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     _said_defaults(config)
 
 
+@report.command("methodology")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/reports"), show_default=True,
+              help="Output folder; the file is named by the reference data's hash.")
+@user_errors
+def report_methodology(out: Path) -> None:
+    """Methodology PDF/A: every coefficient, assumption and peer cross-check of the reference data.
+    One per reference-data version; chargebacks and audits name it by hash.
+
+    Example: meterbook report methodology --out build/reports
+    """
+    from reports.methodology_doc import write_methodology
+    click.echo(f"wrote {write_methodology(out)}")
+
+
+@main.command()
+@click.option("--month", required=True, help="Month to replay, YYYY-MM.")
+@click.option("--region", "regions", multiple=True, help="Zone to replay the month in, e.g. aws:eu-north-1 (repeatable; "
+              "default [whatif] regions, else every region instance_prices.csv prices).")
+@click.option("--deferrable", multiple=True, help="Namespace or pod that may wait for cleaner hours (repeatable; adds to [whatif]).")
+@click.option("--window-h", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Hours after its last hour a deferrable job may still run (default [whatif] shift_window_h).")
+@click.option("--util-target", type=click.FloatRange(0, 1, min_open=True), default=None, help="Target GPU utilization, 0-1.")
+@click.option("--spot-share", type=click.FloatRange(0, 1), default=None, help="Share of on-demand GPU spend moved to Spot, 0-1.")
+@click.option("--detail", is_flag=True, help="Also print every subject (resource, job, workload, project).")
+@click.option("--json", "as_json", is_flag=True, help="Print the replay as JSON.")
+@warehouse_option
+@config_option
+@user_errors
+def whatif(month: str, regions: tuple[str, ...], deferrable: tuple[str, ...], window_h: float | None, util_target: float | None,
+           spot_share: float | None, detail: bool, as_json: bool, warehouse: Path, config_path: Path | None) -> None:
+    """Replay a month's measured GPU-hours under levers: another region, deferrable jobs in the
+    cleanest hours, a utilization target, a Spot share, each job family's cost-optimal GPU count.
+    Prints cost, kWh and CO2e deltas with bounds ([whatif] in meterbook.toml sets the defaults).
+
+    Example: meterbook whatif --month 2026-10 --region aws:eu-north-1 --deferrable llm-finetune --util-target 0.8
+    """
+    from reports.chargeback import _check_month
+    from reports.whatif import format_text, whatif_context
+    _check_month(month)
+    base = _config(config_path)
+    numbers = {k: v for k, v in (("shift_window_h", window_h), ("util_target", util_target), ("spot_share", spot_share)) if v is not None}
+    overrides = {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,
+                 "deferrable_namespaces": base.deferrable_namespaces + deferrable, "deferrable_jobs": base.deferrable_jobs + deferrable}
+    con, config = build_marts(warehouse, config_path, overrides)
+    if not con.execute("select count(*) from team_month where month = ?", [month]).fetchone()[0]:
+        months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
+        raise InputError(f"--month {month}", "nothing measured or billed in this month",
+                         f"months in the warehouse: {', '.join(months) or 'none'}", "Pick one of those months")
+    ctx = whatif_context(con, month)
+    click.echo(json.dumps(ctx, indent=2, default=str) if as_json else format_text(ctx, detail))
+    _said_defaults(config)
+
+
 @main.group()
 def export() -> None:
     """Export warehouse data in open formats."""
@@ -266,6 +325,27 @@ def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path:
     from pipelines.export import export_focus
     con, config = build_marts(warehouse, config_path)
     for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}")):
+        click.echo(f"wrote {p}")
+    _said_defaults(config)
+
+
+@export.command("allocation")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/exports"), show_default=True,
+              help="Output folder; allocation-<month>.parquet and .csv are written.")
+@warehouse_option
+@config_option
+@user_errors
+def export_allocation_cmd(month: str, out: Path, warehouse: Path, config_path: Path | None) -> None:
+    """Line-level allocation of a month for BI tools: team, day, resource, namespace, workload,
+    rule, meter, amount, unit, source file sha256 and row. Lines add up to the chargeback's team
+    totals for every meter; Parquet holds exact amounts, CSV the currency's minor unit.
+
+    Example: meterbook export allocation --month 2026-10 --out build/exports
+    """
+    from pipelines.export import export_allocation
+    con, config = build_marts(warehouse, config_path)
+    for p in export_allocation(con, month, out):
         click.echo(f"wrote {p}")
     _said_defaults(config)
 
@@ -298,6 +378,25 @@ def config_check(config_path: Path | None, warehouse: Path | None) -> None:
         click.echo(f"Warehouse: {warehouse}")
         for line in against_warehouse(con, config):
             click.echo(line)
+
+
+@export.command("jobs")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output path without suffix (default build/exports/jobs-<month>); .csv and .parquet are written.")
+@warehouse_option
+@config_option
+@user_errors
+def export_jobs_cmd(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
+    """The month's jobs (work log): GPU-hours, MFU, cost, kWh and CO2e per unit of work, per team.
+
+    Example: meterbook export jobs --month 2026-10 --out build/exports/jobs-2026-10
+    """
+    from pipelines.export_jobs import export_jobs
+    con, config = build_marts(warehouse, config_path)
+    for p in export_jobs(con, month, out or Path(f"build/exports/jobs-{month}")):
+        click.echo(f"wrote {p}")
+    _said_defaults(config)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from pipelines.errors import InputError
+from core.errors import InputError
 
 
 def user_errors(fn):

@@ -19,16 +19,22 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from core.vocabulary import CATEGORIES, RULES
 
-RULES = ("proportional", "even", "weights", "unallocated")
-CATEGORIES = ("idle", "untagged", "shared_services", "commitment", "credits")
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
 RULE_FIELDS = ("namespace", "account", "service")
 ENGINES = ("duckdb", "spark")    # where the build runs: one machine, or Spark (README, "Beyond one machine")
 # [findings] keys are the assumptions.csv rows with this prefix (findings_month.sql looks them up so)
 FINDINGS_PREFIX = "findings_"
+# [whatif] numbers likewise: util_target, spot_share, shift_window_h (whatif_month.sql)
+WHATIF_PREFIX = "whatif_"
+# Hourly series carry direct (combustion) or life-cycle factors; the annual factors of
+# grid_intensity.csv are life-cycle (OWID/Ember and Google's figures use IPCC life-cycle factors).
+FACTOR_TYPES = ("lifecycle", "direct")
+# What a legacy [carbon.market_intensity_g_per_kwh] factor says about its provenance
+UNDECLARED_SOURCE = "meterbook.toml [carbon.market_intensity_g_per_kwh]: no source or year declared"
 
 
 def example_text() -> str:
@@ -67,10 +73,10 @@ class Entries:
     section: Section
 
 
-def finding_params() -> tuple[str, ...]:
+def finding_params(prefix: str = FINDINGS_PREFIX) -> tuple[str, ...]:
     from sources.reference_data import read_rows
-    return tuple(sorted(r["assumption_id"].removeprefix(FINDINGS_PREFIX) for r in read_rows("assumptions")
-                        if r["assumption_id"].startswith(FINDINGS_PREFIX)))
+    return tuple(sorted(r["assumption_id"].removeprefix(prefix) for r in read_rows("assumptions")
+                        if r["assumption_id"].startswith(prefix)))
 
 
 def schema() -> Section:
@@ -89,8 +95,20 @@ def schema() -> Section:
                                "weights": Mapping(non_negative, "team = weight")}),
         "hosts": Mapping(string, "host = resource id"),
         "telemetry": Section({"interval_s": positive, "gap_multiple": positive, "default_zone": string}),
-        "carbon": Section({"market_intensity_g_per_kwh": Mapping(non_negative, '"zone" = g_per_kwh')}),
+        "carbon": Section({
+            "market_intensity_g_per_kwh": Mapping(non_negative, '"zone" = g_per_kwh'),
+            "supplier_factors": Entries(Section({"zone": string, "g_per_kwh": non_negative, "source": string,
+                                                 "year": Value("number", minimum=1990, example="2025")})),
+            "grid_zones": Mapping(string, '"zone" = "grid zone"'),
+            "hourly_factor_type": Value("string", choices=FACTOR_TYPES, example='"lifecycle"'),
+        }),
         "findings": Section({k: number for k in finding_params()}),
+        "whatif": Section({
+            **{k: non_negative for k in finding_params(WHATIF_PREFIX)},
+            "regions": Value("strings", example='["aws:us-west-2", "aws:eu-north-1"]'),
+            "deferrable_namespaces": Value("strings", example='["llm-finetune"]'),
+            "deferrable_jobs": Value("strings", example='["embed-batch-0"]'),
+        }),
         "engine": Section({"name": Value("string", choices=ENGINES, example='"duckdb"'), "master": Value("string", example='"local[2]"'),
                            "warehouse": Value("string", example='"s3://bucket/meterbook"'),
                            "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
@@ -116,6 +134,15 @@ class TeamRule:
 
 
 @dataclass(frozen=True)
+class SupplierFactor:
+    """A supplier-specific emission factor (market-based Scope 2) for a zone, with its provenance."""
+    zone: str
+    g_per_kwh: float
+    source: str
+    year: int | None    # None: a legacy [carbon.market_intensity_g_per_kwh] entry, which declares none
+
+
+@dataclass(frozen=True)
 class Config:
     tag_keys: tuple[str, ...] = ("team", "cost-center", "project")
     unallocated: str = "unallocated"
@@ -129,7 +156,14 @@ class Config:
     gap_multiple: float = 4.0
     default_zone: str = ""
     market_intensity: dict[str, float] = field(default_factory=dict)
+    supplier_factors: tuple[SupplierFactor, ...] = ()
+    grid_zones: dict[str, str] = field(default_factory=dict)
+    hourly_factor_type: str = FACTOR_TYPES[0]
     findings: dict[str, float] = field(default_factory=dict)
+    whatif: dict[str, float] = field(default_factory=dict)
+    whatif_regions: tuple[str, ...] = ()
+    deferrable_namespaces: tuple[str, ...] = ()
+    deferrable_jobs: tuple[str, ...] = ()
     engine: EngineConfig = field(default_factory=EngineConfig)
     path: str | None = None
     sha256: str | None = None     # of the file's bytes; None = no file, the defaults
@@ -150,6 +184,7 @@ def load_config(path: str | Path | None) -> Config:
         raise InputError(p, "not valid TOML", str(exc), "Fix the syntax; `meterbook --help` prints an example") from None
     check(doc, schema(), (), Locator(p, text))
     teams, tel, alloc = doc.get("teams", {}), doc.get("telemetry", {}), doc.get("allocation", {})
+    carbon, whatif = doc.get("carbon", {}), doc.get("whatif", {})
     return Config(
         tag_keys=tuple(teams.get("tag_keys", Config.tag_keys)),
         unallocated=teams.get("unallocated", Config.unallocated),
@@ -162,8 +197,15 @@ def load_config(path: str | Path | None) -> Config:
         interval_s=float(tel.get("interval_s", Config.interval_s)),
         gap_multiple=float(tel.get("gap_multiple", Config.gap_multiple)),
         default_zone=tel.get("default_zone", ""),
-        market_intensity={k: float(v) for k, v in doc.get("carbon", {}).get("market_intensity_g_per_kwh", {}).items()},
+        market_intensity={k: float(v) for k, v in carbon.get("market_intensity_g_per_kwh", {}).items()},
+        supplier_factors=tuple(parse_supplier(p, text, i, e) for i, e in enumerate(carbon.get("supplier_factors", []))),
+        grid_zones=dict(carbon.get("grid_zones", {})),
+        hourly_factor_type=carbon.get("hourly_factor_type", FACTOR_TYPES[0]),
         findings={k: float(v) for k, v in doc.get("findings", {}).items()},
+        whatif=parse_whatif(p, text, whatif),
+        whatif_regions=tuple(whatif.get("regions", ())),
+        deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),
+        deferrable_jobs=tuple(whatif.get("deferrable_jobs", ())),
         engine=EngineConfig(**doc.get("engine", {})),
         path=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -373,3 +415,24 @@ def parse_allocation(p: Path, text: str, alloc: dict) -> dict[str, str]:
         raise InputError(p, "[allocation] uses the weights rule but has no weights",
                          Locator(p, text).where((), "allocation", None, True), "Add weights = { team = w, ... }")
     return rules
+
+
+def parse_supplier(p: Path, text: str, i: int, e: dict) -> SupplierFactor:
+    """One [[carbon.supplier_factors]] entry: a factor without its source and year cannot be audited."""
+    missing = [k for k in ("zone", "g_per_kwh", "source", "year") if k not in e]
+    if missing:
+        raise InputError(p, f"[[carbon.supplier_factors]] #{i + 1} lacks {', '.join(missing)}",
+                         Locator(p, text).where(("carbon", "supplier_factors"), next(iter(e), "zone"), i),
+                         'Give zone, g_per_kwh, source (the supplier\'s disclosure) and year, e.g. '
+                         'zone = "aws:us-east-1", g_per_kwh = 290, source = "Dominion Energy fuel mix 2025", year = 2025')
+    return SupplierFactor(e["zone"], float(e["g_per_kwh"]), e["source"], int(e["year"]))
+
+
+def parse_whatif(p: Path, text: str, whatif: dict) -> dict[str, float]:
+    """[whatif] numbers; a utilization or a share is a fraction."""
+    out = {k: float(v) for k, v in whatif.items() if k in finding_params(WHATIF_PREFIX)}
+    for key in ("util_target", "spot_share"):
+        if out.get(key, 0) > 1:
+            raise InputError(p, f"[whatif] {key} = {out[key]:g}: expected a fraction, at most 1",
+                             Locator(p, text).where(("whatif",), key), f"e.g. {key} = 0.8")
+    return out

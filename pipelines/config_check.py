@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config, finding_params
-from pipelines.warehouse import read_sql
+from core.sql import read_sql
 
 SHOWN = 10   # names listed per problem; the rest are counted
 

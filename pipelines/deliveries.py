@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
-from pipelines.errors import InputError
+from core.errors import InputError
 
 # CUR 2.0 (Data Exports) manifests are assumed to list their files under `dataFiles` (S3 URIs);
 # no real one was at hand to confirm it, so both keys are read the same way.

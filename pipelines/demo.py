@@ -1,9 +1,10 @@
 """A deterministic demo month in the real input formats (FOCUS 1.2, legacy CUR, dcgm-exporter
-text, CodeCarbon, disclosure YAML), driven by demo_fleet.toml and a fixed seed."""
+text, CodeCarbon, disclosure YAML, a work log), driven by demo_fleet.toml and a fixed seed."""
 from __future__ import annotations
 
 import calendar
 import csv
+import math
 import random
 import tomllib
 import uuid
@@ -13,23 +14,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Iterator
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from sources.focus import FOCUS_12
 
 SEED = 20261022
 CENT = Decimal("0.0000000001")   # 10 decimals, as cloud exports write costs
-FOCUS_12_COLUMNS = [
-    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType", "BillingCurrency",
-    "BillingPeriodEnd", "BillingPeriodStart", "CapacityReservationId", "CapacityReservationStatus", "ChargeCategory",
-    "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
-    "CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName", "CommitmentDiscountQuantity",
-    "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit",
-    "ContractedCost", "ContractedUnitPrice", "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost",
-    "ListUnitPrice", "PricingCategory", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName",
-    "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
-    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId",
-    "SubAccountName", "SubAccountType", "Tags", "x_UsageType", "x_Operation",
-]
+FOCUS_12_COLUMNS = [*sorted(FOCUS_12), "x_UsageType", "x_Operation"]   # the spec's columns, then AWS's x_ ones
 CUR_COLUMNS = [
     "identity/LineItemId", "identity/TimeInterval", "bill/InvoiceId", "bill/BillingEntity", "bill/BillType",
     "bill/PayerAccountId", "bill/BillingPeriodStartDate", "bill/BillingPeriodEndDate", "lineItem/UsageAccountId",
@@ -333,6 +323,23 @@ def codecarbon_rows(f: dict[str, Any], m0: datetime) -> list[dict[str, str]]:
     return rows
 
 
+WORK_COLUMNS = ["job_id", "workload", "namespace", "pod", "host", "gpu_uuids", "start_utc", "end_utc", "params",
+                "active_params", "tokens", "samples", "requests", "precision", "tokens_per_s"]
+
+
+def work_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
+    """The work log: one row per job of demo_fleet.toml, its window its instance's running time."""
+    instances = {i["id"]: i for i in f["instances"]}
+    rows = []
+    for w in f["work"]:
+        hours = list(instance_hours(instances[w["instance"]], m0, m1))
+        rows.append({"job_id": w["job_id"], "workload": w["workload"], "namespace": w["namespace"], "pod": w["pod"],
+                     "start_utc": iso(hours[0]), "end_utc": iso(hours[-1] + timedelta(hours=1)),
+                     **{k: (f"{w[k]:g}" if isinstance(w[k], float) else str(w[k])) for k in
+                        ("params", "active_params", "tokens", "samples", "requests", "precision", "tokens_per_s") if k in w}})
+    return rows
+
+
 DISCLOSURE = """\
 # Demo disclosure: a model trained on the demo platform, published with partial figures.
 model: Acme-Embed-1B
@@ -348,8 +355,8 @@ co2e_location_t: null
 """
 
 
-# How the demo shares what no team owns (meterbook.toml [allocation]); the market-based factor is
-# a demo contractual figure (as if from a supplier-specific residual mix), not a published one.
+# How the demo shares what no team owns (meterbook.toml [allocation]); the supplier factor is a
+# demo figure (as if from the utility's fuel-mix disclosure), not a published one.
 ALLOCATION_TEXT = """\
 [allocation]                      # proportional | even | weights | unallocated
 idle = "proportional"             # idle GPU time, over the teams that used the node
@@ -358,8 +365,17 @@ shared_services = "proportional"  # support, tax, data transfer
 commitment = "proportional"       # savings plan fees
 credits = "proportional"          # credits no charge can be found for
 
-[carbon.market_intensity_g_per_kwh]
-"aws:us-east-1" = 290.0
+[[carbon.supplier_factors]]       # market-based Scope 2, after the instruments in instruments/
+zone = "aws:us-east-1"
+g_per_kwh = 290.0
+source = "Demo utility's fuel mix disclosure (fictional, written by meterbook demo)"
+year = {year}
+
+[whatif]                          # `meterbook whatif --month ...`
+regions = ["aws:us-west-2", "aws:eu-north-1", "aws:ca-central-1"]
+deferrable_namespaces = ["llm-finetune"]   # fine-tuning may wait for cleaner hours
+deferrable_jobs = ["embed-batch-0"]        # ... and so may the embedding batch
+shift_window_h = 24
 
 # [findings]                      # defaults from sources/reference/assumptions.csv
 # low_util_threshold = 0.5
@@ -367,14 +383,51 @@ credits = "proportional"          # credits no charge can be found for
 """
 
 
-def config_text(f: dict[str, Any]) -> str:
+def config_text(f: dict[str, Any], year: int) -> str:
     hosts = "\n".join(f'"{i["host"]}" = "{i["id"]}"' for i in f["instances"] if "host" in i)
     namespaces = "\n".join(f'"{ns}" = "{team}"' for ns, team in TEAM_OF_NAMESPACE.items())
     return (f'# meterbook configuration for the demo platform (written by `meterbook demo`).\n'
             f'[teams]\ntag_keys = ["team", "cost-center", "project"]\nunallocated = "unallocated"\n\n'
             f'[teams.namespaces]\n{namespaces}\n\n[hosts]\n{hosts}\n\n'
             f'[telemetry]\ninterval_s = 30\ngap_multiple = 4\ndefault_zone = "aws:{REGION}"\n\n'
-            f'{ALLOCATION_TEXT}')
+            f'{ALLOCATION_TEXT.format(year=year)}')
+
+
+# ---- carbon: hourly grid intensity and contractual instruments ------------------------------
+
+# Electricity Maps' hourly CSV export, 2024-onward header spelling
+GRID_COLUMNS = [
+    "Datetime (UTC)", "Country", "Zone name", "Zone id", "Carbon intensity gCO₂eq/kWh (direct)",
+    "Carbon intensity gCO₂eq/kWh (Life cycle)", "Carbon-free energy percentage (CFE%)",
+    "Renewable energy percentage (RE%)", "Data source", "Data estimated", "Data estimation method",
+]
+INSTRUMENT_COLUMNS = ["instrument_id", "type", "zone", "period_start", "period_end", "mwh", "g_per_kwh", "source", "year", "notes"]
+
+
+def grid_rows(g: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
+    """A month of hourly intensity shaped like a grid's day (cleanest at night, dirtiest in the
+    evening peak) with noise; the days in missing_days are left out, as a provider's outage."""
+    rng = random.Random(SEED + 2)
+    rows, t = [], m0
+    while t < m1:
+        if t.day not in g["missing_days"]:
+            swing = g["daily_swing"] * math.cos(2 * math.pi * (t.hour - g["peak_hour_utc"]) / 24)
+            life = g["lifecycle_mean_g_per_kwh"] * (1 + swing + rng.gauss(0, g["noise"]))
+            cfe = min(100.0, max(0.0, g["carbon_free_pct_mean"] * (1 - swing)))
+            rows.append({"Datetime (UTC)": t.strftime("%Y-%m-%d %H:%M:%S"), "Country": g["country"], "Zone name": g["zone_name"],
+                         "Zone id": g["zone_id"], "Carbon intensity gCO₂eq/kWh (direct)": f"{life * g['direct_share']:.2f}",
+                         "Carbon intensity gCO₂eq/kWh (Life cycle)": f"{life:.2f}",
+                         "Carbon-free energy percentage (CFE%)": f"{cfe:.2f}",
+                         "Renewable energy percentage (RE%)": f"{cfe * g['renewable_share_of_cfe']:.2f}",
+                         "Data source": g["data_source"], "Data estimated": "false", "Data estimation method": ""})
+        t += timedelta(hours=1)
+    return rows
+
+
+def instrument_rows(f: dict[str, Any], year: int) -> list[dict[str, str]]:
+    return [{"instrument_id": i["instrument_id"], "type": i["type"], "zone": i["zone"], "period_start": f"{year}-01-01",
+             "period_end": f"{year}-12-31", "mwh": str(i["mwh"]), "g_per_kwh": str(i["g_per_kwh"]), "source": i["source"],
+             "year": str(year), "notes": i["notes"]} for i in f["instruments_declared"]]
 
 
 def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int = 30) -> list[Path]:
@@ -391,7 +444,10 @@ def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int =
     for inst in (i for i in f["instances"] if "host" in i):
         written += telemetry_files(inst, m0, m1, out / "dcgm", interval_s, gpus)
     written.append(write_csv(out / "codecarbon" / "emissions.csv", CODECARBON_COLUMNS, codecarbon_rows(f, m0)))
+    written.append(write_csv(out / "work" / f"work_log_{month}.csv", WORK_COLUMNS, work_rows(f, m0, m1)))
     (out / "disclosures").mkdir(parents=True, exist_ok=True)
     (out / "disclosures" / "acme-embed-1b.yaml").write_text(DISCLOSURE, encoding="utf-8")
-    (out / "meterbook.toml").write_text(config_text(f), encoding="utf-8")
+    written.append(write_csv(out / "grid" / f"{f['grid']['zone_id']}_{month}_hourly.csv", GRID_COLUMNS, grid_rows(f["grid"], m0, m1)))
+    written.append(write_csv(out / "instruments" / "instruments.csv", INSTRUMENT_COLUMNS, instrument_rows(f, m0.year)))
+    (out / "meterbook.toml").write_text(config_text(f, m0.year - 1), encoding="utf-8")
     return written + [out / "disclosures" / "acme-embed-1b.yaml", out / "meterbook.toml"]

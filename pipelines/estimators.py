@@ -3,7 +3,7 @@
 Every function works on floats and on numpy arrays alike (elementwise), so the same code
 serves a single disclosure and a vectorized batch. No coefficients live here: factors such as
 PUE, grid intensity or the FLOPs per parameter-token arrive as arguments from
-``sources/reference/*.csv``; the only constants are unit definitions from ``pipelines.units``.
+``sources/reference/*.csv``; the only constants are unit definitions from ``core.units``.
 
 Each forward estimator has its inverse next to it, so the graph runs in both directions
 where the arithmetic allows (energy reported and hours missing: derive the hours).
@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from pipelines.units import G_PER_KG, H_PER_DAY, H_PER_YEAR, J_PER_KWH, S_PER_H, TOKENS_PER_MILLION, W_PER_KW
+from core.units import G_PER_KG, H_PER_DAY, H_PER_YEAR, J_PER_KWH, S_PER_H, TOKENS_PER_MILLION, W_PER_KW
 
 Num = TypeVar("Num", float, np.ndarray)
 

@@ -1,32 +1,105 @@
-"""`meterbook export focus`: the month's charges as FOCUS 1.2 (Parquet and CSV), energy and
-carbon in x_ columns, checked against the FOCUS validator's rule model when it is at hand."""
+"""`meterbook export`: marts out as Parquet (exact: DECIMAL money, typed timestamps) and CSV
+(money in its currency's minor unit, plain notation). Exports read marts and never compute: a
+figure here is the one the reports show.
+
+- focus: the month's charges as FOCUS 1.2, energy, carbon and allocation in x_ columns; a column
+  the FOCUS input had is carried as it was (focus_export mart).
+- allocation: the line-level allocation under team_month (allocation_day mart).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from core.sql import ident, literal
+from core.vocabulary import METERS
+from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
+
+# FOCUS money columns, each in the currency named beside it; the rest of the decimals (unit
+# prices, quantities) are not amounts and keep their precision.
+FOCUS_MONEY = {"BilledCost": "BillingCurrency", "EffectiveCost": "BillingCurrency", "ListCost": "BillingCurrency",
+               "ContractedCost": "BillingCurrency", "PricingCurrencyEffectiveCost": "PricingCurrency"}
+# x_ measures and the allocation meter whose quantum they print in
+FOCUS_MEASURES = {"x_EnergyKwh": "facility_energy_kwh", "x_EnergyKwhLow": "facility_energy_kwh_low",
+                  "x_EnergyKwhHigh": "facility_energy_kwh_high", "x_CO2eKg": "co2e_kg", "x_CO2eKgLow": "co2e_kg_low",
+                  "x_CO2eKgHigh": "co2e_kg_high", "x_GpuHours": "gpu_hours"}
+# FOCUS 1.2: date/times are ISO 8601 UTC with a Z (datetime_format.md)
+FOCUS_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+ALLOCATION_COLUMNS = ("month", "day", "team", "resource_id", "namespace", "workload", "rule", "meter", "amount", "unit",
+                      "source_sha256", "source_row", "source_line")
 
 
 def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[Path]:
     """Write <out>.parquet and <out>.csv (out without suffix, or with either suffix) from the
-    focus_export mart (the build step writes it)."""
-    n = con.execute("select count(*) from focus_export where month = ?", [month]).fetchone()[0]
-    if n == 0:
-        raise InputError(f"--month {month}", "no charges for this month", "focus_export is empty for it",
-                         "Ingest that month's billing exports first")
+    focus_export mart (the build step writes it). The input's own x_ columns ride in the mart as
+    one map (their names differ per file) and come out as columns of their own."""
+    _needs_rows(con, "focus_export", month, "charges")
+    extra = [r[0] for r in con.execute(
+        "select distinct unnest(map_keys(x_source_columns)) from focus_export where month = ? order by 1", [month]).fetchall()]
+    own = {c.lower() for c in _types(con, "focus_export")}
+    carried = ", ".join(f"x_source_columns[{literal(k)}] as {ident(k)}" for k in extra if k.lower() not in own)
+    select = f"* exclude (month, x_source_columns){', ' + carried if carried else ''}"
+    rows = (f"select {select} from focus_export where month = ? "
+            "order by x_SourceFileSha256, x_SourceRow, x_SourceLine")
+    places = minor_units()
+    # money in its currency's minor unit; other decimals (unit prices, quantities) exact without
+    # trailing zeros; energy and CO2e to the watt-hour and the gram
+    text = {c: amount_sql(c, places, cur) for c, cur in FOCUS_MONEY.items()}
+    text |= {c: exact_sql(c) for c, t in _types(con, "focus_export").items() if t.startswith("DECIMAL") and c not in text}
+    text |= {c: f"round({c}, {METERS[meter][1]})" for c, meter in FOCUS_MEASURES.items()}
+    text["x_AllocatedShare"] = exact_sql("x_AllocatedShare::decimal(38, 12)")   # plain, never 1e-05
+    money = ", ".join(f"{sql} as {c}" for c, sql in text.items())
     base = out.with_suffix("") if out.suffix in (".csv", ".parquet") else out
+    return _write(con, base, rows, f"select * replace ({money}) from rows", month,
+                  f"timestampformat '{FOCUS_TIME_FORMAT}'")
+
+
+def export_allocation(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path) -> list[Path]:
+    """Write <out_dir>/allocation-<month>.parquet and .csv from the allocation_day mart: every
+    line of the month's allocation (team, day, resource, namespace, workload, rule, meter,
+    amount, unit, source file sha256 and row), summing per team and meter to team_month."""
+    _needs_rows(con, "allocation_day", month, "allocation")
+    rows = (f"select {', '.join(ALLOCATION_COLUMNS)} from allocation_day where month = ? "
+            "order by team, meter, day, resource_id, namespace, workload, rule, source_sha256, source_row, source_line, amount")
+    # money in its currency's minor unit, the other meters in their allocation quantum
+    places = {**minor_units(), **{unit: n for unit, n in METERS.values() if unit != "currency"}}
+    csv_rows = f"select * replace ({amount_sql('amount', places, 'unit')} as amount) from rows"
+    return _write(con, out_dir / f"allocation-{month}", rows, csv_rows, month, "dateformat '%Y-%m-%d'")
+
+
+def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path) -> list[Path]:
+    """A query's rows (one `?`, the month) as <out>.parquet and <out>.csv (out without suffix, or
+    with either suffix), for exports of a mart as it is: in the CSV, DECIMAL money prints in the
+    minor unit of the row's `currency` column when the rows have one, other decimals plain."""
+    types = {r[0]: r[1] for r in con.execute(f"describe {query}", params).fetchall()}
+    places = minor_units()
+    text = {c: amount_sql(c, places, "currency") if "currency" in types else exact_sql(c)
+            for c, t in types.items() if t.startswith("DECIMAL")}
+    csv_rows = f"select * replace ({', '.join(f'{sql} as {ident(c)}' for c, sql in text.items())}) from rows" if text \
+        else "select * from rows"
+    base = out.with_suffix("") if out.suffix in (".csv", ".parquet") else out
+    return _write(con, base, query, csv_rows, params[0], "")
+
+
+def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str, month: str, csv_options: str) -> list[Path]:
+    """COPY the rows to <base>.parquet as they are and to <base>.csv through csv_rows (a query
+    over `rows`), streaming: nothing of the month passes through Python."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    for fmt, suffix in (("parquet", ".parquet"), ("csv", ".csv")):
-        path = base.with_suffix(suffix)
-        con.execute(f"copy (select * exclude (month) from focus_export where month = ? order by x_SourceFileSha256, "
-                    f"x_SourceRow, x_SourceLine) to '{_sql_path(path)}' (format {fmt})", [month])
-        written.append(path)
-    return written
+    parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
+    con.execute(f"copy ({rows}) to {literal(parquet)} (format parquet)", [month])
+    options = f"format csv, {csv_options}" if csv_options else "format csv"
+    con.execute(f"copy (with rows as ({rows}) {csv_rows}) to {literal(csv)} ({options})", [month])
+    return [parquet, csv]
 
 
-def _sql_path(p: Path) -> str:
-    # COPY takes no parameter for its target; the path is ours (from --out) and quoted here.
-    return str(p).replace("'", "''")
+def _needs_rows(con: duckdb.DuckDBPyConnection, mart: str, month: str, what: str) -> None:
+    n = con.execute(f"select count(*) from {mart} where month = ?", [month]).fetchone()[0]
+    if n == 0:
+        raise InputError(f"--month {month}", f"no {what} for this month", f"{mart} is empty for it",
+                         "Ingest that month's billing exports first")
+
+
+def _types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(f"describe {table}").fetchall()}

@@ -9,6 +9,7 @@ provider capability we do not claim (ApplicabilityCriteria), or columns the file
 """
 from __future__ import annotations
 
+from core.sql import ident, literal
 import csv
 import json
 from importlib.resources import files
@@ -41,7 +42,7 @@ class Skip(Exception):
 
 class RuleModel:
     def __init__(self, model: dict[str, Any], con: duckdb.DuckDBPyConnection, relation: str,
-                 applicable: set[str] = frozenset(), waived: dict[str, str] | None = None):
+                 applicable: frozenset[str] | set[str] = frozenset(), waived: dict[str, str] | None = None):
         self.rules = model["ModelRules"]
         self.waived = waived or {}
         self.applicable = set(applicable)
@@ -54,12 +55,12 @@ class RuleModel:
         self.con, self.relation = con, relation
         self.columns = {r[0] for r in con.execute(f"describe {relation}").fetchall()}
 
-    def col(self, name: str) -> str:
-        if name not in self.columns:
+    def col(self, name: str | None) -> str:
+        if name is None or name not in self.columns:
             raise Skip(name)
-        return '"' + name.replace('"', '""') + '"'
+        return ident(name)
 
-    def text(self, name: str) -> str:
+    def text(self, name: str | None) -> str:
         return f"cast({self.col(name)} as varchar)"
 
     @staticmethod
@@ -68,7 +69,7 @@ class RuleModel:
             return "true" if v else "false"
         if isinstance(v, (int, float)):
             return repr(v)
-        return "'" + str(v).replace("'", "''") + "'"
+        return literal(v)
 
     def sql(self, req: dict[str, Any]) -> str:
         """A row predicate that is true where the requirement holds."""

@@ -33,7 +33,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import check_count, detect, duck_error, read_head
@@ -161,8 +161,11 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
         con.execute("commit")
     except BaseException as exc:
-        scanned.exception()     # the scan thread must not outlive the file's turn
+        scan_error = scanned.exception()     # the scan thread must not outlive the file's turn
         con.execute("rollback")
+        # bytes that are not UTF-8: the scan names the line and the byte, DuckDB only the line
+        if isinstance(exc, InputError) and exc.what == "not UTF-8 text" and isinstance(scan_error, InputError):
+            raise scan_error from None
         if is_data_error(exc, path):
             raise duck_error(path, exc) from None
         raise

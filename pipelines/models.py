@@ -10,7 +10,7 @@ from typing import Iterable, Mapping
 import sqlglot
 from sqlglot import exp
 
-from pipelines.warehouse import read_sql, sql_files
+from core.sql import read_sql, sql_files
 
 MODEL_FOLDERS = ("20_intermediate", "30_marts")
 PYTHON = "python"     # a model computed in Python (a fit that needs scipy), written back as a table

@@ -16,7 +16,7 @@ import click
 import yaml
 
 from pipelines.cli_support import user_errors
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.reconstruct import (NOTHING_USABLE_FIX, DisclosureError, normalize_disclosure, nothing_usable,
                                    parse_overrides, reconstruct_many)
 from pipelines.reconstruct_render import render_table

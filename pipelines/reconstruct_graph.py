@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from pipelines import estimators as est
 from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct_sampling import DERIVED, ESTIMATED, REPORTED, Q, exact, var_id
-from pipelines.units import KG_PER_T, KWH_PER_MWH
+from core.units import KG_PER_T, KWH_PER_MWH
 
 # Without a disclosed precision, MFU uses the first dense peak the part has.
 PRECISION_ORDER = ("bf16", "fp16", "tf32", "fp32")

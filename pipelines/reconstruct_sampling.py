@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import betaincinv
 from scipy.stats import qmc
 
-from pipelines.units import PERCENT
+from core.units import PERCENT
 from sources.disclosure_format import number_as_text
 
 P_LOW, P_HIGH = 5.0, 95.0   # the contract's low/high percentiles

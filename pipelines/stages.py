@@ -12,21 +12,32 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
-from pipelines.allocation import METERS, scaling_fits_table
-from pipelines.config import Config
-from pipelines.units import G_PER_KG, MJ_PER_KWH, S_PER_H, W_PER_KW
+from core.vocabulary import METERS
+from pipelines.scaling import scaling_fits_table
+from pipelines.config import UNDECLARED_SOURCE, Config
+from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
-from pipelines.warehouse import model_over, read_sql, sql_files
+from core.sql import model_over, read_sql, sql_files
+from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
+from schemas.carbon_month import CarbonMonth
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
+from schemas.findings_ranked import FindingsRanked
 from schemas.gpu_hours import GpuHours
+from schemas.job_month import JobMonth, TeamWorkMonth
+from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
+from schemas.team_coverage_month import TeamCoverageMonth
+from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
+from schemas.team_namespace_day import TeamNamespaceDay
+from schemas.team_resource_month import TeamResourceMonth
 from schemas.telemetry_month import TelemetryMonth
+from schemas.whatif_month import WhatifMonth
 from schemas.workload_month import WorkloadMonth
 from sources.reference_data import load_reference
 
@@ -50,7 +61,9 @@ def config_variables(config: Config) -> dict[str, object]:
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
-        "s_per_h": S_PER_H,
+        "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
+        "months_per_year": MONTHS_PER_YEAR,
+        "hourly_factor_type": config.hourly_factor_type,
     }
 
 
@@ -66,8 +79,14 @@ def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], lis
                            ["integer", "varchar", "varchar", "varchar", "varchar"]),
         "cfg_alloc_rules": (["category", "rule"], list(config.allocation.items()), ["varchar"] * 2),
         "cfg_alloc_weights": (["team", "weight"], list(config.weights.items()), ["varchar", "double"]),
-        "cfg_market_intensity": (["zone", "g_per_kwh"], list(config.market_intensity.items()), ["varchar", "double"]),
+        "cfg_supplier_factors": (["ord", "zone", "g_per_kwh", "source", "year"], supplier_rows(config),
+                                 ["integer", "varchar", "double", "varchar", "integer"]),
+        "cfg_grid_zones": (["zone", "grid_zone"], list(config.grid_zones.items()), ["varchar"] * 2),
         "cfg_findings": (["param", "value"], list(config.findings.items()), ["varchar", "double"]),
+        "cfg_whatif": (["param", "value"], list(config.whatif.items()), ["varchar", "double"]),
+        "cfg_whatif_regions": (["zone"], [(z,) for z in config.whatif_regions], ["varchar"]),
+        "cfg_deferrable": (["kind", "name"], [("namespace", n) for n in config.deferrable_namespaces]
+                           + [("job", j) for j in config.deferrable_jobs], ["varchar"] * 2),
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }
@@ -78,6 +97,14 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         con.execute(f"set variable {name} = ?", [value])
     for name, (columns, rows, types) in config_tables(config).items():
         temp_table(con, name, columns, rows, types)
+
+
+def supplier_rows(config: Config) -> list[tuple]:
+    """Declared supplier factors in file order, then the legacy per-zone factors, which declare
+    no source or year (kept working; the audit says so)."""
+    rows = [(f.zone, f.g_per_kwh, f.source, f.year) for f in config.supplier_factors]
+    rows += [(zone, g, UNDECLARED_SOURCE, None) for zone, g in config.market_intensity.items()]
+    return [(i, *r) for i, r in enumerate(rows)]
 
 
 def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], rows: list[tuple], types: list[str]) -> None:
@@ -101,15 +128,26 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
 VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "gpu_hours": GpuHours,
     "allocation_lines": AllocationLines,
+    "allocation_day": AllocationDay,
     "team_month": TeamMonth,
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,
     "findings_month": FindingsMonth,
+    "carbon_month": CarbonMonth,
+    "market_basis_month": MarketBasisMonth,
+    "whatif_month": WhatifMonth,
     "workload_month": WorkloadMonth,
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
     "month_files": MonthFiles,
+    "findings_ranked": FindingsRanked,
+    "team_coverage_month": TeamCoverageMonth,
+    "team_resource_month": TeamResourceMonth,
+    "team_namespace_day": TeamNamespaceDay,
+    "team_day": TeamDay,
+    "job_month": JobMonth,
+    "team_work_month": TeamWorkMonth,
 }
 
 

@@ -4,41 +4,15 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from importlib.resources import files
 from pathlib import Path
 
 import duckdb
 
-from pipelines.errors import InputError
-from pipelines.units import DCGM_BLANK_MIN, DCGM_INT32_BLANK_MAX, DCGM_INT32_BLANK_MIN, S_PER_H
+from core.errors import InputError
+from core.sql import read_sql, sql_files
+from core.units import DCGM_BLANK_MIN, DCGM_INT32_BLANK_MAX, DCGM_INT32_BLANK_MIN, S_PER_H
 
 DEFAULT_WAREHOUSE = Path("build/meterbook.duckdb")
-SQL_DIR = files("pipelines") / "sql"
-
-
-def sql_files(folder: str) -> list[str]:
-    """The .sql files of one stage folder, in name order (the runner executes them so)."""
-    return sorted(f.name for f in (SQL_DIR / folder).iterdir() if f.name.endswith(".sql"))
-
-
-def read_sql(folder: str, name: str) -> str:
-    return (SQL_DIR / folder / name).read_text(encoding="utf-8")
-
-
-WITH_CLAUSE = re.compile(r"^with\s", re.MULTILINE | re.IGNORECASE)
-
-
-def model_over(folder: str, name: str, inputs: dict[str, str]) -> str:
-    """A model's SQL reading `inputs` ({table: select}) in place of the warehouse tables of those
-    names: CTEs shadow tables, so the one formula of a model also answers for a part of the data
-    (one file's telemetry, say) without a second copy of it. The selects are our own SQL with
-    bound parameters, never user text."""
-    sql = read_sql(folder, name)
-    m = WITH_CLAUSE.search(sql)
-    ctes = ", ".join(f"{table} as ({select})" for table, select in inputs.items())
-    if m is None:
-        return f"with {ctes} {sql}"
-    return f"{sql[:m.start()]}with {ctes}, {sql[m.end():]}"
 
 
 def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False, create: bool = True) -> duckdb.DuckDBPyConnection:
@@ -87,7 +61,7 @@ def missing_warehouse(p: Path) -> InputError:
                       f"{hint}Pass --warehouse with an existing warehouse, or create it with `meterbook ingest FILES --warehouse {p}`")
 
 
-# Macros over unit constants (name, parameters, body), defined from pipelines.units; the Spark
+# Macros over unit constants (name, parameters, body), defined from core.units; the Spark
 # engine expands the same definitions (pipelines.spark.dialect).
 PY_MACROS: tuple[tuple[str, str, str], ...] = (
     ("dcgm_blank_min", "", repr(DCGM_BLANK_MIN)),

@@ -17,11 +17,15 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
 from reports import charts
+from reports.audit_jobs import work_benchmark
+from reports.carbon import carbon_context
+from reports.whatif import whatif_context
 from reports.chargeback import _check_month
+from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
@@ -70,7 +74,8 @@ def meter(name: str, value: float | None, low: float | None, high: float | None,
 def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
     """A tornado section: the one-at-a-time rows and their chart."""
     return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
-            "chart": charts.tornado_chart_svg(rows, central, f"{name}, {METER_UNITS[name]}")}
+            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"], "coefficient")} for r in rows], central,
+                                              f"{label(name, 'meter')}, {METER_UNITS[name]}")}
 
 
 # Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).
@@ -174,8 +179,11 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
+            "work_benchmark": work_benchmark(con, month, rows, results),
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
-            "provenance": provenance(con, month, DISCLOSURE_KINDS, config)}
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config),
+            # a month's CO2e three ways and its what-if replay (partials carbon_basis, whatif)
+            "carbon": carbon_context(con, month) if month else None, "whatif": whatif_context(con, month) if month else None}
 
 
 def meter_rows(ctx: dict[str, Any]) -> list[dict[str, Any]]:

@@ -27,6 +27,8 @@ MEASURE = (
     ("assumptions:pue_unknown", "the facility's metered PUE for the month"),
     ("pue:*", "the facility's metered PUE for the month (here the provider's published average)"),
     ("assumptions:grid_intensity*", "the zone of every GPU resource (cloud region) and its grid intensity"),
+    ("grid_intensity:*:residual_mix", "the energy's contractual instruments (RECs, GOs, PPAs) or the supplier's own factor, "
+                                      "with source and year, instead of the residual mix"),
     ("grid_intensity:*", "the zone's grid intensity for the month (hourly, from the grid operator or a data provider)"),
     ("assumptions:hardware_lifetime_years", "the hardware's service life from the asset register"),
     ("assumptions:accelerators_per_server", "GPUs per server from the hardware inventory"),
@@ -43,8 +45,20 @@ def team_entities(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, 
     for line in rows_as_dicts(con, "select * from team_energy_lines where month = ?", [month]):
         lines[line["team"]].append(line)
     hours = gpu_hours_by_model(con, month)
-    return [team_entity(t, lines.get(t["team"], []), hours.get(t["team"], {}), month)
+    market = market_by_zone(con, month)
+    return [team_entity(t, lines.get(t["team"], []), hours.get(t["team"], {}), month, market)
             for t in rows_as_dicts(con, "select * from team_month where month = ? order by co2e_kg desc, team", [month])]
+
+
+def market_by_zone(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[str, Any]]:
+    """{zone: carbon_month row with its claims (market_basis_month)}: what each zone's market-based
+    factor rests on, or why it is not available."""
+    zones = {r["zone"]: {**r, "claims": []} for r in rows_as_dicts(con, "select * from carbon_month where month = ?", [month])}
+    for c in rows_as_dicts(con, """select * from market_basis_month where month = ? and zone is not null
+                                   order by claim_kind, claim""", [month]):
+        if c["zone"] in zones:
+            zones[c["zone"]]["claims"].append(c)
+    return zones
 
 
 def gpu_hours_by_model(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[str | None, float]]:
@@ -76,7 +90,8 @@ def _scaled_range(central: float, lines: list[dict], key: str) -> tuple[float, f
             central * sum(line[f"{key}_high"] or 0.0 for line in lines) / total)
 
 
-def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str) -> dict[str, Any]:
+def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | None, float], month: str,
+                market: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     # All of it measured (floats summed in another order may differ in the last bits).
     measured = abs(t["it_energy_kwh_measured"] - t["it_energy_kwh"]) <= 1e-9 * max(1.0, abs(t["it_energy_kwh"]))
     it_low, it_high = _scaled_range(t["it_energy_kwh"], lines, "it_energy_kwh")
@@ -91,7 +106,7 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
               "estimated", "IT energy x PUE of the zone", _ids(lines, "facility_energy_kwh")),
         meter("co2e_location_kg", t["co2e_kg"], t["co2e_kg_low"], t["co2e_kg_high"], "estimated",
               "facility energy x grid intensity of the zone", _ids(lines, "co2e_kg")),
-        _market(t, lines),
+        _market(t, lines, market or {}),
         embodied,
     ]
     # Two tornados, not the disclosures' three: a team's facility energy rests on no assumption that
@@ -107,24 +122,31 @@ def team_entity(t: dict[str, Any], lines: list[dict], hours_by_gpu: dict[str | N
             "co2e_chart": co2e_chart(meters)}
 
 
-def _market(t: dict[str, Any], lines: list[dict]) -> dict[str, Any]:
-    """Facility energy x each zone's configured contractual factor; not available (and why) when a
-    zone the team's energy sits in has none: a partial sum would understate it."""
+def _market(t: dict[str, Any], lines: list[dict], zones: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Facility energy x each zone's market-based factor (instruments, supplier factors, residual
+    mix: carbon_month, market_basis_month); not available (and why) when a zone the team's energy
+    sits in has none: a partial sum would understate it."""
     used = [line for line in lines if line["facility_energy_kwh"]]
     if not used:
         return meter("co2e_market_kg", 0.0, 0.0, 0.0, "derived", "no energy in the month", [])
+    in_zones = sorted({line["zone"] or "lines without a zone" for line in used})
     missing = sorted({line["zone"] or "lines without a zone" for line in used if line["co2e_market_kg"] is None})
     if missing:
-        return meter("co2e_market_kg", None, None, None, "not available",
-                     f"no market-based factor for {', '.join(missing)}: set it under [carbon.market_intensity_g_per_kwh] "
-                     "in meterbook.toml (a contractual or residual-mix factor)", [])
-    # The factor is configured (exact): each line's range is its facility energy's.
-    total = sum(line["co2e_market_kg"] for line in used)
-    low, high = (t["co2e_market_kg"] * sum(line["co2e_market_kg"] * line[f"facility_energy_kwh_{end}"]
-                                           / line["facility_energy_kwh"] for line in used) / total if total else 0.0
-                 for end in ("low", "high"))
-    return meter("co2e_market_kg", t["co2e_market_kg"], low, high, "estimated",
-                 "facility energy x the zone's market-based factor (meterbook.toml)", _ids(lines, "facility_energy_kwh"))
+        why = "; ".join(zones.get(z, {}).get("market_reason") or f"{z}: no market-based factor" for z in missing)
+        return meter("co2e_market_kg", None, None, None, "not available", why, [])
+    claims = [c for z in in_zones for c in zones.get(z, {}).get("claims", []) if c["applied_kwh"]]
+    basis = "; ".join(f"{c['zone']}: {_claim_text(c)} on {c['applied_kwh']:,.1f} kWh" for c in claims)
+    ids = sorted({c["coefficient_id"] for c in claims if c["coefficient_id"]} | set(_ids(lines, "facility_energy_kwh")))
+    return meter("co2e_market_kg", t["co2e_market_kg"], t["co2e_market_kg_low"], t["co2e_market_kg_high"], "estimated",
+                 f"facility energy x each zone's market-based factor ({basis or 'no claim'})", ids)
+
+
+def _claim_text(c: dict[str, Any]) -> str:
+    """One claim with its provenance: what it is, its factor, source and year."""
+    what = c["claim"] if c["claim_kind"] != "residual_mix" else "residual mix"
+    kind = f" ({c['instrument_type']})" if c.get("instrument_type") else ""
+    year = c["year"] if c["year"] is not None else "year not declared"
+    return f"{what}{kind} {c['g_per_kwh']:g} g/kWh, {c['source']}, {year}"
 
 
 def _embodied(hours_by_gpu: dict[str | None, float]) -> tuple[dict[str, Any], list[dict], list[str]]:

@@ -17,11 +17,12 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
-from reports.methodology import methodology_context
-from reports.provenance import document_date, provenance
+from reports.job_economics import job_economics
+from reports.carbon import carbon_context
+from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, csv_text, environment, write_pdf
 
@@ -36,10 +37,12 @@ TOTAL_KEYS = ("billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_ho
 ASSUMPTION_COLUMNS = ["coefficient_id", "value", "unit", "low", "high", "source", "notes"]
 HISTORY_MONTHS = 6      # trend window on a team page: the month and the five before it
 TEAM_JOBS = 5
-TOP_FINDINGS = 6        # on the first page; the Findings section lists all
-# Findings that are data to fix, not money to save: listed under Data quality, not Findings
-MATCHING_FINDINGS = ("unmatched_host", "unobserved_resource")
+PAGE1_TEAMS = 12        # team rows on the first page; beyond, the table lists the largest and an All teams table follows
+TOP_FINDINGS = 4        # material decisions on the first page; the Findings section lists the rest
+MATCHING_ORDER = ("unmatched_host", "unobserved_resource")
 MATCHING_ROWS = 12      # telemetry-to-bill rows printed; the rest counted ("and N more")
+DAILY_TEAMS = 6         # series in a daily chart; the rest are one "other teams" series
+STATEMENT_DAYS = 31     # namespace x day rows on a statement
 ALLOCATION_METERS = ("billed_cost", "effective_cost", "gpu_hours", "facility_energy_kwh", "co2e_kg")
 # team_month columns a team page states in words (label, and how to print the value)
 TEAM_ECONOMICS = [
@@ -103,19 +106,43 @@ def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict
 
 
 def findings(con: duckdb.DuckDBPyConnection, month: str) -> list[dict]:
-    """The month's findings: an invoice the chargeback does not reconcile to first, whatever its
-    amount, then largest cost first."""
-    rows = [{k: v for k, v in r.items() if k != "month"}
-            for r in rows_as_dicts(con, "select * from findings_month where month = ? order by all", [month])]
-    return sorted(rows, key=lambda r: (r.get("finding") != "invoice_difference", -float(r.get("cost_usd") or 0)))
+    """The month's findings in reading order (findings_ranked: invoice differences first, then
+    material decisions by money at stake), each with the team that pays for its resource."""
+    return [{k: v for k, v in r.items() if k != "month"}
+            for r in rows_as_dicts(con, "select * from findings_ranked where month = ? order by rank", [month])]
 
 
-def split_matching(found: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(findings, telemetry-to-bill matching rows): hosts whose telemetry joins no charge first,
-    then billed GPU resources with no telemetry, most GPU-hours first within each."""
-    matching = [f for f in found if f.get("finding") in MATCHING_FINDINGS]
-    matching.sort(key=lambda f: (MATCHING_FINDINGS.index(f["finding"]), -float(f.get("value") or 0), f.get("subject") or ""))
-    return [f for f in found if f.get("finding") not in MATCHING_FINDINGS], matching
+def split_findings(found: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """(page-1 findings, the other decisions, telemetry-to-bill matching rows)."""
+    decisions = [f for f in found if f["section"] == "decision"]
+    top = [f for f in decisions if f["material"]][:TOP_FINDINGS]
+    matching = [f for f in found if f["section"] == "data_quality"]
+    # hosts whose telemetry joins no charge first, then billed GPUs without telemetry, then the rest
+    matching.sort(key=lambda f: (MATCHING_ORDER.index(f["finding"]) if f["finding"] in MATCHING_ORDER else len(MATCHING_ORDER),
+                                 -float(f.get("value") or 0), f.get("subject") or ""))
+    return top, [f for f in decisions if f not in top], matching
+
+
+def daily(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, str]:
+    """Daily charts of cost and billed GPU-hours per team (team_day), the largest teams by name."""
+    rows = rows_as_dicts(con, "select * from team_day where month = ? order by day, team", [month])
+    if not rows:
+        return {}
+    days = sorted({r["day"] for r in rows})
+    totals: dict[str, float] = {}
+    for r in rows:
+        totals[r["team"]] = totals.get(r["team"], 0.0) + abs(float(r["billed_cost"]))
+    order = sorted(totals, key=lambda t: (-totals[t], t))
+    keep, rest = order[:DAILY_TEAMS], order[DAILY_TEAMS:]
+    out = {}
+    for key, unit in (("billed_cost", "billed cost per day"), ("gpu_hours", "GPU-hours billed per day")):
+        series = {t: [0.0] * len(days) for t in keep + ([f"{len(rest)} other teams"] if rest else [])}
+        for r in rows:
+            name = r["team"] if r["team"] in keep else f"{len(rest)} other teams"
+            series[name][days.index(r["day"])] += float(r[key])
+        series = {t: v for t, v in series.items() if any(v)}
+        out[key] = charts.daily_chart_svg([d.day for d in days], series, unit) if series else ""
+    return out
 
 
 def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str], list[float]]:
@@ -152,7 +179,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     recon_summary = reconciliation_summary(recon)
     totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
     telemetry = rows_as_dicts(con, "select * from telemetry_month where month = ?", [month])
-    util, coverage = (telemetry[0]["util_mean"], telemetry[0]["scrape_coverage"]) if telemetry else (None, None)
+    util, coverage_fleet = (telemetry[0]["util_mean"], telemetry[0]["scrape_coverage"]) if telemetry else (None, None)
     difference = recon_summary["invoice_difference"] + recon_summary["exports_difference"]
     ids = sorted({i for t in teams for i in (t["assumption_ids"] or [])})
     tiers = rows_as_dicts(con, """select basis, tier, it_energy_kwh from energy_tiers_month where month = ?
@@ -162,8 +189,19 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     lines = team_lines(con, month)
     jobs = top_jobs(con, month)
     months, hist = history(con, month)
-    found, matching = split_matching(findings(con, month))
+    top, found, matching = split_findings(findings(con, month))
+    coverage = {r["team"]: r for r in rows_as_dicts(con, "select * from team_coverage_month where month = ?", [month])}
+    no_telemetry = sorted((c for c in coverage.values() if c["gpu_hours"] > 0 and not c["has_telemetry"]),
+                          key=lambda c: (-c["gpu_hours"], c["team"]))
+    resources = _by_team(rows_as_dicts(con, """select * from team_resource_month where month = ?
+        and (effective_cost <> 0 or billed_cost <> 0 or gpu_hours <> 0 or facility_energy_kwh <> 0)
+        order by team, resource_id is null, effective_cost desc, resource_id""", [month]))
+    ns_days = _by_team(rows_as_dicts(con, """select * from team_namespace_day where month = ?
+        order by team, day, namespace""", [month]))
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
+                  | {"resources": resources.get(t["team"], []), "namespace_days": ns_days.get(t["team"], [])[:STATEMENT_DAYS],
+                     "namespace_days_more": max(len(ns_days.get(t["team"], [])) - STATEMENT_DAYS, 0),
+                     "coverage": coverage.get(t["team"])}
                   for t in teams]
     return {
         "month": month,
@@ -173,13 +211,18 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "team_pages": team_pages,
         "extra_columns": extra_cols,
         "team_economics": TEAM_ECONOMICS,
+        "job_economics": job_economics(con, month),
         "team_changes": TEAM_CHANGES,
         # what a newer team_month adds beyond the figures the page already names
         "other_columns": [c for c in extra_cols if c not in SPLIT_BY_CATEGORY and c != "billed_cost_prev_month"
                           and c not in {k for k, *_ in TEAM_ECONOMICS + TEAM_CHANGES}],
         "totals": totals,
         "util_mean": util,
-        "telemetry_coverage": coverage,
+        "telemetry_coverage": coverage_fleet,
+        "fleet": telemetry[0] if telemetry else None,
+        "coverage": coverage,
+        "no_telemetry": no_telemetry,
+        "daily_charts": daily(con, month),
         "unallocated_name": config.unallocated,
         "unallocated": unallocated,
         "unallocated_lines": lines.get(config.unallocated, []),
@@ -187,19 +230,17 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "reconciliation_summary": recon_summary,
         "reconciliation_difference": difference,
         "findings": found,
-        "top_findings": TOP_FINDINGS,
+        "top_findings": top,
+        "materiality": next((f["materiality_usd"] for f in top + found + matching), None),
+        "page1_teams": PAGE1_TEAMS,
         "matching": matching[:MATCHING_ROWS],
         "matching_more": max(len(matching) - MATCHING_ROWS, 0),
         "quality": quality_summary(con, month),
+        "carbon": carbon_context(con, month),
         "tiers": tiers,
         "assumptions": assumptions_used(con, ids),
-        "methodology": methodology_context(con),
+        "methodology_file": methodology_file_name(),
         "provenance": provenance(con, month, config=config),
-        "cost_chart": charts.bar_chart_svg(*top_n(teams, "billed_cost"), f"billed cost ({currency})"),
-        "energy_chart": charts.bar_chart_svg(*top_n(teams, "co2e_kg"), "CO2e, kg (location-based)"),
-        "chart_teams": CHART_TEAMS,
-        "tier_chart": charts.bar_chart_svg([f"{r['basis']}: {r['tier']}" for r in tiers],
-                                           [float(r["it_energy_kwh"] or 0) for r in tiers], "IT energy, kWh"),
     }
 
 
@@ -247,13 +288,27 @@ def statement_file(team: str) -> str:
     return f"{slug}-{hashlib.sha256(team.encode()).hexdigest()[:8]}.pdf"
 
 
+def _pays(finding: dict, team: str) -> bool:
+    return team in {p["team"] for p in finding.get("paying_teams") or []} or team in (finding.get("paying_team"), finding.get("subject"))
+
+
+def statement_hash(ctx: dict[str, Any], page: dict[str, Any]) -> str:
+    """sha256 of what a team's statement states (its figures, lines and drill-down, the inputs
+    hash and config), so a printed statement can be matched to the data it came from."""
+    body = {"month": ctx["month"], "inputs": ctx["provenance"]["warehouse_hash"], "config": ctx["provenance"]["config_sha256"],
+            **{k: page[k] for k in ("team", "lines", "resources", "namespace_days")}}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _statement_data(ctx: dict[str, Any]) -> None:
-    """Give each team page what its statement shows besides the page: its findings and assumptions."""
+    """Give each team page what its statement shows besides the page: its findings, assumptions and hash."""
+    everything = ctx["top_findings"] + ctx["findings"] + ctx["matching"]
     for i, page in enumerate(ctx["team_pages"]):
         name, ids = page["team"]["team"], set(page["team"]["assumption_ids"] or [])
         page["index"] = i
-        page["findings"] = [f for f in ctx["findings"] if name in (f.get("subject"), f.get("team"))]
+        page["findings"] = [f for f in everything if _pays(f, name)]
         page["assumptions"] = [a for a in ctx["assumptions"] if a["coefficient_id"] in ids]
+        page["hash"] = statement_hash(ctx, page)
 
 
 def report_html(ctx: dict[str, Any], part: str = "all", **extra: Any) -> str:

@@ -26,6 +26,9 @@ HATCHES = ("", "///", "xxx", "\\\\\\", "---", "|||", "+++", "/-")
 GRAYS = ("#4d4d4d", "#a6a6a6", "#d9d9d9", "#7a7a7a")
 MARKERS = ("o", "s", "^", "D")
 LINES = ("-", "--", ":", "-.")
+# Stacked segments: fill and hatch together, so neighbours differ in grayscale print.
+STACK_STYLES = (("#4d4d4d", ""), ("#d9d9d9", ""), ("white", "///"), ("#a6a6a6", ""), ("white", "xxx"),
+                ("white", ""), ("#7a7a7a", "\\\\\\"))
 RC = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
       "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
 # The reports' shipped cut of DejaVu (the font matplotlib measures with), then fallbacks for
@@ -160,5 +163,29 @@ def range_chart_svg(labels: Sequence[str], values: Sequence[float], lows: Sequen
         ax.set_yticks(y, [_label(s) for s in labels])
         ax.set_xlabel(_label(unit))
         ax.set_xlim(left=0)
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def daily_chart_svg(days: Sequence[int], series: dict[str, Sequence[float]], unit: str,
+                    width_in: float = 6.3, height_in: float = 1.9) -> str:
+    """Stacked bars per day of the month, one segment per series (team), told apart by hatch and
+    gray, with a legend beside the plot; negative days (credits) stack below zero."""
+    with plt.rc_context(RC):
+        fig, ax = _axes(width_in, height_in)
+        pos = [0.0] * len(days)
+        neg = [0.0] * len(days)
+        for i, (name, vals) in enumerate(series.items()):
+            base = [p if v >= 0 else n for v, p, n in zip(vals, pos, neg)]
+            color, hatch = STACK_STYLES[i % len(STACK_STYLES)]
+            ax.bar(list(days), list(vals), bottom=base, width=0.8, color=color, edgecolor="#333333", hatch=hatch,
+                   linewidth=0.4, label=_label(name))
+            pos = [p + v if v >= 0 else p for v, p in zip(vals, pos)]
+            neg = [n + v if v < 0 else n for v, n in zip(vals, neg)]
+        ax.set_xticks(list(days)[::2] if len(days) > 16 else list(days))
+        ax.set_xlim(min(days) - 0.7, max(days) + 0.7)
+        ax.set_xlabel("day of the month")
+        ax.set_ylabel(_label(unit))
+        ax.legend(frameon=False, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
         return _svg(fig)

@@ -9,6 +9,7 @@ as the CSV text so the appendix prints exactly the figure the data holds.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from collections import Counter
 from typing import Any
 
@@ -187,3 +188,14 @@ def format_peer_table(comparison: dict[str, Any]) -> str:
     out.append(f"{s['uncompared']} in-scope coefficients have no peer value:")
     out += [f"  {g['group']} ({g['count']}): {', '.join(g['ids'])}" for g in comparison["uncompared"]]
     return "\n".join(out)
+
+
+if __name__ == "__main__":
+    # make peers: re-read the peer tools' values into sources/reference/peer_values.csv, then print
+    # how our ranges hold them (the reading sits below reports; the table printed is a report)
+    import sys
+
+    from sources import peers
+    peers.write(peers.collect(Path(sys.argv[1]) if len(sys.argv) > 1 else peers.SHARED_DATA))
+    print(format_peer_table(peer_comparison()))
+    print(f"wrote {peers.PEER_FILE}")

@@ -33,6 +33,11 @@ def assumptions_version() -> str:
     return h.hexdigest()
 
 
+def methodology_file_name(version: str | None = None) -> str:
+    """The methodology document of a reference-data version (reports/methodology_doc.py)."""
+    return f"methodology-{(version or assumptions_version())[:SHORT]}.pdf"
+
+
 def source_hashes(con: duckdb.DuckDBPyConnection, month: str | None = None, also_kinds: tuple[str, ...] = ()) -> list[str]:
     """The loaded files' sha256: all of them, or those a month's report rests on (its
     quality_summary scope), so October's hash does not move when September is loaded."""

@@ -13,7 +13,9 @@ from typing import Any, Iterable
 
 import jinja2
 
+from pipelines.csv_amounts import money_text
 from reports import fonts
+from reports.labels import action, label, plain
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
 
 TEMPLATES = files("templates")
@@ -57,6 +59,16 @@ def short_path(p: Any) -> str:
         return str(p)
 
 
+def file_name(p: Any) -> str:
+    """A file's name without its folders: reports name inputs by name and sha256, never by path."""
+    return Path(str(p)).name
+
+
+def month_name(month: str) -> str:
+    """'2026-10' -> 'October 2026' (the title of a monthly document)."""
+    return datetime.strptime(month, "%Y-%m").strftime("%B %Y")
+
+
 def pct(x: Any, places: int = 0) -> str:
     return "–" if x is None else f"{float(x) * 100:.{places}f} %"
 
@@ -64,7 +76,8 @@ def pct(x: Any, places: int = 0) -> str:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, number=number, pct=pct, short_path=short_path, sig=sig)
+    env.filters.update(money=money, number=number, pct=pct, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
+                       month_name=month_name, file_name=file_name)
     env.globals["meterbook_version"] = version("meterbook")
     return env
 
@@ -125,12 +138,13 @@ def csv_cell(v: Any) -> Any:
 
 
 def csv_text(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:
-    """Money stays exact (DECIMAL); floats are rounded to CSV_FLOAT_DIGITS significant digits."""
+    """Money (DECIMAL) in its row's currency's minor unit, plain notation (exact values are in the
+    warehouse and the Parquet exports); floats rounded to CSV_FLOAT_DIGITS significant digits."""
     fh = io.StringIO()
     w = csv.writer(fh, lineterminator="\n")
     w.writerow(columns)
     for r in rows:
-        w.writerow([csv_cell(r.get(c)) for c in columns])
+        w.writerow([money_text(v, r.get("currency")) if isinstance(v := r.get(c), Decimal) else csv_cell(v) for c in columns])
     return fh.getvalue()
 
 

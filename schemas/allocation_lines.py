@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from pipelines.allocation import METERS
-from pipelines.config import CATEGORIES, RULES
+from core.vocabulary import METERS
+from core.vocabulary import CATEGORIES, RULES
 
 MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 ISO_4217 = r"^[A-Z]{3}$"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from pipelines.units import HALF_CENT
+from core.units import HALF_CENT
 from schemas.allocation_lines import ISO_4217, MONTH
 
 BASES = ["invoice", "loaded exports"]

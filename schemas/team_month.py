@@ -41,7 +41,14 @@ class TeamMonth(pa.DataFrameModel):
     co2e_kg: float = pa.Field(ge=0, description="location-based")
     co2e_kg_low: float = pa.Field(ge=0)
     co2e_kg_high: float = pa.Field(ge=0)
-    co2e_market_kg: float = pa.Field(nullable=True, ge=0, description="null: no market factor configured")
+    co2e_market_kg: float = pa.Field(nullable=True, ge=0, description="market-based, over the energy whose zone has a factor")
+    co2e_market_kg_low: float = pa.Field(nullable=True, ge=0)
+    co2e_market_kg_high: float = pa.Field(nullable=True, ge=0)
+    co2e_hourly_kg: float = pa.Field(ge=0, description="location-based, hour by hour where a series gives it")
+    co2e_hourly_kg_low: float = pa.Field(ge=0)
+    co2e_hourly_kg_high: float = pa.Field(ge=0)
+    facility_energy_kwh_hourly: float = pa.Field(ge=0, description="facility energy with an hourly grid factor")
+    facility_energy_kwh_market_na: float = pa.Field(ge=0, description="facility energy with no market-based factor")
 
     class Config:
         coerce = True
@@ -57,3 +64,13 @@ class TeamMonth(pa.DataFrameModel):
     def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
         """As facility energy, with the grid intensity's bounds on top."""
         return _in_order(df, *columns)
+
+    @pa.dataframe_check(columns=["co2e_hourly_kg_low", "co2e_hourly_kg", "co2e_hourly_kg_high"])
+    def co2e_hourly_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """Hour-by-hour CO2e lies within its bounds too (PUE, and the annual factor where it stands in)."""
+        return _in_order(df, *columns)
+
+    @pa.dataframe_check(columns=["facility_energy_kwh_hourly", "facility_energy_kwh"])
+    def hourly_part_of_energy(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """The hourly-matched energy is part of the facility energy."""
+        return df["facility_energy_kwh_hourly"] <= df["facility_energy_kwh"] + ROUNDING_SLACK

@@ -1,6 +1,7 @@
 """AWS Cost and Usage Report, legacy format (CSV, CSV.gz; slash or Athena snake_case names)."""
 from __future__ import annotations
 
+from core.sql import ident, literal
 import re
 from typing import Any, Callable
 
@@ -66,14 +67,6 @@ CUR2_TAGS = ("map_from_entries(list_transform(map_entries(try_cast(json_text(res
              "lambda e: struct_pack(k := regexp_replace(e.key, '^user_', ''), v := e.value)))")
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _ident(s: str) -> str:
-    return '"' + s.replace('"', '""') + '"'
-
-
 def tag_key(column: str) -> str:
     """resourceTags/user:team -> team; aws:createdBy keeps its provider prefix (as FOCUS does)."""
     key = column.split("/", 1)[1] if "/" in column else column.removeprefix("resource_tags_")
@@ -88,7 +81,7 @@ def tags_map_sql(columns: list[str], key_of: Callable[[str], str]) -> str:
     """
     if not columns:
         return "map()::map(varchar, varchar)"
-    entries = ", ".join(f"struct_pack(k := {_sql_str(key_of(c))}, v := {_ident(c)})" for c in columns)
+    entries = ", ".join(f"struct_pack(k := {literal(key_of(c))}, v := {ident(c)})" for c in columns)
     return f"map_from_entries(list_filter([{entries}], lambda e: e.v is not null and e.v <> ''))"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from sources.linecount import LineCount, scan
 
 HEAD_BYTES = 256 * 1024
@@ -181,9 +181,12 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
         if version is not None:
             return reader, version
     shown = ", ".join(head.columns[:4]) if head.columns else head.text[:40].replace("\n", " ")
-    # A binary file has no line breaks: its "header" is the whole head, up to 256 KiB on one line
+    # A binary file has no line breaks: its "header" is the whole head, up to 256 KiB on one line;
+    # cut what is printed, escapes included (a control byte prints as four characters), so the
+    # list of kinds still fits on one readable line
+    shown = repr(shown)
     shown = shown if len(shown) <= 80 else shown[:80] + "..."
-    raise InputError(head.path, "not a known input format", f"starts with: {shown!r}",
+    raise InputError(head.path, "not a known input format", f"starts with: {shown}",
                      f"Pass --kind with one of {', '.join(sorted(REGISTRY))}, or check that this is the export you meant")
 
 
@@ -192,7 +195,9 @@ def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file
     msg = str(exc)
     # DuckDB quotes the offending line ("Original Line: ...", up to megabytes of the user's data):
     # leave it out, and keep the sentence after the location, which says what is wrong.
-    lines = [ln.strip() for ln in msg.splitlines() if ln.strip() and not ln.lstrip().startswith("Original Line")]
+    # DuckDB's "LINE 1: <query>" and its caret point into meterbook's own SQL, not the user's file.
+    lines = [ln.strip() for ln in msg.splitlines()
+             if ln.strip() and not ln.lstrip().startswith(("Original Line", "LINE ")) and ln.strip().strip("^")]
     where = next((ln for ln in lines if "line" in ln.lower()), lines[0] if lines else "")
     if len(lines) > 1 and lines[0] == where and not lines[1].startswith(("Possible Solution", "file =")):
         where += ": " + lines[1]

@@ -8,7 +8,7 @@ import duckdb
 
 from schemas.charges import Charges
 from schemas.contract import reject_sql
-from pipelines.warehouse import read_sql
+from core.sql import read_sql
 from sources.base import Head, Reader, Staged
 from sources.linecount import LineCount
 from sources.tabular import tabular_dialect, tabular_expected_rows
@@ -95,7 +95,7 @@ def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:
 def findings_sql(cols: set[str]) -> str:
     """stg_billing__findings over _lines, keyed by line_item_key where the format has one."""
     key = "line_item_key" if "line_item_key" in cols else "null::varchar"
-    return read_sql("10_staging", "stg_billing__findings.sql").replace("{{ line_item_key }}", key)
+    return read_sql("10_staging", "stg_billing__findings.sql", line_item_key=key)
 
 
 def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) -> None:

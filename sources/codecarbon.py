@@ -23,7 +23,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
+from core.sql import literal
 from schemas.contract import reject_sql
 from schemas.runs import Runs
 from sources.base import Head, Reader, Staged, duck_error, gzip_ok, register
@@ -238,7 +239,7 @@ def timezone_literal(path: Path, options: dict[str, Any]) -> str:
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise InputError(path, f"unknown time zone {tz!r}", "--timezone",
                          "Pass an IANA zone such as Europe/Paris, or leave it out to use each run's country") from None
-    return "'" + tz.replace("'", "''") + "'"
+    return literal(tz)
 
 
 def resolve_gpu_models(con: duckdb.DuckDBPyConnection) -> None:

@@ -16,10 +16,9 @@ from typing import Any
 
 import duckdb
 
-from pipelines.errors import InputError
-from pipelines.warehouse import read_sql
+from core.errors import InputError
+from core.sql import literal, read_sql, sql_text
 from sources.base import Head, Staged, register
-from sources.tabular import sql_str
 from sources.telemetry import TelemetryReader
 
 # Entity types dmon prints before the entity id (dcgmi/DeviceMonitor.cpp, EntityListHelpers.cpp).
@@ -92,15 +91,12 @@ class DcgmDmonReader(TelemetryReader):
         con.execute("create or replace temp table _dmon as select ?::varchar[] as fields, ? as host, ?::bigint as start_ms, "
                     "?::bigint as interval_ms", [hdrs[0], host, start_ms, int(float(interval) * 1000) if interval else None])
         con.execute(f"""create or replace temp view raw_dmon_lines as
-            select line from read_csv({sql_str(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
+            select line from read_csv({literal(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
                                       delim = '\\x01', quote = '', escape = '', comment = '', auto_detect = false)""")
-        sql = read_sql("10_staging", "stg_dcgm_dmon__samples.sql")
-        for key, value in {"entity_types": "[" + ", ".join(sql_str(t) for t in ENTITY_TYPES) + "]",
-                           "stopped": sql_str(STOPPED), "units": sql_str(UNITS)}.items():
-            sql = sql.replace("{{ " + key + " }}", value)
-        con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
-        con.execute("create or replace temp view _tel_samples_numbered as "
-                    + sql.replace("{{ row_number }}", "row_number() over (order by line_no, i)"))
+        self.sample_views(con, "stg_dcgm_dmon__samples.sql", sql_text("10_staging", "stg_dcgm_dmon__samples.sql"),
+                          "row_number() over (order by line_no, i)",
+                          entity_types="[" + ", ".join(literal(t) for t in ENTITY_TYPES) + "]",
+                          stopped=literal(STOPPED), units=literal(UNITS))
         rows_read, _ = self.group(con, head)
         notes = [] if lines.prefixed else [f"sample times from --start {start} and --interval {interval} s"]
         if lines.stopped_at:

@@ -8,10 +8,9 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import read_sql
+from core.sql import literal, read_sql, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
-from sources.tabular import sql_str
 from sources.telemetry import TelemetryReader
 
 SAMPLE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+\S+(\s+-?[\d.eE+]+)?\s*$")
@@ -36,7 +35,7 @@ def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
     # Split at '}' by the CSV parser (see stg_dcgm_prom__samples.sql); short lines pad with nulls.
     con.execute(f"""
         create or replace temp view raw_prom_cols as
-        select * from read_csv({sql_str(str(head.path))}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
+        select * from read_csv({literal(str(head.path))}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
                                header = false, delim = '}}', quote = '', escape = '', comment = '', auto_detect = false,
                                null_padding = true, strict_mode = true, compression = 'auto')""")
 
@@ -67,10 +66,8 @@ class DcgmPromReader(TelemetryReader):
         self.prepare(con)
         lines_view(con, head)
         # an integer we computed, inlined: a one-row table here became a per-sample cross product
-        samples = read_sql("10_staging", "stg_dcgm_prom__samples.sql").replace("{{ scrape_ms }}", str(int(scrape_ms)))
-        con.execute("create or replace temp view _tel_samples as " + samples.replace("{{ row_number }}", "null::bigint"))
-        con.execute("create or replace temp view _tel_samples_numbered as "
-                    + samples.replace("{{ row_number }}", "row_number() over ()"))
+        self.sample_views(con, "stg_dcgm_prom__samples.sql", sql_text("10_staging", "stg_dcgm_prom__samples.sql"),
+                          scrape_ms=str(int(scrape_ms)))
         rows_read, _ = self.group(con, head)
         untimed = con.execute("select count(*) from _tel where t0_ms = ?", [scrape_ms]).fetchone()[0]
         notes = [f"scrape time from {basis}: {ts.isoformat()}Z"] if untimed else []

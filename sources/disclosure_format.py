@@ -24,8 +24,8 @@ from typing import Any, Mapping
 import duckdb
 import yaml
 
-from pipelines.errors import InputError
-from pipelines.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
+from core.errors import InputError
+from core.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
 from sources.base import Head, Reader, Staged, register
 from sources.reference_data import read_rows
 

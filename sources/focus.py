@@ -40,6 +40,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "InvoiceId": ("InvoiceId", "x_InvoiceId"),
 }
 REQUIRED = {"BilledCost", "ChargePeriodStart", "ChargeCategory", "BillingCurrency"}
+# The 57 columns of FOCUS 1.2 (specification/columns at tag v1.2). Those an input has, and its
+# x_ columns, are kept as written (charge_source_columns) so `export focus` carries them through.
+FOCUS_12 = frozenset((
+    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType", "BillingCurrency",
+    "BillingPeriodEnd", "BillingPeriodStart", "CapacityReservationId", "CapacityReservationStatus", "ChargeCategory",
+    "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
+    "CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName", "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit",
+    "ContractedCost", "ContractedUnitPrice", "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost",
+    "ListUnitPrice", "PricingCategory", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName",
+    "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "ServiceCategory",
+    "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId",
+    "SubAccountName", "SubAccountType", "Tags",
+))
+
+
+def kept_as_written(column: str) -> bool:
+    return column in FOCUS_12 or column.startswith("x_")
 
 
 @register
@@ -66,6 +85,18 @@ class FocusReader(BillingReader):
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         # FOCUS exports write missing values as empty cells and, in the official sample, as the
         # literal NULL; both are nulls here (and only here: other formats may mean "NULL").
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False, padded=padded)
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False, padded=padded,
+                       keep_as_written=kept_as_written)
         rows_read = stage_sql(con, head.path, "stg_focus__charges.sql", rowid_numbers=True)
         return self.finish(con, rows_read, self.sniff(head) or "1.0")
+
+    def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
+        n = super().load(con, file_id)
+        con.execute("""insert into charge_source_columns
+                       select ?, row_number, _source_columns from _staged
+                       anti join (select distinct row_number from _rejects) r using (row_number)""", [file_id])
+        return n
+
+    def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
+        super().remove(con, file_id)
+        con.execute("delete from charge_source_columns where file_id = ?", [file_id])

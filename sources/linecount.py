@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from pipelines.errors import InputError
+from core.errors import InputError
 
 CHUNK = 1 << 20
 OUT_MAX = 16 << 20

@@ -8,7 +8,7 @@ and converted to that coefficient's unit. Values peers publish only in code or p
 constants, SPRUCE's PSU factor) cannot be read from a table; they are kept in
 ``sources/reference/peer_values.csv`` with ``method = quoted`` and carried over unchanged.
 
-``python -m sources.peers [SHARED_DATA]`` rewrites ``peer_values.csv`` (``make peers``) and prints
+``python -m reports.methodology [SHARED_DATA]`` rewrites ``peer_values.csv`` (``make peers``) and prints
 the comparison table. boaviztapi is a test dependency (AGPL-3.0: called, never copied or shipped).
 """
 from __future__ import annotations
@@ -17,13 +17,12 @@ import csv
 import io
 import json
 import re
-import sys
 from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from pipelines.units import G_PER_LB, KWH_PER_MWH
+from core.units import G_PER_LB, KWH_PER_MWH
 from sources.reference_data import KEYS, REFERENCE_DIR, _norm_region, coefficient_id, read_rows, resolve_gpu
 
 PEER_FILE = REFERENCE_DIR / "peer_values.csv"
@@ -110,11 +109,12 @@ def _gpu(cid_metric: str, name: str) -> str | None:
 # ----------------------------------------------------------------------- grid intensity
 
 
-def codecarbon(root: Path) -> Iterator[PeerValue]:
+def codecarbon(root: Path) -> Iterator[PeerValue | None]:
     d = root / "codecarbon"
     # CodeCarbon keys countries by ISO3, ours are ISO2: pair them by the country name each of our
     # rows' notes begin with (the test fails if a country goes unpaired).
-    ours = {r["notes"].split(";")[0]: r["zone_id"] for r in read_rows("grid_intensity") if r["zone_kind"] == "country"}
+    ours = {r["notes"].split(";")[0]: r["zone_id"] for r in read_rows("grid_intensity")
+            if r["zone_kind"] == "country" and r["basis"] == "location"}
     src = f"{CODECARBON} codecarbon/data/private_infra/global_energy_mix.json"
     for iso3, c in json.loads((d / "global_energy_mix.json").read_text(encoding="utf-8")).items():
         if c["country_name"] in ours:
@@ -141,7 +141,7 @@ def codecarbon(root: Path) -> Iterator[PeerValue]:
 OPERATOR_FLEET = {"aws": ("aws:2020",), "gcp": ("google:2019",), "azure": ("microsoft:2020",), "unknown": ("unknown:",)}
 
 
-def green_algorithms(root: Path) -> Iterator[PeerValue]:
+def green_algorithms(root: Path) -> Iterator[PeerValue | None]:
     d = root / "green-algorithms"
     ci = {r["location"]: r for r in _csv(d / "CI_aggregated.csv", skip=1)}
     src = f"{GREEN_ALGORITHMS} data/latest/CI_aggregated.csv"
@@ -189,7 +189,7 @@ def _year_of(text: str) -> str:
     return m.group(1) if m else ""
 
 
-def ccf(root: Path) -> Iterator[PeerValue]:
+def ccf(root: Path) -> Iterator[PeerValue | None]:
     d = root / "ccf-coefficients"
     for provider in ("aws", "gcp", "azure"):
         src = f"{CCF} data/grid-emissions-factors-{provider}.csv (t/kWh x 1e6)"
@@ -223,7 +223,7 @@ def _ccf_factor(raw: str) -> float:
     return float("0." + raw) if re.fullmatch(r"0\d+", raw.strip()) else float(raw)
 
 
-def spruce(root: Path) -> Iterator[PeerValue]:
+def spruce(root: Path) -> Iterator[PeerValue | None]:
     d = root / "spruce"
     src = f"{SPRUCE} src/main/resources/ember/ember_co2_intensity.csv (Ember, CC-BY-4.0)"
     for r in _csv(d / "ember_co2_intensity.csv"):
@@ -250,7 +250,7 @@ def spruce(root: Path) -> Iterator[PeerValue]:
 # ----------------------------------------------------------------------- GPU specs, MFU
 
 
-def mlco2_impact(root: Path) -> Iterator[PeerValue]:
+def mlco2_impact(root: Path) -> Iterator[PeerValue | None]:
     src = f"{MLCO2} data/gpus.csv"
     tdp_by_row: dict[str, float | None] = {}
     with open(root / "mlco2-impact" / "gpus.csv", newline="", encoding="utf-8") as f:
@@ -282,7 +282,7 @@ def _number(raw: str) -> float | None:
     return None if v != v else v   # NaN
 
 
-def llmcarbon(root: Path) -> Iterator[PeerValue]:
+def llmcarbon(root: Path) -> Iterator[PeerValue | None]:
     d = root / "mlcarbon"
     src = f"{LLMCARBON} data/database.csv"
     # The training runs name the device; its peak is the precision the run used (V100 FP16, TPU BF16).
@@ -306,7 +306,7 @@ def llmcarbon(root: Path) -> Iterator[PeerValue]:
 # ----------------------------------------------------------------------- Boavizta (in-process)
 
 
-def boavizta() -> Iterator[PeerValue]:
+def boavizta() -> Iterator[PeerValue | None]:
     """Embodied (manufacture + transport + end of life) over each model's own full life."""
     import warnings
 
@@ -406,11 +406,3 @@ def format_value(value: float) -> str:
     figures (FLOP/s) written out in full like ours, not as 1.5e+13."""
     text = f"{value:.6g}"
     return f"{float(text):.0f}" if "e+" in text else text
-
-
-if __name__ == "__main__":
-    from reports.methodology import format_peer_table, peer_comparison
-
-    write(collect(Path(sys.argv[1]) if len(sys.argv) > 1 else SHARED_DATA))
-    print(format_peer_table(peer_comparison()))
-    print(f"wrote {PEER_FILE}")

@@ -7,10 +7,10 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import read_sql
+from core.sql import literal, read_sql, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
-from sources.tabular import csv_names, csv_read, sql_str, tabular_dialect, tabular_expected_rows
+from sources.tabular import csv_names, csv_read, tabular_dialect, tabular_expected_rows
 from sources.telemetry import TelemetryReader
 
 TIME_COLUMNS = ("timestamp", "time", "Time", "_time", "ts")
@@ -41,11 +41,9 @@ class PromRangeReader(TelemetryReader):
         con.execute(f"""
             create or replace temp view raw_prom_range as
             select unnest(data.result) as r
-            from read_json({sql_str(str(head.path))}, format = 'auto', maximum_object_size = {max_object},
+            from read_json({literal(str(head.path))}, format = 'auto', maximum_object_size = {max_object},
                            columns = {{'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric MAP(VARCHAR, VARCHAR), "values" JSON[])[])'}})""")
-        sql = read_sql("10_staging", "stg_prom_range__samples.sql")
-        con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
-        con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
+        self.sample_views(con, "stg_prom_range__samples.sql", sql_text("10_staging", "stg_prom_range__samples.sql"))
         rows_read, _ = self.group(con, head)
         return Staged(rows_read=rows_read, format_version="api-v1-matrix")
 
@@ -78,7 +76,7 @@ class PromCsvReader(TelemetryReader):
         label_cols = [c for c in cols if c not in (time_c, metric_c, value_c)]
         # Key columns under fixed names (k0 the metric, k1.. the labels): a label called `line`
         # or `series` must not collide with the view's own columns.
-        parts = ", ".join(f"case when nullif(k{i}, '') is not null then {sql_str(c + '=' + chr(34))} || k{i} || '\"' end"
+        parts = ", ".join(f"case when nullif(k{i}, '') is not null then {literal(c + '=' + chr(34))} || k{i} || '\"' end"
                           for i, c in enumerate(label_cols, 1))
         pos = {c: f"c{i}" for i, c in reversed(list(enumerate(cols)))}
         labels = f"concat_ws(',', {parts})" if label_cols else "''"
@@ -105,7 +103,6 @@ class PromCsvReader(TelemetryReader):
         self.prepare(con)
         # dialect stated, columns by position (sources/tabular.py csv_read)
         sql, keys = self.samples_sql(head, csv_read(head))
-        con.execute("create or replace temp view _tel_samples as " + sql.replace("{{ row_number }}", "null::bigint"))
-        con.execute("create or replace temp view _tel_samples_numbered as " + sql.replace("{{ row_number }}", "row_number() over ()"))
+        self.sample_views(con, "long-csv samples", sql)
         rows_read, _ = self.group(con, head, keys)
         return Staged(rows_read=rows_read, format_version="long-csv")

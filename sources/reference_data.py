@@ -13,6 +13,7 @@ what each file holds and where its figures come from.
 
 from __future__ import annotations
 
+from core.sql import literal
 import csv
 import re
 from functools import lru_cache
@@ -24,7 +25,7 @@ REFERENCE_DIR = Path(__file__).parent / "reference"
 
 COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators",
                      "convention_tdp")
-CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions")
+CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions", "grid_zones", "instance_prices")
 
 # Every coefficient file ends with these columns, after its key columns.
 COMMON_COLUMNS = ("value", "unit", "low", "high", "source", "retrieved", "notes")
@@ -50,10 +51,16 @@ CATALOG_COLUMNS: dict[str, tuple[str, ...]] = {
         "cloud", "instance_type", "gpu_model", "gpu_count", "vcpu", "memory_gib",
         "source", "retrieved", "notes",
     ),
+    # where a meterbook zone's electricity comes from, in each data family's naming
+    "grid_zones": ("zone", "grid_zone", "operator_code", "country", "source", "retrieved", "notes"),
+    # list prices: a catalog (keyed by cloud, region, type), with a range like the coefficient files
+    "instance_prices": (
+        "cloud", "region", "instance_type", "pricing", "value", "unit", "low", "high", "source", "retrieved", "notes",
+    ),
     "operator_aliases": ("alias", "operator", "home_zone", "source", "notes"),
     "conventions": ("convention", "power_basis", "pue_applied", "detect", "source", "notes"),
 }
-CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib"}
+CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib", "value", "low", "high"}
 
 PROVIDERS = ("aws", "gcp", "azure")
 
@@ -77,14 +84,14 @@ def _select_sql(name: str) -> str:
     types = ", ".join(
         f"'{c}': '{'DOUBLE' if _is_numeric(name, c) else 'VARCHAR'}'" for c in cols
     )
-    path = str(REFERENCE_DIR / f"{name}.csv").replace("'", "''")
+    path = literal(REFERENCE_DIR / f"{name}.csv")
     exprs = [c if _is_numeric(name, c) else f"coalesce({c}, '') AS {c}" for c in cols]
     if name in KEYS:
         # coefficient_id = '<file>:<key1>:<key2>...'; keys are never NULL after coalesce.
         parts = " || ':' || ".join(f"coalesce({k}, '')" for k in KEYS[name])
         exprs.append(f"'{name}:' || {parts} AS coefficient_id")
     return (
-        f"SELECT {', '.join(exprs)} FROM read_csv('{path}', header = true, delim = ',', "
+        f"SELECT {', '.join(exprs)} FROM read_csv({path}, header = true, delim = ',', "
         f"quote = '\"', escape = '\"', auto_detect = false, columns = {{{types}}})"
     )
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 
-from pipelines.errors import InputError
-from pipelines.warehouse import read_sql
+from core.errors import InputError
+from core.sql import ident, literal, read_sql
 from sources.base import Head, duck_error
 from sources.linecount import LineCount
 
@@ -49,17 +50,17 @@ def csv_read(head: Head, padded: bool = False) -> str:
     """
     width = len(head.columns) if padded else len(csv_names(head))
     cols = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(max(width, 1)))
-    return (f"read_csv({sql_str(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = false, "
+    return (f"read_csv({literal(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = false, "
             f"columns = {{{cols}}}, delim = ',', quote = '\"', escape = '\"', comment = '', "
             f"nullstr = '{NEVER}', strict_mode = true, null_padding = {str(padded).lower()}, parallel = {str(not padded).lower()}, "
             f"compression = '{'gzip' if head.gzip else 'none'}')")
 
 
-def cell(ident: str, nullstr: tuple[str, ...]) -> str:
+def cell(column: str, nullstr: tuple[str, ...]) -> str:
     """A CSV cell as text, NULL where it holds one of the file's null spellings (empty, NULL)."""
     if len(nullstr) == 1:
-        return f"nullif({ident}, {sql_str(nullstr[0])})"
-    return f"case when {ident} in ({', '.join(sql_str(n) for n in nullstr)}) then null else {ident} end"
+        return f"nullif({column}, {literal(nullstr[0])})"
+    return f"case when {column} in ({', '.join(literal(n) for n in nullstr)}) then null else {column} end"
 
 
 def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: bool = True) -> tuple[str, list]:
@@ -71,7 +72,7 @@ def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: boo
     """
     # The path is inlined (escaped) rather than bound: the result becomes a view, and views take
     # no parameters. A truncated gzip fails inside DuckDB's read, before anything is written.
-    path = sql_str(str(head.path))
+    path = literal(str(head.path))
     # A window row number serialises the scan; readers with one line per row leave it out and
     # number rows by their insertion order instead (stage_sql(..., rowid_numbers=True)).
     rn = "row_number() over ()" if numbered else "null::bigint"
@@ -98,10 +99,6 @@ def tabular_expected_rows(con: duckdb.DuckDBPyConnection, head: Head, count: Lin
     return count.content - (0 if is_json_lines(head) else min(staged_headers, count.content))
 
 
-def sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def source_types(con: duckdb.DuckDBPyConnection, head: Head) -> dict[str, str]:
     """Column -> DuckDB type for typed sources (Parquet, JSON); text files are all VARCHAR."""
     if not head.parquet and not is_json_lines(head):
@@ -113,25 +110,21 @@ def source_types(con: duckdb.DuckDBPyConnection, head: Head) -> dict[str, str]:
         raise duck_error(head.path, exc) from None
 
 
-def as_text(ident: str, dtype: str | None) -> str:
+def as_text(column: str, dtype: str | None) -> str:
     """A typed column as the text a CSV export would hold: nested values as JSON, timestamps ISO."""
     if dtype is None or dtype == "VARCHAR":
-        return ident
+        return column
     if dtype.startswith(("MAP", "STRUCT")) or dtype.endswith("]") or dtype == "JSON":
-        return f"to_json({ident})::varchar"
+        return f"to_json({column})::varchar"
     if dtype.startswith("TIMESTAMP"):
-        return f"strftime({ident}, '%Y-%m-%dT%H:%M:%S.%fZ')"
-    return f"{ident}::varchar"
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+        return f"strftime({column}, '%Y-%m-%dT%H:%M:%S.%fZ')"
+    return f"{column}::varchar"
 
 
 def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
                    extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
-                   defaults: dict[str, str] | None = None) -> list[str]:
+                   defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None) -> list[str]:
     """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -141,8 +134,10 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     SQL literal for a canonical name the file lacks. CSV rows also get `_fields`: NULL for a
     whole row, else (padded reads only) how many fields a short row had.
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
+    keep_as_written: the source columns it accepts also go, by their header name and as text
+    (nulls as above), into one MAP column `_source_columns`, for exports that carry them through.
     """
-    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults)
+    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written)
     if head.parquet or is_json_lines(head):
         raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
     else:
@@ -160,7 +155,8 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
 
 def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]], required: set[str],
                      nullstr: tuple[str, ...] = ("",), extra_prefixes: tuple[str, ...] = (), padded: bool = False,
-                     defaults: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+                     defaults: dict[str, str] | None = None,
+                     keep_as_written: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
     """The select list of canonical_view over the file's raw relation (row_number, then c0..cN
     for CSV, the typed columns otherwise), and the columns kept under an extra prefix. The Spark
     engine runs the same list over its own read of the file."""
@@ -179,7 +175,7 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
     position = {c: i for i, c in reversed(list(enumerate(columns)))}    # first of repeated names
 
     def text(col: str) -> str:
-        return cell(f"c{position[col]}", nullstr) if csv else as_text(quote_ident(col), types.get(col))
+        return cell(f"c{position[col]}", nullstr) if csv else as_text(ident(col), types.get(col))
 
     select = ["row_number"]
     for name, alts in aliases.items():
@@ -187,7 +183,11 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
         expr = text(found) if found is not None else defaults.get(name) or source_expr(alts, present, types)
         select.append(f"{expr} as {name}")
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
-    select += [f"{text(c)} as {quote_ident(c)}" for c in extras]
+    select += [f"{text(c)} as {ident(c)}" for c in extras]
+    if keep_as_written is not None:
+        kept = [c for c in dict.fromkeys(columns) if keep_as_written(c)]
+        select.append(f"map([{', '.join(literal(c) for c in kept)}]::varchar[], [{', '.join(text(c) for c in kept)}]::varchar[])"
+                      " as _source_columns")
     if csv and padded:
         last = len(columns) - 1
         every = ", ".join(f"c{i}" for i in range(len(columns)))
@@ -201,12 +201,12 @@ def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str,
     """The first alias the file has, as text; a dotted alias may reach into a STRUCT column."""
     for a in alts:
         if a in present:
-            return as_text(quote_ident(present[a]), types.get(present[a]))
+            return as_text(ident(present[a]), types.get(present[a]))
         parent, _, child = a.partition(".")
         if child and parent in present and types.get(present[parent], "").startswith("STRUCT"):
             if re.search(rf'[(,]\s*"?{re.escape(child)}"?\s', types[present[parent]]):
                 # JSON round trip: scalars come back as plain text, nested values as JSON text
-                return f"json_extract_string(to_json({quote_ident(present[parent])}.{quote_ident(child)}), '$')"
+                return f"json_extract_string(to_json({ident(present[parent])}.{ident(child)}), '$')"
     return "null::varchar"
 
 
@@ -225,9 +225,7 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
     rowid_numbers: the model yields one line per source row in file order, without numbers;
     a table keeps insertion order, so its rowid + 1 is the data row number.
     """
-    sql = read_sql("10_staging", sql_name)
-    for key, value in (replacements or {}).items():
-        sql = sql.replace("{{ " + key + " }}", value)
+    sql = read_sql("10_staging", sql_name, **(replacements or {}))
     try:
         if rowid_numbers:
             con.execute(f"create or replace temp table _staged_rows as {sql}")

@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import read_sql
+from core.sql import fill, read_sql
 from sources.base import Head, Reader, duck_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
@@ -30,12 +30,17 @@ class TelemetryReader(Reader):
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute("create or replace temp table dcgm_fields as select * from read_csv(?, header = true)", [str(FIELDS_CSV)])
 
+    def sample_views(self, con: duckdb.DuckDBPyConnection, name: str, sql: str, numbering: str = "row_number() over ()",
+                     **slots: str) -> None:
+        """The reader's samples as two views of one text: `_tel_samples` without row numbers (the
+        one fast pass) and `_tel_samples_numbered`, read only to locate rejects when there are some."""
+        for view, number in (("_tel_samples", "null::bigint"), ("_tel_samples_numbered", numbering)):
+            con.execute(f"create or replace temp view {view} as " + fill(name, sql, {**slots, "row_number": number}))
+
     def group(self, con: duckdb.DuckDBPyConnection, head: Head, keys: dict[str, str] = SERIES_KEYS) -> tuple[int, int]:
         """One pass over the reader's `_tel_samples` view into `_tel_groups`, then fold; rejected
         samples are located (a second, numbered pass) only when there are some."""
-        sql = read_sql("10_staging", "stg_telemetry__groups.sql")
-        for name, expr in keys.items():
-            sql = sql.replace("{{ " + name + " }}", expr)
+        sql = read_sql("10_staging", "stg_telemetry__groups.sql", **keys)
         try:
             con.execute("create or replace temp table _tel_groups as " + sql)
         except duckdb.Error as exc:

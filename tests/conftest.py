@@ -71,6 +71,41 @@ def golden(request):
     return check
 
 
+# --- one demo month for the export tests ----------------------------------------------------
+@pytest.fixture(scope="session")
+def demo_billing(tmp_path_factory) -> Path:
+    """The demo month's billing and telemetry ingested once per session: <root>/wh.duckdb, its
+    inputs in <root>/demo (config <root>/demo/meterbook.toml). Readers run exports into their
+    own folders; the build step they trigger rewrites the same marts from the same inputs."""
+    root = tmp_path_factory.mktemp("demo_billing")
+    run = CliRunner()
+    for args in (["demo", "--out", str(root / "demo")],
+                 ["ingest", str(root / "demo" / "billing"), str(root / "demo" / "dcgm"), "--warehouse", str(root / "wh.duckdb")]):
+        res = run.invoke(main, args)
+        assert res.exit_code == 0, res.output + repr(res.exception)
+    return root
+
+
+# --- the demo month's chargeback, shared by the report tests (one build per session) ----------
+SCRIPT_TEAM = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="session")
+def chargeback_demo(tmp_path_factory) -> dict:
+    """The demo month with one team tag replaced by a script, ingested and reported with --per-team."""
+    from tests.pdf_helpers import cli
+    root = tmp_path_factory.mktemp("reports")
+    d, wh, out = root / "demo", root / "wh.duckdb", root / "out"
+    cli("demo", "--month", "2026-10", "--out", str(d))
+    focus = next((d / "billing").glob("focus-*.csv"))
+    focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT_TEAM}""'), encoding="utf-8")
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
+        "--warehouse", str(wh))
+    output = cli("report", "chargeback", "--month", "2026-10", "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
+                 "--out", str(out), "--per-team")
+    return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+
+
 # --- Spark (tests/test_spark*.py) -------------------------------------------------------------
 @pytest.fixture(scope="session")
 def spark():

@@ -124,7 +124,7 @@ def test_team_month_keeps_report_columns_and_sums_to_source(tmp_path):
 ])
 def test_bad_allocation_config_is_one_located_error(tmp_path, toml, message):
     from pipelines.config import load_config
-    from pipelines.errors import InputError
+    from core.errors import InputError
     p = tmp_path / "meterbook.toml"
     p.write_text(toml)
     with pytest.raises(InputError, match=message):
@@ -137,7 +137,7 @@ def test_config_reads_accounts_rules_allocation_market_and_findings(tmp_path):
     p.write_text(example_text())
     c = load_config(p)
     assert c.account_teams and c.team_rules[0] == TeamRule("tag", "project", "^imagenet", "vision")
-    assert c.allocation["untagged"] == "unallocated" and c.weights and c.market_intensity and c.findings
+    assert c.allocation["untagged"] == "unallocated" and c.weights and c.supplier_factors and c.findings and c.whatif
 
 
 def test_market_based_co2e_where_a_factor_is_configured(tmp_path):
@@ -145,9 +145,13 @@ def test_market_based_co2e_where_a_factor_is_configured(tmp_path):
     con = build(tmp_path, [Charge("10.00", {"team": "platform"}, "i-node", gpu_hours=2.0)], node_hours(["llm"] * 2), cfg)
     kwh, market = con.execute("select facility_energy_kwh, co2e_market_kg from team_month where team = 'research'").fetchone()
     assert market == pytest.approx(round(kwh * 0.1, 3), abs=1e-3)    # 100 g/kWh, to the gram
+    # without a declared factor, the zone's residual mix covers the energy (sources/reference)
     none = build(tmp_path / "b", [Charge("10.00", {"team": "platform"}, "i-node", gpu_hours=2.0)], node_hours(["llm"] * 2),
                  Config(namespace_teams=NS, hosts=NODE))
-    assert none.execute("select co2e_market_kg from team_month where team = 'research'").fetchone()[0] is None
+    kwh, market = none.execute("select facility_energy_kwh, co2e_market_kg from team_month where team = 'research'").fetchone()
+    residual = none.execute("""select value from ref_grid_intensity where zone_id = 'aws:us-east-1'
+                               and basis = 'residual_mix'""").fetchone()[0]
+    assert market == pytest.approx(round(kwh * residual / 1000, 3), abs=1e-3)
 
 
 def test_a_team_billed_in_two_currencies_counts_its_energy_once(tmp_path):

@@ -35,6 +35,7 @@ class Charge:
     line_item_type: str | None = None
     commitment_id: str | None = None
     currency: str = "USD"
+    start: datetime | None = None        # billing and charge period start; default the month's start
 
 
 @dataclass
@@ -46,6 +47,7 @@ class GpuHour:
     util: float
     pods: dict[str | None, int]          # namespace (None = idle) -> scrapes in the hour
     instance_id: str | None = None       # the series' cloud instance id label
+    tensor: float | None = None          # DCGM tensor-pipe activity, 0-1
 
 
 def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
@@ -57,13 +59,13 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
             gpu_model, gpu_count, gpu_hours)
             values (1, ?, 'AWS', ?, ?, ?, ?, ?, ?, ?, ?, 'us-east-1', ?, ?::decimal(38, 12), ?::decimal(38, 12),
                     ?::decimal(38, 12), ?, ?::map(varchar, varchar), ?, ?, ?)""",
-                    [i + 1, c.account, c.account, M0, M0, c.category, c.line_item_type, c.service, c.resource_id,
+                    [i + 1, c.account, c.account, c.start or M0, c.start or M0, c.category, c.line_item_type, c.service, c.resource_id,
                      c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.currency, c.tags,
                      "A100-SXM4-40GB" if c.gpu_hours else None, 1.0 if c.gpu_hours else None, c.gpu_hours])
     gh = pd.DataFrame([{"host": h.host, "gpu_uuid": h.gpu, "gpu_index": "0", "gpu_model_raw": "NVIDIA A100-SXM4-40GB",
                         "instance_id": h.instance_id, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,
                         "energy_tier": "counter", "power_w_mean": None, "util_mean": h.util, "sm_active_mean": None,
-                        "tensor_active_mean": None, "coverage": 1.0, "n_scrapes": sum(h.pods.values())} for h in hours],
+                        "tensor_active_mean": h.tensor, "coverage": 1.0, "n_scrapes": sum(h.pods.values())} for h in hours],
                       columns=["host", "gpu_uuid", "gpu_index", "gpu_model_raw", "instance_id", "hour_start", "energy_kwh",
                                "energy_tier", "power_w_mean", "util_mean", "sm_active_mean", "tensor_active_mean",
                                "coverage", "n_scrapes"])

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pipelines.config import CATEGORIES, RULES, Config
+from core.vocabulary import CATEGORIES, RULES
+from pipelines.config import Config
 from tests.test_allocation_fixtures import Charge, GpuHour, build
 
 TEAMS = ["research", "search", "vision"]
@@ -77,6 +78,13 @@ def test_every_meter_is_conserved_exactly_and_signs_follow_the_source(charges, h
         negative_non_credit = con.execute("""select count(*) from allocation_lines l
             where l.amount < 0 and l.meter not like '%cost' """).fetchone()[0]
         assert negative_non_credit == 0
+        # the drill-down (allocation_day: by day, resource, namespace, billing row) adds up to
+        # every allocation line exactly, and so to team_month to the cent, Wh and gram
+        unsplit = con.execute("""
+            select l.source_group, l.team, l.rule, l.meter, l.amount, coalesce(sum(d.amount), 0)
+            from allocation_lines l left join allocation_day d using (month, source_group, team, rule, meter)
+            group by all having l.amount <> coalesce(sum(d.amount), 0)""").fetchall()
+        assert unsplit == []
 
 
 MIXED_MONTH = [

@@ -199,22 +199,26 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
             assert m["status"] == "estimated" and float(m["low"]) <= float(m["value"]) <= float(m["high"]), (team, m)
         assert "embodied:" in meters["co2e_embodied_kg"]["assumptions"]
         page = sections[team]
-        assert "What drives co2e_location_kg (tornado)" in page and "What drives co2e_embodied_kg (tornado)" in page, team
+        assert "What drives CO2e, location-based (kg) (tornado)" in page and "What drives CO2e, embodied (kg) (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
 
 
-def test_a_zone_without_a_market_factor_is_not_available_with_the_reason(wh, tmp_path):
+def test_without_a_declared_factor_the_residual_mix_stands_in_with_its_source(wh, tmp_path):
+    """Issue 17: market-based factors come from declared instruments or supplier factors, else the
+    residual mix from sources/reference with its source and year, else not available (test_carbon)."""
     copy = tmp_path / "wh.duckdb"
     shutil.copy(wh["wh"], copy)
-    config = dataclasses.replace(load_config(wh["config"]), market_intensity={})
+    config = dataclasses.replace(load_config(wh["config"]), market_intensity={}, supplier_factors=())
     con = connect(copy)
     run_stages(con, config)      # the build step, with the config the audit is read under
     ctx = build_audit_context(con, config, ["Llama 2 7B", "GPT-3 175B"], "2026-10")
     teams = [e for e in ctx["entities"] if e["kind"] == "team" and e["meters"][0]["value"]]
+    assert teams
     for e in teams:
         market = next(m for m in e["co2e"] if m["meter"] == "co2e_market_kg")
-        assert market["value"] is None and market["status"] == "not available"
-        assert "no market-based factor for aws:us-east-1" in market["method"] and "market_intensity_g_per_kwh" in market["method"]
+        assert market["status"] == "estimated" and market["low"] <= market["value"] <= market["high"]
+        assert "residual mix" in market["method"] and "Green-e" in market["method"] and "2018" in market["method"]
+        assert "grid_intensity:cloud_region:aws:us-east-1:2018:residual_mix" in market["assumptions"]
     # A disclosure with no market figure, no factor and no operator that publishes one: not available, and why.
     gpt3 = next(e for e in ctx["entities"] if e["name"] == "GPT-3 175B")
     market = next(m for m in gpt3["co2e"] if m["meter"] == "co2e_market_kg")

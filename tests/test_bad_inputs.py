@@ -115,6 +115,12 @@ CASES = [
     # Past DuckDB's 2 MB line limit: refused with the reason, never truncated.
     ("<3 MB cell>", "auto", "error", "Maximum line size of 2000000 bytes exceeded"),
     ("<path with spaces, quotes, non-ASCII>", "auto", "loaded", {"rows_read": 3, "totals.billed_cost": 94.326}),
+    # Work logs (issue 22) are held to the same rules: a missing column or a broken JSON record
+    # stops the file at its place, a cell that is not what its column needs is a located reject.
+    ("work_missing_workload.csv", "auto", "error", "missing required column workload (header)"),
+    ("work_jsonl_newline_inside_a_key.jsonl", "auto", "error", "Malformed JSON in file"),
+    ("work_unparseable_cells.csv", "auto", "rejects",
+     {2: {"parses_as_timestamp", "not_nullable"}, 3: {"greater_than_or_equal_to(0)"}, 4: {"isin(['training', 'serving'])"}}),
 ]
 
 

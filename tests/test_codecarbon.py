@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
 from schemas.runs import Runs

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from pipelines.cli import main
 from pipelines.config import example_text, load_config
-from pipelines.errors import InputError
+from core.errors import InputError
 from tests.conftest import DATA, ingest_json
 from tests.telemetry_fixtures import Trace, write_prom_text
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from pipelines.allocation import amdahl_comm_time, cost_optimal_k, efficiency, fit_scaling
+from pipelines.scaling import amdahl_comm_time, cost_optimal_k, efficiency, fit_scaling
 from pipelines.config import Config
 from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
 

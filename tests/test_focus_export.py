@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import collections
+import csv
+import hashlib
+import re
 
 import duckdb
 import pytest
@@ -14,26 +17,77 @@ RULES = "billing/schemas/focus-1.2-rules__focus_validator__model-1.2.json"
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory):
-    root = tmp_path_factory.mktemp("focus")
-    run = CliRunner()
-    for args in (["demo", "--out", str(root / "demo")],
-                 ["ingest", str(root / "demo" / "billing"), str(root / "demo" / "dcgm"), "--warehouse", str(root / "wh.duckdb")],
-                 ["export", "focus", "--month", "2026-10", "--warehouse", str(root / "wh.duckdb"),
-                  "--config", str(root / "demo" / "meterbook.toml"), "--out", str(root / "focus-2026-10")]):
-        res = run.invoke(main, args)
-        assert res.exit_code == 0, res.output + repr(res.exception)
-    return root
+def export(demo_billing):
+    res = CliRunner().invoke(main, ["export", "focus", "--month", "2026-10", "--warehouse", str(demo_billing / "wh.duckdb"),
+                                    "--config", str(demo_billing / "demo" / "meterbook.toml"),
+                                    "--out", str(demo_billing / "focus-2026-10")])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    return demo_billing
+
+
+def typed_view(con: duckdb.DuckDBPyConnection, parquet) -> None:
+    """The Parquet export as the rules read a file: text, date/times in FOCUS's ISO 8601 Z form."""
+    types = con.execute(f"describe select * from '{parquet}'").fetchall()
+    cols = ", ".join(f"strftime(\"{c}\", '%Y-%m-%dT%H:%M:%SZ') as \"{c}\"" if t == "TIMESTAMP" else f"\"{c}\"::varchar as \"{c}\""
+                     for c, t, *_ in types)
+    con.execute(f"create view f as select {cols} from '{parquet}'")
 
 
 def test_demo_export_passes_every_applicable_focus_rule(export, samples):
+    # the Parquet is the exact export: the CSV rounds costs to the cent, so unit price x quantity
+    # would no longer meet a cost there
     con = duckdb.connect()
-    con.execute(f"create view f as select * from read_csv('{export / 'focus-2026-10.csv'}', all_varchar = true)")
+    typed_view(con, export / "focus-2026-10.parquet")
     results = validate_focus(con, "f", samples / RULES)
     status = collections.Counter(r.status for r in results)
     failed = [(r.rule_id, r.failing_rows, r.text) for r in results if r.status == "fail"]
     assert not failed
-    assert status["pass"] > 200          # the mandatory columns, types, formats and allowed values
+    assert status["pass"] > 250          # the mandatory columns, types, formats and allowed values
+
+
+def test_reexport_of_a_focus_12_input_keeps_every_column_and_value(export):
+    """Every column of the demo's FOCUS 1.2 file (x_ ones too) comes out, each written value as it
+    was: text equal, decimals equal, date/times the same instant as TIMESTAMP."""
+    src = next((export / "demo" / "billing").glob("focus-1.2_*.csv"))
+    pq = export / "focus-2026-10.parquet"
+    con = duckdb.connect()
+    con.execute(f"create view i as select row_number() over () as rn, * from read_csv('{src}', all_varchar = true, header = true)")
+    inputs = [c for c in (r[0] for r in con.execute("describe i").fetchall()) if c != "rn"]
+    out = dict(con.execute(f"select column_name, column_type from (describe select * from '{pq}')").fetchall())
+    assert len(inputs) == 59 and not set(inputs) - set(out)
+    sha = hashlib.sha256(src.read_bytes()).hexdigest()
+    def same(c: str) -> str:
+        if out[c].startswith("DECIMAL"):
+            return f"i.{c}::decimal(38, 12) = o.{c}"
+        if out[c] == "TIMESTAMP":
+            return f"strptime(i.{c}, '%Y-%m-%dT%H:%M:%SZ') = o.{c}"
+        return f"i.{c} = o.{c}"
+    differ = con.execute(f"""select {', '.join(f"count(*) filter (where coalesce(i.{c}, '') <> '' and not coalesce({same(c)}, false))"
+                                                 for c in inputs)}, count(*)
+                             from i join '{pq}' o on o.x_SourceFileSha256 = '{sha}' and o.x_SourceRow = i.rn""").fetchall()[0]
+    assert differ[-1] == 330
+    assert dict(zip(inputs, differ)) == dict.fromkeys(inputs, 0)
+    assert out["ChargePeriodStart"] == out["BillingPeriodEnd"] == "TIMESTAMP"
+
+
+def test_allocation_rides_in_x_columns(export):
+    pq = export / "focus-2026-10.parquet"
+    rows = duckdb.sql(f"""select count(*) filter (where x_Team is null), count(*) filter (where x_AllocatedShare not between 0 and 1),
+                                 count(*) filter (where x_AllocationRule = 'telemetry_split'),
+                                 count(*) filter (where json_array_length(x_Allocations) > 1)
+                          from '{pq}'""").fetchall()[0]
+    assert rows[:2] == (0, 0) and rows[2] > 0 and rows[3] > 0
+
+
+def test_csv_costs_in_minor_units_plain_notation(export):
+    with open(export / "focus-2026-10.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for col in ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost"):
+        assert all(re.fullmatch(r"-?\d+\.\d\d", r[col]) for r in rows), col
+    assert not any(re.fullmatch(r"-?[\d.]+[eE][-+]?\d+", v) for r in rows for v in r.values())    # plain notation
+    for col in ("x_EnergyKwh", "x_CO2eKg", "x_GpuHours"):     # to the Wh, the gram, 3.6 s of GPU time
+        assert all(re.fullmatch(r"(\d+\.\d{1,3})?", r[col]) for r in rows), col
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["ChargePeriodStart"]) for r in rows)
 
 
 def test_rule_engine_catches_a_broken_export(export, samples):

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
 from tests.conftest import DATA
@@ -55,6 +55,8 @@ SEEDS = {
     "dcgm-prom": ("node_2026-10-06T00-00-00.prom", DCGM_SCRAPE.encode()),
     "disclosure": ("model.yaml", (DATA / "disclosures" / "published" / "bloom-176b-dynamic.yaml").read_bytes()),
     "hf-model-card": ("README.md", (DATA / "disclosures" / "cards" / "string_with_unit_17g.md").read_bytes()),
+    "work": ("work.csv", (DATA / "work" / "work_log_dense_and_moe.csv").read_bytes()),
+    "work-jsonl": ("work.jsonl", (DATA / "work" / "work_log_serving.jsonl").read_bytes()),
 }
 
 

@@ -114,7 +114,8 @@ def test_an_invoice_12_34_above_its_export_shows_the_difference_and_a_finding(re
     assert (subject, round(value, 2), unit) == ("INV-1", -12.34, "USD")
     assert "106.67 invoiced, 94.33 in 3 export lines" in detail
     # the finding leads page 1's top findings, and the reconciliation table shows both sides
-    assert r["page1"].index("invoice difference") < r["page1"].index("Per team")
+    assert r["page1"].index("differs from invoice INV-1") < r["page1"].index("Per team")
+    assert "Invoice does not reconcile" in r["page1"]
     assert "INV-1 Amazon Web Services, Inc. invoice 3 94.33 106.67 94.33 −12.34 differs" in r["all"]
     # the invoice loaded again counts once: the later file's amount
     assert r["provenance"]["source_files"][-1]["kind"] == "invoices"

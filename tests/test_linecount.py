@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.warehouse import connect
 from sources import REGISTRY
 from sources.base import Staged, check_count, read_head

@@ -11,7 +11,8 @@ import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.stages import VALIDATED, apply_config, contract_failures, run_stages
-from pipelines.warehouse import connect, read_sql
+from core.sql import read_sql
+from pipelines.warehouse import connect
 from schemas.findings_month import FINDINGS
 from tests.pdf_helpers import cli
 from tests.test_allocation_fixtures import Charge, GpuHour, build

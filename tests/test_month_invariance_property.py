@@ -1,13 +1,14 @@
 """Month invariance as a property (issue 14): for generated months A and B, every mart's rows for
 month A are the same whether B was ingested before A, after it, or not at all.
+(Each month may also bring an hourly grid series and a REC under an id both months use, issue 21.)
 
 Each generated month has FOCUS billing in one or two currencies (GPU nodes tagged, untagged or
 shared between teams, support and credits), sometimes delivered twice (a restatement: the later
 delivery replaces the earlier), and dcgm-exporter scrapes of the nodes' GPUs with random gaps and
-counter resets, two namespaces of different teams sharing a node. Nodes and instance ids are
-the same in both months; the boards differ, as a cloud instance restarted in another month
-lands on other physical GPUs (a board seen in both months would let B's readings tell A's
-energy, which is new knowledge about A, not a change of it)."""
+counter resets, two namespaces of different teams sharing a node, and a work log of jobs on them
+(job_month). Nodes and instance ids are the same in both months; the boards differ, as a cloud
+instance restarted in another month lands on other physical GPUs (a board seen in both months
+would let B's readings tell A's energy, which is new knowledge about A, not a change of it)."""
 from __future__ import annotations
 
 import csv
@@ -63,6 +64,10 @@ gpu_trace = st.fixed_dictionaries({
 })
 month_spec = st.fixed_dictionaries({
     "usage": st.lists(node_usage, min_size=1, max_size=3),
+    # the month's hourly grid series (first days, some hours missing) and a REC for the month under
+    # an id the other month reuses for its own period (issue 21)
+    "grid_hours": st.integers(0, 21 * 24), "grid_gap": st.integers(0, 24),
+    "rec_mwh": st.floats(0.0005, 0.05),
     "support_usd": st.decimals("0", "50", places=2),
     "credit_usd": st.decimals("0", "20", places=2),
     "eur_usd": st.one_of(st.none(), st.decimals("1", "30", places=2)),
@@ -149,9 +154,43 @@ def traces(month: str, spec: dict) -> list[Trace]:
     return out
 
 
+def write_work(path: Path, month: str, spec: dict) -> Path:
+    """The month's work log: a job per namespaced trace over its hours, and a bare-metal job on
+    node-a over most of the month (it claims idle time too)."""
+    m0 = month_start(month)
+    rows = ["job_id,workload,namespace,host,start_utc,end_utc,params,tokens,requests,precision"]
+    for i, g in enumerate(spec["gpus"]):
+        if g["namespace"]:
+            t0 = m0 + timedelta(days=g["start_day"] - 1)
+            rows.append(f"job-{i},training,{g['namespace']},,{iso(t0)},{iso(t0 + timedelta(hours=g['hours'] + 1))},1e6,1e6,,bf16")
+    rows.append(f"bare,serving,,node-a,{iso(m0)},{iso(m0 + timedelta(days=25))},1e6,1e6,1e3,fp16")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def write_carbon(root: Path, month: str, spec: dict) -> list[Path]:
+    """A plain operator series for us-east-1's grid, and the month's REC (instruments file)."""
+    m0, files = month_start(month), []
+    if spec["grid_hours"]:
+        grid = root / month / "grid" / "pjm.csv"
+        grid.parent.mkdir(parents=True, exist_ok=True)
+        hours = [h for h in range(spec["grid_hours"]) if h % 24 != spec["grid_gap"]]
+        grid.write_text("zone,hour_utc,gco2_per_kwh\n" + "".join(
+            f"PJM,{iso(m0 + timedelta(hours=h))},{300 + 90 * math.sin(h / 5):.2f}\n" for h in hours), encoding="utf-8")
+        files.append(grid)
+    rec = root / month / "instruments" / "recs.csv"
+    rec.parent.mkdir(parents=True, exist_ok=True)
+    end = (m0 + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+    rec.write_text("instrument_id,type,zone,period_start,period_end,mwh,g_per_kwh,source,year\n"
+                   f"REC-7,rec,US,{m0:%Y-%m-%d},{end:%Y-%m-%d},{spec['rec_mwh']},0,M-RETS batch {month},{m0.year}\n",
+                   encoding="utf-8")
+    return [*files, rec]
+
+
 def write_month(root: Path, month: str, spec: dict) -> list[list[Path]]:
     """The month's deliveries in load order: each inner list is one ingest run."""
-    runs = [[write_csv(root / month / "v1" / "focus.csv", focus_rows(month, spec, 0))]]
+    runs = [[write_csv(root / month / "v1" / "focus.csv", focus_rows(month, spec, 0)), *write_carbon(root, month, spec)]]
     if spec["eur_usd"] is not None:
         runs[0].append(write_csv(root / month / "v1-eu" / "focus-eu.csv", eur_rows(month, spec["eur_usd"])))
     if spec["restated"]:
@@ -163,6 +202,7 @@ def write_month(root: Path, month: str, spec: dict) -> list[list[Path]]:
             path = write_prom_text(root / month / "dcgm" / f"{node}.prom", mine)
             path.write_text(path.read_text().replace('Hostname="node-a"', f'Hostname="{node}"'))
             runs[0].append(path)
+    runs[0].append(write_work(root / month / "work" / "work.csv", month, spec))
     return runs
 
 
@@ -176,7 +216,7 @@ def mart_rows(wh: Path, month: str) -> dict[str, list[tuple]]:
             continue
         keep = [c for c in cols if c not in PREVIOUS_MONTH | WAREHOUSE_KEYS]
         rows = con.execute(f"select {', '.join(keep)} from {table} where month = ?", [month]).fetchall()
-        out[table] = sorted(tuple(_stable(v) for v in r) for r in rows)
+        out[table] = sorted((tuple(_stable(v) for v in r) for r in rows), key=repr)   # nulls beside text
     con.close()
     return out
 
@@ -206,6 +246,7 @@ def test_month_a_is_the_same_whatever_else_is_loaded(tmp_path_factory, a, b, b_m
     a_runs, b_runs = write_month(root / "in", A, a), write_month(root / "in", b_month, b)
     alone = mart_rows(build(root / "alone", a_runs), A)
     assert alone["team_month"], "month A allocates nothing: the generator is broken"
+    assert alone["job_month"], "month A's work log priced nothing: the generator is broken"
     assert alone["contract_findings"] == []
     for name, runs in (("b_first", b_runs + a_runs), ("b_after", a_runs + b_runs)):
         got = mart_rows(build(root / name, runs), A)

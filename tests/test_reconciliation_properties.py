@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from pipelines.config import Config
 from pipelines.stages import apply_config
-from pipelines.warehouse import read_sql
+from core.sql import read_sql
 
 MONTHS, CURRENCIES, ACCOUNTS, IDS = ["2026-09", "2026-10"], ["USD", "EUR"], ["A", "B"], ["I1", "I2", "I3", "I4"]
 

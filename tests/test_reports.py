@@ -16,30 +16,21 @@ from click.testing import CliRunner
 from pypdf import PdfReader
 
 from pipelines.cli import main
-from reports.render import money
+from reports.render import money, pct, sig
 from tests.pdf_helpers import cli, stable, structure_problems, text
 from tests.pdfa_rules import violations as pdfa_violations
 
 MONTH = "2026-10"
 SCRIPT = "<script>alert(1)</script>"
-SECTIONS = ["Top findings", "Per team", "Team: research", "Unallocated and idle", "Findings", "Reconciliation to the bill",
-            "Data quality", "Energy by source", "Assumptions used", "Methodology", "Lineage"]
+SECTIONS = ["Per team", "Telemetry coverage", "Findings with the most money at stake", "Day by day", "Team: research",
+            "Unallocated and idle", "Findings", "Reconciliation to the bill", "Data quality", "Energy by source",
+            "Assumptions used", "methodology document", "Lineage"]
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> dict:
-    """The demo month with one team tag replaced by a script, ingested and reported with --per-team."""
-    root = tmp_path_factory.mktemp("reports")
-    cli("demo", "--month", MONTH, "--out", str(root / "demo"))
-    focus = next((root / "demo" / "billing").glob("focus-*.csv"))
-    focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT}""'), encoding="utf-8")
-    wh = root / "wh.duckdb"
-    d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), "--warehouse", str(wh))
-    out = root / "out"
-    output = cli("report", "chargeback", "--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
-                 "--out", str(out), "--per-team")
-    return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+def demo(chargeback_demo) -> dict:
+    """The demo month with one team tag replaced by a script (tests/conftest.py, shared)."""
+    return chargeback_demo
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +118,10 @@ def test_attachments_parse_back_to_the_marts(demo):
     pdf = demo["out"] / "chargeback.pdf"
     rows = list(csv.DictReader(io.StringIO(attachment(pdf, "chargeback.csv"))))
     expected = dict(marts(demo["wh"], "select team, billed_cost from team_month where month = ?", [MONTH]))
-    assert {r["team"]: Decimal(r["billed_cost"]) for r in rows} == {k: Decimal(str(v)) for k, v in expected.items()}
+    # money in the CSV is the mart's, in the currency's minor unit (USD: the cent), plain notation
+    assert {r["team"]: r["billed_cost"] for r in rows} == {k: str(Decimal(str(v)).quantize(Decimal("0.01"))) for k, v in expected.items()}
+    money = ("billed_cost", "effective_cost", "list_cost", "billed_cost_direct", "billed_cost_idle", "billed_cost_shared")
+    assert all(re.fullmatch(r"-?\d+\.\d\d", r[c]) for r in rows for c in money if c in r)
     assert (demo["out"] / "chargeback.csv").read_text(encoding="utf-8") == attachment(pdf, "chargeback.csv")
     used = list(csv.DictReader(io.StringIO(attachment(pdf, "assumptions.csv"))))
     assert used and all(r["coefficient_id"] for r in used)
@@ -163,7 +157,7 @@ def test_team_statement_states_unit_economics_in_words(demo):
     body = text(next((demo["out"] / "teams").glob("research-*.pdf")))
     assert f"Effective cost per effective GPU-hour USD {money(per_h)}" in body
     assert f"Effective cost of idle GPU time USD {money(idle)}" in body
-    assert "no earlier month for this team" in body and "billed cost prev month" not in body
+    assert "No earlier month is loaded for this team" in body and "billed cost prev month" not in body
 
 
 def test_script_in_a_tag_renders_as_text(demo, ctx):
@@ -306,15 +300,71 @@ def test_text_outside_the_cut_renders_and_stays_deterministic(ctx, tmp_path, mon
     assert pdfa_violations(first) == [] and structure_problems(first) == []
 
 
-def test_every_report_pdf_is_structurally_sound(demo):
-    """qpdf's check (via pikepdf) and pypdf find nothing wrong in the chargeback, every statement
-    and the audit."""
+@pytest.fixture(scope="module")
+def demo_audit(demo) -> Path:
+    """The demo month's audit: its disclosure and its teams, and its work log's jobs as a benchmark."""
     audit = demo["root"] / "audit"
     cli("report", "audit", "--month", MONTH, "--warehouse", str(demo["wh"]), "--config", str(demo["config"]),
         "--out", str(audit))
-    pdfs = [demo["out"] / "chargeback.pdf", *sorted((demo["out"] / "teams").glob("*.pdf")), audit / "audit.pdf"]
+    return audit / "audit.pdf"
+
+
+def test_every_report_pdf_is_structurally_sound(demo, demo_audit):
+    """qpdf's check (via pikepdf) and pypdf find nothing wrong in the chargeback, every statement
+    and the audit."""
+    pdfs = [demo["out"] / "chargeback.pdf", *sorted((demo["out"] / "teams").glob("*.pdf")), demo_audit]
     assert {p.name: structure_problems(p) for p in pdfs} == {p.name: [] for p in pdfs}
-    assert pdfa_violations(audit / "audit.pdf") == []
+    assert pdfa_violations(demo_audit) == []
+
+
+def _words(pdf: Path) -> str:
+    return " ".join(text(pdf).split())
+
+
+def test_statements_show_each_jobs_unit_economics_and_the_low_mfu_job_is_a_finding(demo):
+    """Every job of the demo's work log is on its team's statement with the job_month figures:
+    MFU, and cost, kWh and g CO2e per million tokens (a training job and a serving one)."""
+    jobs = marts(demo["wh"], """select team, job_id, workload, mfu, cost_per_mtok, kwh_per_mtok, gco2e_per_mtok, cost_per_k_requests
+                                from job_month where month = ? and gpu_hours > 0 order by job_id""", [MONTH])
+    assert {(j[1], j[2]) for j in jobs} == {("acme-embed-1b-pretrain", "training"), ("finetune-7b", "training"),
+                                            ("ranker-serving", "serving")}
+    for team, job_id, _, mfu, per_mtok, kwh, grams, per_k_requests in jobs:
+        body = _words(next((demo["out"] / "teams").glob(f"{team}-*.pdf")))
+        row = body.split("Unit economics of jobs", 1)[1].split(job_id, 1)[1][:300]
+        figures = [pct(mfu, 1), sig(per_mtok), sig(kwh), sig(grams)] + ([sig(per_k_requests)] if per_k_requests else [])
+        assert [f for f in figures if f not in row] == [], (job_id, row)
+    (subject, cost), = marts(demo["wh"], "select subject, cost_usd from findings_month where month = ? and finding = 'low_mfu'", [MONTH])
+    finding = _words(demo["out"] / "chargeback.pdf").split(f"Low model FLOP utilization {subject}", 1)[1][:200]
+    assert subject == "finetune-7b" and f"USD {money(cost, 0)}" in finding
+
+
+def test_the_audit_sets_the_jobs_per_token_figures_beside_the_published_models(demo, demo_audit):
+    """The benchmark table: each job's kWh and g CO2e per million tokens from job_month, and the
+    demo disclosure's from `meterbook reconstruct` over the tokens it states."""
+    section = _words(demo_audit).split("Energy and CO2e per unit of work", 1)[1].split("Own jobs: their share", 1)[0]
+    for job_id, kwh, grams in marts(demo["wh"], """select job_id, kwh_per_mtok, gco2e_per_mtok from job_month
+                                                   where month = ? and kwh_per_mtok is not null""", [MONTH]):
+        assert f"{sig(kwh)} " in section.split(job_id, 1)[1] and sig(grams) in section.split(job_id, 1)[1], job_id
+    disclosure = next((demo["root"] / "demo" / "disclosures").glob("*.yaml"))
+    (published,) = json.loads(cli("reconstruct", str(disclosure), "--json"))
+    tokens = float(re.search(r"^tokens: (\S+)", disclosure.read_text(encoding="utf-8"), re.M).group(1))
+    meters = published["meters"]
+    kwh = meters["facility_energy_kwh"]["value"] / tokens * 1e6
+    grams = meters["co2e_location_kg"]["value"] * 1e3 / tokens * 1e6
+    row = section.split(published["model"], 1)[1]
+    assert "published" in row and sig(kwh) in row and sig(grams) in row
+
+
+def test_export_jobs_writes_the_job_month_mart(demo, tmp_path):
+    """`export allocation` is #18's; until then `export jobs` is how job_month leaves meterbook."""
+    out = cli("export", "jobs", "--month", MONTH, "--warehouse", str(demo["wh"]), "--config", str(demo["config"]),
+              "--out", str(tmp_path / "jobs"))
+    assert f"wrote {tmp_path / 'jobs.csv'}" in out and f"wrote {tmp_path / 'jobs.parquet'}" in out
+    rows = list(csv.DictReader((tmp_path / "jobs.csv").open(encoding="utf-8")))
+    expected = marts(demo["wh"], "select job_id, team, effective_cost, kwh_per_mtok from job_month where month = ? order by job_id, team", [MONTH])
+    assert [(r["job_id"], r["team"]) for r in rows] == [e[:2] for e in expected]
+    assert [float(r["effective_cost"]) for r in rows] == pytest.approx([e[2] for e in expected])
+    assert marts(demo["wh"], f"select count(*) from '{tmp_path / 'jobs.parquet'}'") == [(len(expected),)]
 
 
 def _rounded_csv(text_: str) -> str:

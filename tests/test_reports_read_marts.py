@@ -30,7 +30,8 @@ def demo(tmp_path_factory) -> dict:
     d = root / "demo"
     cli("demo", "--month", MONTH, "--out", str(d))
     wh = root / "full.duckdb"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), "--warehouse", str(wh))
+    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
+        str(d / "grid"), str(d / "instruments"), "--warehouse", str(wh))
     cli("build", "--warehouse", str(wh), "--config", str(d / "meterbook.toml"))
     slim = root / "marts_only.duckdb"
     with duckdb.connect(str(slim)) as con:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.spark import session
 
 

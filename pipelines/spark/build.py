@@ -12,12 +12,12 @@ from typing import Callable
 
 import duckdb
 
-from pipelines.allocation import scaling_fits_table
+from pipelines.scaling import scaling_fits_table
 from pipelines.config import Config
 from pipelines.spark.dialect import cte_steps
 from pipelines.models import PYTHON
 from pipelines.stages import config_tables, config_variables, stages
-from pipelines.warehouse import read_sql
+from core.sql import read_sql
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL

@@ -23,8 +23,9 @@ from typing import Any, Mapping
 import sqlglot
 from sqlglot import exp
 
-from pipelines.units import US_PER_S
-from pipelines.warehouse import PY_MACROS, read_sql
+from core.units import US_PER_S
+from core.sql import read_sql
+from pipelines.warehouse import PY_MACROS
 
 DIALECT = "spark"
 MACRO = re.compile(r"create\s+or\s+replace\s+temp\s+macro\s+(\w+)\s*\(([^)]*)\)\s+as\s+(.*)", re.IGNORECASE | re.DOTALL)

@@ -23,7 +23,8 @@ from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
 from pipelines.stages import apply_config, config_variables
-from pipelines.warehouse import add_macros, model_over, read_sql, sql_files
+from core.sql import model_over, read_sql, sql_files
+from pipelines.warehouse import add_macros
 from sources import REGISTRY
 from sources.base import detect, read_head
 from sources.reference_data import load_reference

@@ -15,16 +15,16 @@ from typing import Any
 
 import duckdb
 
-from pipelines.errors import InputError
+from core.errors import InputError
 from pipelines.spark.dialect import to_spark
-from pipelines.warehouse import read_sql
+from core.sql import fill, literal, read_sql, sql_text
 from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
 from sources.base import Head
 from sources.billing import findings_sql, lines_sql
 from sources.dcgm_prom import scrape_time
-from sources.tabular import canonical_select, csv_names, is_json_lines, sql_str
+from sources.tabular import canonical_select, csv_names, is_json_lines
 from sources.telemetry import FIELDS_CSV, SERIES_KEYS
 
 REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
@@ -123,10 +123,10 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     try:
         canonical = "raw_focus" if reader.kind == "focus" else "raw_cur"
         sql(spark, f"select {', '.join(select)} from _raw").createOrReplaceTempView(canonical)
-        text = read_sql("10_staging", model)
+        slots = {}
         if reader.kind != "focus":
-            tags = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
-            text = text.replace("{{ tags }}", tags)
+            slots["tags"] = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
+        text = read_sql("10_staging", model, **slots)
         staged = kept(sql(spark, text))
         rows_read = staged.count()
     except InputError:
@@ -140,7 +140,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     if len(named) == 1 and not staged.where("billing_currency is null").isEmpty():
         notes = notes.unionByName(staged.where("billing_currency is null").selectExpr(
             "row_number", "'billing_currency' as column_name", "'currency_from_file' as check_name",
-            f"{sql_str(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
+            f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
         staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
     staged.createOrReplaceTempView("_staged")
     sql(spark, lines_sql()).createOrReplaceTempView("_lines")
@@ -184,7 +184,13 @@ def billing_totals(lines, findings) -> dict[str, Any]:
 
 # --- telemetry: dcgm-exporter text, long CSV, query_range JSON ---------------------------------
 
-def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> tuple[str, dict[str, str], list[str]]:
+# Each samples function returns the DuckDB reader's samples SQL with its slots but
+# `{{ row_number }}` filled (the caller fills that: null for the fast pass, a number to locate
+# rejects), the series keys, and notes.
+Samples = tuple[str, str, dict[str, str], dict[str, str], list[str]]
+
+
+def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> Samples:
     """raw_prom_cols(a, b, c, d): each line cut at '}' as DuckDB's CSV reader cuts it."""
     ts, basis = scrape_time(head, options.get("scrape_time"))
     scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
@@ -198,24 +204,26 @@ def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> tuple[str, 
         raise InputError(head.path, "cannot parse the file", f"line {too_many}: more than three '}}' in one sample",
                          "Fix or re-export the file")
     spark.sql("select line_no, a, b, c, d from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
-    text = read_sql("10_staging", "stg_dcgm_prom__samples.sql").replace("{{ scrape_ms }}", str(scrape_ms))
-    return text, SERIES_KEYS, [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)]
+    name = "stg_dcgm_prom__samples.sql"
+    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms)}, SERIES_KEYS,
+            [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)])
 
 
-def prom_range_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str]]:
+def prom_range_samples(spark, head: Head) -> Samples:
     """raw_prom_range(r): one row per series; each [time, "value"] pair kept as its JSON text."""
     schema = "data struct<resultType: string, result: array<struct<metric: map<string,string>, `values`: array<string>>>>"
     spark.read.schema(schema).option("multiLine", True).json(str(head.path)) \
         .selectExpr("explode(data.result) as r").createOrReplaceTempView("raw_prom_range")
-    return read_sql("10_staging", "stg_prom_range__samples.sql"), SERIES_KEYS, []
+    name = "stg_prom_range__samples.sql"
+    return name, sql_text("10_staging", name), {}, SERIES_KEYS, []
 
 
-def prom_csv_samples(spark, head: Head) -> tuple[str, dict[str, str], list[str]]:
+def prom_csv_samples(spark, head: Head) -> Samples:
     """The long CSV's samples, by the DuckDB reader's own SQL over a Spark read of the file."""
     reader = prom_export.PromCsvReader()
     numbered(csv_frame(spark, head), spark, "_rn").createOrReplaceTempView("_raw_csv")
     text, keys = reader.samples_sql(head, "_raw_csv")
-    return text, keys, []
+    return "long-csv samples", text, {}, keys, []
 
 
 def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variables: dict) -> SparkStaged:
@@ -224,19 +232,16 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
     notes: list[str] = []
     try:
         if reader.kind == "dcgm-prom":
-            text, keys, extra = prom_text_samples(spark, head, options)
+            name, text, slots, keys, extra = prom_text_samples(spark, head, options)
             scrape_ms = int(extra[1])
         elif reader.kind == "prom-range":
-            text, keys, extra = prom_range_samples(spark, head)
+            name, text, slots, keys, extra = prom_range_samples(spark, head)
             scrape_ms = None
         else:
-            text, keys, extra = prom_csv_samples(spark, head)
+            name, text, slots, keys, extra = prom_csv_samples(spark, head)
             scrape_ms = None
-        sql(spark, text.replace("{{ row_number }}", "null::bigint")).createOrReplaceTempView("_tel_samples")
-        groups = read_sql("10_staging", "stg_telemetry__groups.sql")
-        for name, expr in keys.items():
-            groups = groups.replace("{{ " + name + " }}", expr)
-        kept(sql(spark, groups)).createOrReplaceTempView("_tel_groups")
+        sql(spark, fill(name, text, {**slots, "row_number": "null::bigint"})).createOrReplaceTempView("_tel_samples")
+        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **keys))).createOrReplaceTempView("_tel_groups")
         kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
         kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql"))).createOrReplaceTempView("_tel")
         rows_read, rejected, loaded = spark.sql("""
@@ -252,8 +257,7 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
     if rejected:
         # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
         rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
-        numbered_text = text.replace("{{ row_number }}", rn)
-        sql(spark, numbered_text).createOrReplaceTempView("_tel_samples_numbered")
+        sql(spark, fill(name, text, {**slots, "row_number": rn})).createOrReplaceTempView("_tel_samples_numbered")
         rejects = kept(sql(spark, read_sql("10_staging", "stg_telemetry__reject_lines.sql")))
         located = rejects.select("row_number").distinct().count()
         if located != rejected:

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipelines.errors import InputError
+from core.errors import InputError
 
 MIN_JAVA = 17
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.warehouse import read_sql, sql_files
+from core.sql import read_sql, sql_files
 
 FACTS = ("charges", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices")
 LINEAGE = ("source_files", "rejects", "row_findings", "findings")

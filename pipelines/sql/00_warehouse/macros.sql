@@ -54,6 +54,14 @@ create or replace temp macro instance_label(labels) as coalesce(
 -- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
 -- same written out: sum(x::decimal(38, 12)) filter (...).)
 create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
+-- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
+-- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
+create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;
+-- The most frequent non-null value of a list (`mode_det(list(team))`), ties to the smallest: mode()
+-- breaks a tie by the order rows arrive in, so a resource billed to two teams for as many lines
+-- had its owner, and with it its idle time and unobserved hours, change from one build to the next.
+create or replace temp macro mode_det(l) as
+    list_sort(list_transform(list_distinct(l), lambda v: {'n': -len(list_filter(l, lambda x: x = v)), 'v': v}))[1].v;
 -- A Python literal (a list or dict of str, numbers, None, True, False, as `str()` of a pandas cell
 -- writes it: koku's GCP labels and credits) as JSON text, or null when it is not one. Tokens are
 -- quoted strings or runs of other text; strings are re-quoted and their escapes made JSON's
@@ -87,3 +95,15 @@ create or replace temp macro tags_note(col, raw, parsed) as case
     when raw is not null and trim(raw) not in ('', '[]', '{}') and parsed is null then
     {'column_name': col, 'check_name': 'tags_not_parsed', 'value': left(raw, 200),
      'message': col || ' is neither JSON nor a Python literal; the row is loaded without tags'} end;
+-- A column as the input wrote it (m: charge_source_columns.columns); where the input left it
+-- empty or had no such column, the derived value. Written values are never replaced.
+create or replace temp macro written_or(m, k, derived) as coalesce(m[k], derived);
+create or replace temp macro written_money_or(m, k, derived) as coalesce(money(m[k]), derived);
+create or replace temp macro written_ts_or(m, k, derived) as coalesce(utc_ts(m[k]), derived);
+-- Which part of a team's bill an allocation rule feeds (team_month's *_direct/_idle/_shared/
+-- _credits columns and the statements' lines): one mapping for every mart.
+create or replace temp macro charge_part(rule) as
+    case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
+         when rule like 'idle:%' then 'idle'
+         when rule like 'credits:%' then 'credits'
+         else 'shared' end;

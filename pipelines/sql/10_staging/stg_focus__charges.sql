@@ -33,6 +33,8 @@ typed as (
         upper(trim(BillingCurrency)) as billing_currency,
         nullif(trim(InvoiceId), '') as invoice_id,
         try_cast(json_text(Tags)::json as map(varchar, varchar)) as tags,
+        -- every FOCUS 1.2 and x_ column as written, for `export focus` (charge_source_columns)
+        _source_columns,
         -- raw text kept for the cast checks below
         BilledCost as _billed_cost, EffectiveCost as _effective_cost, ListCost as _list_cost,
         ChargePeriodStart as _cps, ChargePeriodEnd as _cpe, ConsumedQuantity as _cq, Tags as _tags, _fields

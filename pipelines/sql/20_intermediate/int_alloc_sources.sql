@@ -2,7 +2,9 @@
 -- Charges: grouped by category, currency, account, resource (else service) and resolved team
 -- (int_charges_teams.source_group), meters billed/effective/list cost and billed GPU-hours.
 -- Energy: one group per month x basis x resource x team piece (idle its own piece), meters
--- observed and effective GPU-hours, IT/facility energy, CO2e (location, ranges, market). Doubles
+-- observed and effective GPU-hours, IT/facility energy, CO2e (location: annual and hourly-matched,
+-- with ranges; market-based with its range) and the facility energy with an hourly factor and
+-- without a market-based one (market_na: its zone's is not available). Doubles
 -- become decimals here, each before it is summed (an order-free sum), so the allocation below
 -- is exact against these totals and the same whatever else the warehouse holds.
 with charge_groups as (
@@ -31,7 +33,14 @@ energy_groups as (
         sum(co2e_kg::decimal(38, 12)) as co2e_kg,
         sum(co2e_kg_low::decimal(38, 12)) as co2e_kg_low,
         sum(co2e_kg_high::decimal(38, 12)) as co2e_kg_high,
-        sum(co2e_market_kg::decimal(38, 12)) as co2e_market_kg
+        sum(co2e_market_kg::decimal(38, 12)) as co2e_market_kg,
+        sum(co2e_market_kg_low::decimal(38, 12)) as co2e_market_kg_low,
+        sum(co2e_market_kg_high::decimal(38, 12)) as co2e_market_kg_high,
+        sum(co2e_hourly_kg::decimal(38, 12)) as co2e_hourly_kg,
+        sum(co2e_hourly_kg_low::decimal(38, 12)) as co2e_hourly_kg_low,
+        sum(co2e_hourly_kg_high::decimal(38, 12)) as co2e_hourly_kg_high,
+        sum(facility_energy_kwh_hourly::decimal(38, 12)) as facility_energy_kwh_hourly,
+        coalesce(sum(facility_energy_kwh::decimal(38, 12)) filter (where co2e_market_kg is null), 0) as facility_energy_kwh_market_na
     from int_energy_lines
     group by all
 ),
@@ -45,7 +54,9 @@ charge_meters as (
 energy_meters as (
     unpivot energy_groups
     on gpu_hours_observed, effective_gpu_hours, it_energy_kwh, it_energy_kwh_measured, facility_energy_kwh,
-       facility_energy_kwh_low, facility_energy_kwh_high, co2e_kg, co2e_kg_low, co2e_kg_high, co2e_market_kg
+       facility_energy_kwh_low, facility_energy_kwh_high, co2e_kg, co2e_kg_low, co2e_kg_high, co2e_market_kg,
+       co2e_market_kg_low, co2e_market_kg_high, co2e_hourly_kg, co2e_hourly_kg_low, co2e_hourly_kg_high,
+       facility_energy_kwh_hourly, facility_energy_kwh_market_na
     into name meter value amount
 )
 

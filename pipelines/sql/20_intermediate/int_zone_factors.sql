@@ -1,9 +1,19 @@
--- Grid intensity and PUE per zone ('aws:us-east-1') used by charges or configured as default.
--- Unknown zones fall back to the world intensity and the unknown-facility PUE, flagged.
+-- Grid intensity, PUE, grid area and residual mix per zone ('aws:us-east-1'): the zones charges
+-- use, the configured default, and the what-if replay's target regions ([whatif] regions, else
+-- every region instance_prices.csv prices). Unknown zones fall back to the world intensity and
+-- the unknown-facility PUE, flagged.
+-- grid_zone / operator_code / country: how hourly series and instruments name the zone's grid
+-- ([carbon.grid_zones] first, then grid_zones.csv). Residual mix (market-based Scope 2, for
+-- energy no instrument or supplier factor covers): the zone's own residual_mix row, else its
+-- country's, newest year; null when neither exists.
 with zones as (
     select distinct zone from int_charges_teams where zone is not null
     union
     select getvariable('default_zone') where getvariable('default_zone') <> ''
+    union
+    select zone from cfg_whatif_regions
+    union
+    select distinct cloud || ':' || region from ref_instance_prices where not exists (select 1 from cfg_whatif_regions)
 ),
 
 region_intensity as (
@@ -19,6 +29,22 @@ world as (
            arg_max(coefficient_id, year) as coefficient_id
     from ref_grid_intensity
     where zone_kind = 'world' and basis = 'location'
+),
+
+residual as (
+    select zone_kind, zone_id, arg_max(value, year) as value, arg_max(low, year) as low, arg_max(high, year) as high,
+           arg_max(coefficient_id, year) as coefficient_id, max(year)::integer as year, arg_max(source, year) as source
+    from ref_grid_intensity
+    where basis = 'residual_mix'
+    group by zone_kind, zone_id
+),
+
+grid_areas as (
+    select z.zone, coalesce(c.grid_zone, g.grid_zone) as grid_zone, nullif(g.operator_code, '') as operator_code,
+        nullif(g.country, '') as country
+    from zones z
+    left join cfg_grid_zones c on c.zone = z.zone
+    left join ref_grid_zones g on g.zone = z.zone
 ),
 
 pue_by_zone as (
@@ -40,8 +66,18 @@ select
     coalesce(i.high, w.high) as intensity_g_per_kwh_high,
     coalesce(i.coefficient_id, w.coefficient_id) as intensity_id,
     i.value is null as intensity_fallback,
-    p.pue, p.pue_low, p.pue_high, p.pue_id
+    p.pue, p.pue_low, p.pue_high, p.pue_id,
+    g.grid_zone, g.operator_code, g.country,
+    coalesce(rz.value, rc.value) as residual_g_per_kwh,
+    coalesce(rz.low, rc.low) as residual_g_per_kwh_low,
+    coalesce(rz.high, rc.high) as residual_g_per_kwh_high,
+    coalesce(rz.coefficient_id, rc.coefficient_id) as residual_id,
+    coalesce(rz.year, rc.year) as residual_year,
+    coalesce(rz.source, rc.source) as residual_source
 from zones z
 cross join world w
 left join region_intensity i on i.zone_id = z.zone
 left join pue_by_zone p on p.zone = z.zone
+left join grid_areas g on g.zone = z.zone
+left join residual rz on rz.zone_kind = 'cloud_region' and rz.zone_id = z.zone
+left join residual rc on rc.zone_kind = 'country' and rc.zone_id = g.country

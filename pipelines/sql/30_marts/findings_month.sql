@@ -21,6 +21,18 @@
 --   telemetry_gap       value = unobserved hours of a GPU in the month that a counter gap
 --                       spans; energy_kwh = what was spread over them, low/high the range of
 --                       the part estimated after a reset inside a gap
+--   low_mfu             a training job of the work log (job_month) whose MFU is below
+--                       findings_low_mfu_threshold: value/low/high = its MFU and range; cost_usd
+--                       = the money at stake, its cost x (1 - MFU / mfu_typical), what reaching a
+--                       typical large run's MFU would have saved (range in the detail)
+--   instrument_overclaimed  value = kWh of an instrument's volume for the month that no
+--                       consumption was left for in the zones it names (not claimed: Scope 2
+--                       Quality Criteria); energy_kwh = what it did cover
+--   instrument_unmatched    value = the month's part of an instrument's volume, no consumption in
+--                       any zone it names (a misspelled zone, or a market with no GPUs)
+--   instrument_duplicate    value = kWh of a second declaration of an instrument id (claimed once)
+--   market_factor_missing   value = kWh of a zone's facility energy that no instrument, supplier
+--                       factor or residual mix covers: its market-based CO2e is not available
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
@@ -40,6 +52,7 @@ thr as (
         (select value from param where assumption_id = 'reconciliation_gap_tolerance_fraction') as tol,
         (select value from param where assumption_id = 'findings_material_share_of_gpu_cost') as material_share,
         (select value from param where assumption_id = 'findings_material_min_cost_usd') as material_usd,
+        (select value from param where assumption_id = 'findings_low_mfu_threshold') as low_mfu,
         (select list(coefficient_id order by assumption_id) from param
          where assumption_id in ('findings_material_share_of_gpu_cost', 'findings_material_min_cost_usd')) as material_ids
 ),
@@ -51,7 +64,7 @@ resource_rate as (
 
 low_util as (
     select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, w.resource_id,
-        mode(coalesce(w.team, getvariable('unallocated'))) as team,
+        mode_det(list(coalesce(w.team, getvariable('unallocated')))) as team,
         sum(w.gpu_hours_observed) as hours, sum(w.gpu_hours_observed * w.util_mean) / sum(w.gpu_hours_observed) as util
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
@@ -59,7 +72,7 @@ low_util as (
 ),
 
 on_demand as (
-    select month, resource_id, any_value(resolved_team) as team, any_value(instance_type) as instance_type,
+    select month, resource_id, mode_det(list(resolved_team)) as team, any_value(instance_type) as instance_type,
         max(gpu_count) as gpus, sum(effective_cost)::double as cost,
         sum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
         (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
@@ -117,7 +130,7 @@ observed as (
 ),
 
 billed as (
-    select month, resource_id, mode(resolved_team) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
+    select month, resource_id, mode_det(list(resolved_team)) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
         sum(effective_cost)::double as cost_usd
     from int_charges_teams
     where resource_id is not null
@@ -143,8 +156,8 @@ unmatched_hosts as (
         null::varchar as team, o.gpu_hours as value, 'h' as unit, null::double as low, null::double as high,
         null::double as cost_usd, o.energy_kwh,
         case when o.resource_id is null
-             then 'no billed resource for this host: map it in [hosts] of meterbook.toml or add an instance_id label'
-             else printf('%s (from %s) has no charge this month: check the id, map the host in [hosts] of meterbook.toml or add an instance_id label',
+             then 'no billed resource for this host: map it in [hosts] of meterbook.toml or label its series with the instance id'
+             else printf('%s (from %s) has no charge this month: check the id, map the host in [hosts] of meterbook.toml or label its series with the instance id',
                          o.resource_id, case o.resource_match when 'hosts' then '[hosts]' when 'label' then 'its instance id label'
                                              else 'its host name' end) end as detail,
         []::varchar[] as assumption_ids
@@ -187,13 +200,41 @@ telemetry_findings as (
     from gpu_month where gap_kwh > 0
 ),
 
+job_mfu as (
+    -- a job's MFU over all its rows of the month (teams, currencies): work over GPU-seconds at peak
+    select month, job_id, mode(team) as team, sum(effective_cost) as cost,
+        sum(work_flops) / nullif(sum(available_flop), 0) as mfu,
+        sum(work_flops) / nullif(sum(available_flop_high), 0) as mfu_low,
+        sum(work_flops) / nullif(sum(available_flop_low), 0) as mfu_high,
+        max(tensor_active_mean) as tensor_active_mean, dsum(gpu_hours) as gpu_hours, string_agg(distinct gpu_models, ', ') as gpu_models
+    from job_month
+    where workload = 'training' and work_flops is not null and available_flop > 0
+    group by all
+),
+
+low_mfu_jobs as (
+    select j.month, 'low_mfu' as finding, j.job_id as subject, null::varchar as resource_id, j.team,
+        j.mfu as value, 'fraction' as unit, j.mfu_low as low, j.mfu_high as high,
+        j.cost * greatest(0, 1 - j.mfu / c.typ) as cost_usd, null::double as energy_kwh,
+        printf('MFU %.1f%% on %.0f GPU-hours of %s (threshold %.0f%%%s); at a typical large run''s %.0f%%, %.0f of its %.0f cost would have been saved (%.0f-%.0f)',
+               100 * j.mfu, j.gpu_hours, coalesce(j.gpu_models, 'unknown GPUs'), 100 * thr.low_mfu,
+               coalesce(printf('; DCGM tensor-pipe activity %.0f%%', 100 * j.tensor_active_mean), ''),
+               100 * c.typ, j.cost * greatest(0, 1 - j.mfu / c.typ), j.cost,
+               j.cost * greatest(0, 1 - j.mfu / c.typ_low), j.cost * greatest(0, 1 - j.mfu / c.typ_high)) as detail,
+        ['assumptions:findings_low_mfu_threshold', 'assumptions:mfu_typical'] as assumption_ids
+    from job_mfu j
+    cross join thr
+    cross join (select value as typ, low as typ_low, high as typ_high from a where assumption_id = 'mfu_typical') c
+    where j.mfu < thr.low_mfu
+),
+
 unobserved_resources as (
     -- billed GPU capacity that no telemetry maps to, in a month that has telemetry (a month
     -- with none is not instrumented at all: Energy by source then shows every kWh as tdp_model)
     select u.month, 'unobserved_resource' as finding, u.resource_id as subject, u.resource_id, u.team,
         u.billed_h as value, 'h' as unit, null::double as low, null::double as high, u.cost_usd,
         null::double as energy_kwh,
-        'billed GPU-hours with no telemetry, energy estimated from TDP: if its host is scraped, map it in [hosts] of meterbook.toml or add an instance_id label' as detail,
+        'billed GPU-hours with no telemetry, energy estimated from TDP: if its host is scraped, map it in [hosts] of meterbook.toml or label its series with the instance id' as detail,
         []::varchar[] as assumption_ids
     from bill_vs_telemetry u
     where u.hosts = 0 and u.billed_h > 0 and u.month in (select month from observed)
@@ -233,7 +274,7 @@ findings as (
         o.gpus * c.cx_lo / nullif(greatest(o.cost - o.gpus * c.ox_lo, 0), 0),
         o.gpus * c.cx_hi / nullif(greatest(o.cost - o.gpus * c.ox_hi, 0), 0),
         o.cost,
-        printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running); null = never',
+        printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running)',
                o.gpus::int, c.cx, 100 * o.run_h / o.month_h),
         list_concat(['assumptions:owned_capex_usd_per_gpu', 'assumptions:owned_opex_usd_per_gpu_month'], thr.material_ids)
     from material o cross join coef c cross join thr
@@ -270,6 +311,36 @@ findings as (
         []::varchar[]
     from reconciliation
     where basis = 'invoice' and status <> 'reconciled'
+),
+
+market_findings as (
+    -- declared instruments (files), not meterbook.toml's supplier factors, which carry no volume
+    select month, 'instrument_overclaimed' as finding, claim as subject, null::varchar as resource_id, null::varchar as team,
+        dsum(excess_kwh) as value, 'kWh' as unit, null::double as low, null::double as high, null::double as cost_usd,
+        dsum(applied_kwh) as energy_kwh,
+        printf('%s (%s, %s) offers %.1f kWh for the month in %s; consumption left it %.1f kWh: the rest is not claimed',
+               any_value(instrument_id), any_value(instrument_type), any_value(source), dsum(available_kwh),
+               string_agg(zone, ', ' order by zone), dsum(applied_kwh)) as detail,
+        []::varchar[] as assumption_ids
+    from market_basis_month
+    where claim_kind in ('instrument', 'supplier') and origin = 'instruments file'
+    group by month, claim
+    having dsum(excess_kwh) > 1e-9 * greatest(1, dsum(available_kwh))
+    union all
+    select month, 'instrument_' || claim_kind, claim, null, null, available_kwh, 'kWh', null, null, null, 0,
+        case claim_kind
+            when 'unmatched' then printf('%s (%s, %s): no consumption this month in zone %s; name a zone, grid zone, operator code or country that has GPU energy',
+                                         instrument_id, instrument_type, source, declared_zone)
+            else printf('%s is declared again (%s row %d): an instrument is claimed once', instrument_id, coalesce(origin_path, origin), row_number)
+        end,
+        []::varchar[]
+    from market_basis_month
+    where claim_kind in ('unmatched', 'duplicate') and origin = 'instruments file'
+    union all
+    select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,
+        market_reason, []::varchar[]
+    from carbon_month
+    where market_status = 'not available'
 )
 
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, null::double as energy_kwh,
@@ -284,3 +355,9 @@ from unobserved_resources
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
 from telemetry_findings
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from low_mfu_jobs
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from market_findings

@@ -2,19 +2,18 @@
 -- so every meter of every team sums, with the unallocated row, to its source total. Money in
 -- the billing currency (exact decimals); gpu_hours = billed GPU-hours as allocated;
 -- gpu_hours_observed / idle_gpu_hours / effective_gpu_hours from telemetry; energy and CO2e
--- with ranges. Split columns: *_direct (own charges, telemetry split, unobserved hours),
--- *_idle (idle GPU time shared by the idle rule), *_shared (untagged, shared services,
--- commitment fees), *_credits (credits and refunds). Previous-month change in the same currency.
+-- with ranges: location-based on annual factors (co2e_kg) and hour by hour (co2e_hourly_kg, with
+-- facility_energy_kwh_hourly the energy an hourly factor covered), market-based (co2e_market_kg,
+-- over the energy whose zone has a factor; facility_energy_kwh_market_na the rest).
+-- Split columns: *_direct (own charges, telemetry split, unobserved hours), *_idle (idle GPU
+-- time shared by the idle rule), *_shared (untagged, shared services, commitment fees),
+-- *_credits (credits and refunds). Previous-month change in the same currency.
 -- A team billed in several currencies has a row per currency; its energy and CO2e are on the
 -- first one (by currency code), so the rows of a team add up.
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
 -- DOUBLE here, as the report's arithmetic expects.
 with lines as (
-    select *,
-        case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
-             when rule like 'idle:%' then 'idle'
-             when rule like 'credits:%' then 'credits'
-             else 'shared' end as part
+    select *, charge_part(rule) as part
     from allocation_lines
 ),
 
@@ -57,7 +56,14 @@ energy as (
         sum(amount) filter (where meter = 'co2e_kg')::double as co2e_kg,
         sum(amount) filter (where meter = 'co2e_kg_low')::double as co2e_kg_low,
         sum(amount) filter (where meter = 'co2e_kg_high')::double as co2e_kg_high,
-        sum(amount) filter (where meter = 'co2e_market_kg')::double as co2e_market_kg
+        sum(amount) filter (where meter = 'co2e_market_kg')::double as co2e_market_kg,
+        sum(amount) filter (where meter = 'co2e_market_kg_low')::double as co2e_market_kg_low,
+        sum(amount) filter (where meter = 'co2e_market_kg_high')::double as co2e_market_kg_high,
+        sum(amount) filter (where meter = 'co2e_hourly_kg')::double as co2e_hourly_kg,
+        sum(amount) filter (where meter = 'co2e_hourly_kg_low')::double as co2e_hourly_kg_low,
+        sum(amount) filter (where meter = 'co2e_hourly_kg_high')::double as co2e_hourly_kg_high,
+        sum(amount) filter (where meter = 'facility_energy_kwh_hourly')::double as facility_energy_kwh_hourly,
+        sum(amount) filter (where meter = 'facility_energy_kwh_market_na')::double as facility_energy_kwh_market_na
     from lines
     where currency is null
     group by all
@@ -103,7 +109,14 @@ joined as (
         coalesce(c.effective_cost_idle, 0) as idle_cost,
         coalesce(e.effective_gpu_hours, 0) as effective_gpu_hours,
         c.effective_cost / nullif(e.effective_gpu_hours, 0) as cost_per_effective_gpu_hour,
-        e.co2e_market_kg
+        e.co2e_market_kg,
+        e.co2e_market_kg_low,
+        e.co2e_market_kg_high,
+        coalesce(e.co2e_hourly_kg, 0) as co2e_hourly_kg,
+        coalesce(e.co2e_hourly_kg_low, 0) as co2e_hourly_kg_low,
+        coalesce(e.co2e_hourly_kg_high, 0) as co2e_hourly_kg_high,
+        coalesce(e.facility_energy_kwh_hourly, 0) as facility_energy_kwh_hourly,
+        coalesce(e.facility_energy_kwh_market_na, 0) as facility_energy_kwh_market_na
     from cost_ranked c
     full outer join energy e on e.month = c.month and e.team = c.team and c.currency_rank = 1
     left join assumptions a on a.month = coalesce(c.month, e.month) and a.team = coalesce(c.team, e.team)

@@ -1,12 +1,5 @@
-"""Pure helpers for allocation and findings: the meters and their rounding quanta, and the
-scaling-efficiency fit (Amdahl plus communication) behind the GPU-count finding.
-
-Rounding design (allocation_lines.sql applies it): every source group's amount of a meter is
-split by largest remainder in whole quanta (a cent, a watt-hour, a gram, 3.6 s of GPU time);
-the sub-quantum residue of the source amount itself (a bill line of 32.7726 USD has 0.0026 USD
-below the cent) stays on the line with the largest share, so allocated lines sum to the source
-exactly, in DECIMAL(38, 12), and no line is ever off by more than one quantum from its share.
-"""
+"""The GPU-count finding's model: wall-clock time at K GPUs as Amdahl's serial fraction plus a
+communication cost per extra GPU, fitted per project from its runs, and the cost-optimal count K*."""
 from __future__ import annotations
 
 import duckdb
@@ -14,31 +7,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import curve_fit
 
-from pipelines.units import G_PER_KG, S_PER_H, WH_PER_KWH
-
-# Decimal places of each meter's quantum. Definitions, not coefficients: the cent of the billing
-# currency, the watt-hour (1 / WH_PER_KWH kWh), the gram (1 / G_PER_KG kg), 1/1000 GPU-hour.
-CENT_PLACES = 2
-WH_PLACES = len(str(int(WH_PER_KWH))) - 1
-G_PLACES = len(str(int(G_PER_KG))) - 1
-MILLI_HOUR_PLACES = 3
-METERS: dict[str, tuple[str, int]] = {
-    "billed_cost": ("currency", CENT_PLACES),
-    "effective_cost": ("currency", CENT_PLACES),
-    "list_cost": ("currency", CENT_PLACES),
-    "gpu_hours": ("h", MILLI_HOUR_PLACES),              # billed GPU-hours
-    "gpu_hours_observed": ("h", MILLI_HOUR_PLACES),     # telemetry GPU-hours (coverage)
-    "effective_gpu_hours": ("h", MILLI_HOUR_PLACES),    # observed GPU-hours x utilization
-    "it_energy_kwh": ("kWh", WH_PLACES),
-    "it_energy_kwh_measured": ("kWh", WH_PLACES),
-    "facility_energy_kwh": ("kWh", WH_PLACES),
-    "facility_energy_kwh_low": ("kWh", WH_PLACES),
-    "facility_energy_kwh_high": ("kWh", WH_PLACES),
-    "co2e_kg": ("kg", G_PLACES),
-    "co2e_kg_low": ("kg", G_PLACES),
-    "co2e_kg_high": ("kg", G_PLACES),
-    "co2e_market_kg": ("kg", G_PLACES),
-}
+from core.units import S_PER_H
 
 
 def amdahl_comm_time(k: np.ndarray, t1_h: float, serial: float, comm: float) -> np.ndarray:

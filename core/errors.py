@@ -5,11 +5,13 @@ Anything raised as `InputError` reaches the CLI edge and is printed as a single 
 """
 from __future__ import annotations
 
+import os
+
 
 class InputError(Exception):
     """A problem the user can fix: a file, what is wrong, where, and what to do next."""
 
-    def __init__(self, file: str, what: str, where: str, fix: str) -> None:
+    def __init__(self, file: str | os.PathLike[str], what: str, where: str, fix: str) -> None:
         self.file, self.what, self.where, self.fix = str(file), what, where, fix
         super().__init__(str(self))
 

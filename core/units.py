@@ -32,3 +32,8 @@ PERCENT = 100.0             # percentiles and percentages
 HALF_CENT = 0.005
 # Appended for the peer cross-check (sources/peers.py): eGRID and CodeCarbon write lb/MWh.
 G_PER_LB = 453.59237        # avoirdupois pound, exact by definition
+# Appended for the chargeback's findings (findings_ranked.sql): a break-even in months against a
+# hardware life in years.
+MONTHS_PER_YEAR = 12.0
+# Appended for the jobs' unit economics (job_month): per thousand requests or samples.
+UNITS_PER_THOUSAND = 1.0e3

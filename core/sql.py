@@ -1,0 +1,62 @@
+"""SQL text, made in one place: the models' files, their `{{ slot }}`s, quoting, and a model read
+over stand-in inputs. Values a query needs at run time go as bound parameters wherever DuckDB takes
+them; text is built here only where it cannot (a file path in a table function's options, a column
+name, a fragment of our own SQL chosen by the reader)."""
+from __future__ import annotations
+
+import re
+from importlib.resources import files
+from typing import Any
+
+SQL_DIR = files("pipelines") / "sql"
+SLOT = re.compile(r"\{\{ (\w+) \}\}")
+WITH_CLAUSE = re.compile(r"^with\s", re.MULTILINE | re.IGNORECASE)
+
+
+def sql_files(folder: str) -> list[str]:
+    """The .sql files of one stage folder, in name order."""
+    return sorted(f.name for f in (SQL_DIR / folder).iterdir() if f.name.endswith(".sql"))
+
+
+def read_sql(folder: str, name: str, **slots: str) -> str:
+    """A model's text with its `{{ slot }}`s filled by fragments of our own SQL (never user text:
+    user values are quoted with literal()/ident() or bound). A slot left empty, or a fragment for a
+    slot the model lacks, is a programming error and says which."""
+    return fill(name, sql_text(folder, name), slots)
+
+
+def sql_text(folder: str, name: str) -> str:
+    """A model's text as written, slots unfilled (for a caller that fills them more than once)."""
+    return (SQL_DIR / folder / name).read_text(encoding="utf-8")
+
+
+def fill(name: str, sql: str, slots: dict[str, str]) -> str:
+    present = set(SLOT.findall(sql))
+    if unknown := set(slots) - present:
+        raise KeyError(f"{name} has no slot {sorted(unknown)[0]!r}")
+    if missing := present - set(slots):
+        raise KeyError(f"{name} needs slot {sorted(missing)[0]!r}")
+    return SLOT.sub(lambda m: slots[m.group(1)], sql)
+
+
+def literal(value: Any) -> str:
+    """A SQL string literal ('it''s'): paths and names inside table-function options."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def ident(name: str) -> str:
+    """A quoted identifier ("line_item/UnblendedCost"): source column names as files spell them."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def model_over(folder: str, name: str, inputs: dict[str, str]) -> str:
+    """A model's SQL reading `inputs` ({table: select}) in place of the warehouse tables of those
+    names: CTEs shadow tables, so the one formula of a model also answers for a part of the data
+    (one file's telemetry, say) without a second copy of it. The selects are our own SQL with
+    bound parameters, never user text."""
+    sql = read_sql(folder, name)
+    m = WITH_CLAUSE.search(sql)
+    ctes = ", ".join(f"{table} as ({select})" for table, select in inputs.items())
+    if m is None:
+        return f"with {ctes} {sql}"
+    return f"{sql[:m.start()]}with {ctes}, {sql[m.end():]}"

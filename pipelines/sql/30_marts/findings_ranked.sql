@@ -1,0 +1,69 @@
+-- Grain: month x finding x subject, as findings_month, less what is no finding at all: a purchase
+-- that pays back later than the hardware lasts (assumptions: hardware_lifetime_years), or never.
+-- Adds, per finding:
+--   paying_team   the team charged the most for the finding's resource (allocation_lines,
+--                 effective cost), not the tag on its charges; paying_teams lists every team
+--                 charged for it with its share, largest first. Findings tied to no resource
+--                 keep findings_month's team.
+--   section       'decision' (money to act on) or 'data_quality' (the bill and telemetry to
+--                 match: hosts, gaps, unobserved resources; instruments to correct), listed apart
+--   material      the money at stake reaches findings_material_min_cost_usd ([findings] in
+--                 meterbook.toml, else assumptions.csv); an invoice difference always is
+--   rank          1 = first to read: invoice differences, then material decisions by money at
+--                 stake, then the rest by money at stake
+with a as (
+    select assumption_id, value, coefficient_id from ref_assumptions
+),
+
+param as (
+    select a.assumption_id, coalesce(f.value, a.value) as value
+    from a left join cfg_findings f on 'findings_' || f.param = a.assumption_id
+),
+
+thr as (
+    select
+        (select value from param where assumption_id = 'findings_material_min_cost_usd') as material_usd,
+        (select value from param where assumption_id = 'hardware_lifetime_years') * getvariable('months_per_year') as life_months
+),
+
+charged as (
+    select month, resource_id, team, sum(amount)::double as cost
+    from allocation_lines
+    where meter = 'effective_cost' and resource_id is not null
+    group by all
+    having sum(amount) <> 0
+),
+
+payers as (
+    select month, resource_id,
+        list({'team': team, 'share': cost / total} order by cost desc, team) as paying_teams
+    from (select *, sum(cost) over (partition by month, resource_id) as total from charged)
+    group by month, resource_id
+),
+
+kept as (
+    select f.*
+    from findings_month f cross join thr
+    where not (f.finding = 'owned_break_even' and (f.value is null or f.value > thr.life_months))
+),
+
+labelled as (
+    select k.*,
+        coalesce(p.paying_teams[1].team, k.team) as paying_team,
+        coalesce(p.paying_teams, []) as paying_teams,
+        case when k.finding in ('gpu_hours_gap', 'unmatched_host', 'unobserved_resource', 'energy_gap',
+                                'energy_above_board', 'telemetry_gap', 'instrument_overclaimed', 'instrument_unmatched',
+                                'instrument_duplicate', 'market_factor_missing')
+             then 'data_quality' else 'decision' end as section,
+        k.finding = 'invoice_difference' or coalesce(abs(k.cost_usd), 0) >= thr.material_usd as material,
+        thr.material_usd as materiality_usd
+    from kept k
+    cross join thr
+    left join payers p on p.month = k.month and p.resource_id = k.resource_id
+)
+
+select *,
+    row_number() over (partition by month
+        order by finding <> 'invoice_difference', section <> 'decision', not material,
+                 abs(coalesce(cost_usd, 0)) desc, finding, subject) as rank
+from labelled

@@ -1,0 +1,89 @@
+"""`meterbook export allocation`: the line-level allocation under team_month, for BI tools.
+
+Lines add up to team_month for every meter: money exactly (DECIMAL), GPU-hours, energy and CO2e
+to the quantum they are allocated in (1/1000 h, the watt-hour, the gram). The CSV prints money
+in the currency's minor unit; the Parquet keeps the exact amounts."""
+from __future__ import annotations
+
+import csv
+import re
+from decimal import Decimal
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from core.vocabulary import METERS
+from pipelines.cli import main
+
+MONTH = "2026-10"
+
+
+@pytest.fixture(scope="module")
+def exported(demo_billing):
+    res = CliRunner().invoke(main, ["export", "allocation", "--month", MONTH, "--warehouse", str(demo_billing / "wh.duckdb"),
+                                    "--config", str(demo_billing / "demo" / "meterbook.toml"),
+                                    "--out", str(demo_billing / "exports")])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    assert f"wrote {demo_billing / 'exports' / f'allocation-{MONTH}.parquet'}" in res.output
+    return demo_billing
+
+
+def test_lines_sum_to_team_month_for_every_meter(exported):
+    pq = exported / "exports" / f"allocation-{MONTH}.parquet"
+    lines = dict(((team, meter), amount) for team, meter, amount in duckdb.sql(
+        f"select team, meter, sum(amount) from '{pq}' group by all").fetchall())
+    with duckdb.connect(str(exported / "wh.duckdb"), read_only=True) as con:
+        rel = con.execute("select * from team_month where month = ?", [MONTH])
+        cols = [d[0] for d in rel.description]
+        team_month = [dict(zip(cols, r)) for r in rel.fetchall()]
+    assert len({r["currency"] for r in team_month if r["currency"]}) == 1   # one currency: meters add per team
+    checked = 0
+    for row in team_month:
+        for meter, (unit, places) in METERS.items():
+            got = lines.pop((row["team"], meter), Decimal(0))
+            want = row[meter]
+            if unit == "currency":
+                assert got == want, (row["team"], meter)          # exact, to the last digit
+            else:
+                # team_month holds energy as DOUBLE; the lines are exact decimals
+                assert round(float(got), places) == round(float(want or 0), places), (row["team"], meter)
+            checked += got != 0
+    assert not {k: v for k, v in lines.items() if v}    # no team or meter outside team_month
+    assert checked > 40
+
+
+def test_lines_name_their_source_day_and_workload(exported):
+    pq = exported / "exports" / f"allocation-{MONTH}.parquet"
+    types = dict(duckdb.sql(f"select column_name, column_type from (describe select * from '{pq}')").fetchall())
+    assert list(types) == ["month", "day", "team", "resource_id", "namespace", "workload", "rule", "meter", "amount",
+                           "unit", "source_sha256", "source_row", "source_line"]
+    assert types["amount"].startswith("DECIMAL") and types["day"] == "DATE"
+    with duckdb.connect(str(exported / "wh.duckdb"), read_only=True) as con:
+        files = {s for (s,) in con.execute("select sha256 from source_files").fetchall()}
+    rows = duckdb.sql(f"""select count(*) filter (where source_sha256 is null),
+                                 count(*) filter (where meter like '%cost' and source_row is null),
+                                 count(*) filter (where rule = 'telemetry_split' and namespace is not null),
+                                 count(*) filter (where day is null),
+                                 count(distinct day), list(distinct source_sha256)
+                          from '{pq}'""").fetchall()[0]
+    assert rows[:4] == (0, 0, rows[2], 0) and rows[2] > 0
+    assert rows[4] == 31 and set(rows[5]) <= files
+
+
+def test_csv_money_in_minor_units_plain_notation(exported):
+    pq = exported / "exports" / f"allocation-{MONTH}.parquet"
+    with open(exported / "exports" / f"allocation-{MONTH}.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == duckdb.sql(f"select count(*) from '{pq}'").fetchall()[0][0]
+    money = [r["amount"] for r in rows if r["unit"] == "USD"]
+    other = [r["amount"] for r in rows if r["unit"] != "USD"]
+    assert money and all(re.fullmatch(r"-?\d+\.\d\d", a) for a in money)
+    assert other and all(re.fullmatch(r"-?\d+\.\d{3}", a) for a in other)
+
+
+def test_a_month_without_data_is_an_error_that_says_what_to_do(exported):
+    res = CliRunner().invoke(main, ["export", "allocation", "--month", "2031-01", "--warehouse", str(exported / "wh.duckdb"),
+                                    "--config", str(exported / "demo" / "meterbook.toml"), "--out", str(exported / "none")])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: --month 2031-01: no allocation for this month (") and "Ingest" in res.output
