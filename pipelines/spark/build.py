@@ -14,7 +14,7 @@ import duckdb
 
 from pipelines.scaling import scaling_fits_table
 from pipelines.config import Config
-from pipelines.spark.dialect import cte_steps
+from pipelines.spark.dialect import cte_steps, step_sql
 from pipelines.models import PYTHON
 from pipelines.stages import config_tables, config_variables, stages
 from core.sql import read_sql
@@ -67,12 +67,17 @@ def run_model(spark, sql: str, variables: dict, prefix: str,
     (int_alloc_targets) grows, if only in analysis, to more than the driver's heap."""
     keep = keep or (lambda view, df: df.localCheckpoint())
     steps = cte_steps(sql, variables, prefix)
-    for view, text, refs in steps[:-1]:
-        df = spark.sql(text)
+    for view, tree, refs in steps[:-1]:
+        df = spark.sql(step_sql(tree, columns_of(spark)))
         if refs > 1:
             df = keep(view, df)
         df.createOrReplaceTempView(view)
-    return spark.sql(steps[-1][1])
+    return spark.sql(step_sql(steps[-1][1], columns_of(spark)))
+
+
+def columns_of(spark) -> Callable[[str], list[str]]:
+    """A query's column names as Spark analyses it (nothing runs): the dialect's Columns."""
+    return lambda text: spark.sql(text).columns
 
 
 def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None],

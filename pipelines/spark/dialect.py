@@ -11,23 +11,37 @@ rest, on the parsed tree before Spark SQL is generated, each rewrite tested in t
   epoch(), make_timestamp(), strftime/strptime patterns, list() with ORDER BY, list_distinct
   (DuckDB drops nulls), any_value (DuckDB skips nulls), regexp_full_match, isinf,
   try_strptime with a list of formats, `\\1` in regexp_replace, date_trunc's result type,
-  text slices s[a:b], json_valid.
+  text slices s[a:b], json_valid, to_hours, printf of decimals, `/` of decimals (a double in DuckDB), GLOB, len() of a list, list() and any_value() with
+  ORDER BY (DESC, NULLS FIRST), and, once the inputs exist, UNION BY NAME over `*` and `* REPLACE`.
 """
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import sqlglot
-from sqlglot import exp
+from sqlglot import exp, transforms
+from sqlglot.dialects.spark import Spark
+from sqlglot.generators.spark import SparkGenerator
 
 from core.units import US_PER_S
 from core.sql import read_sql
 from pipelines.warehouse import PY_MACROS
 
-DIALECT = "spark"
+class Spark43(Spark):
+    """Spark SQL as Spark 4.3 reads it: QUALIFY is kept (sqlglot rewrites it into a subquery whose
+    `select *` leaks the window column `_w` into a model's output)."""
+
+    class Generator(SparkGenerator):
+        TRANSFORMS = {**SparkGenerator.TRANSFORMS,
+                      exp.Select: transforms.preprocess([transforms.eliminate_distinct_on, transforms.unnest_to_explode,
+                                                         transforms.any_to_exists])}
+
+
+DIALECT = Spark43
 MACRO = re.compile(r"create\s+or\s+replace\s+temp\s+macro\s+(\w+)\s*\(([^)]*)\)\s+as\s+(.*)", re.IGNORECASE | re.DOTALL)
 
 
@@ -95,6 +109,16 @@ def _cast(e: exp.Expression, to: str) -> exp.Cast:
     return exp.Cast(this=e, to=exp.DataType.build(to, dialect=DIALECT))
 
 
+def _as_double(e: exp.Expression) -> exp.Expression:
+    if isinstance(e, exp.Literal) or (isinstance(e, exp.Cast) and e.to.is_type(exp.DataType.Type.DOUBLE)):
+        return e
+    return _cast(e, "double")
+
+
+# expressions whose value is a list whatever their inputs
+LIST_MAKERS = (exp.ArrayFilter, exp.Array, exp.ArrayAgg, exp.Transform, exp.ArrayConcat, exp.ArrayDistinct, exp.ArraySort,
+               exp.Split, exp.RegexpExtractAll)
+
 TIME_TYPES = {exp.DataType.Type.TIMESTAMPNTZ, exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMP,
               exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.DATE}
 STRFTIME = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS", "%g": "SSS",
@@ -144,16 +168,87 @@ def _regexp_replace(node: exp.RegexpReplace) -> exp.Expression:
     return _anon("regexp_replace", node.this, pattern, replacement)
 
 
-def _ordered_list(node: exp.ArrayAgg) -> exp.Expression:
-    """list(x order by k): collect (k, x) pairs, sort, keep x (Spark's collect_list has no order)."""
+def _ordered_list(node: exp.Expression) -> exp.Expression:
+    """list(x order by k1 [desc], ...): collect (k1, ..., x) structs, sort them by the keys as
+    DuckDB orders them (nulls last unless told), keep x. Spark's collect_list keeps no order."""
     order: exp.Order = node.this
     keys = order.expressions
-    if any(k.args.get("desc") for k in keys):
-        raise UnportableSQL("list(... order by ... desc) has no shim yet")
     pairs = exp.Struct(expressions=[exp.alias_(k.this.copy(), f"k{i}") for i, k in enumerate(keys)]
                        + [exp.alias_(order.this.copy(), "v")])
-    sorted_ = _anon("array_sort", _anon("collect_list", pairs))
+    l, r = exp.to_identifier("l"), exp.to_identifier("r")
+    cmp: exp.Expression = exp.Literal.number(0)
+    for i, k in reversed(list(enumerate(keys))):
+        a, b = exp.column(f"k{i}", table="l"), exp.column(f"k{i}", table="r")
+        before = exp.Literal.number(1 if k.args.get("desc") else -1)
+        after = exp.Literal.number(-1 if k.args.get("desc") else 1)
+        null_first = bool(k.args.get("nulls_first"))
+        cmp = exp.Case(ifs=[
+            exp.If(this=exp.and_(exp.Is(this=a.copy(), expression=exp.Null()), exp.Is(this=b.copy(), expression=exp.Null())), true=cmp),
+            exp.If(this=exp.Is(this=a.copy(), expression=exp.Null()), true=exp.Literal.number(-1 if null_first else 1)),
+            exp.If(this=exp.Is(this=b.copy(), expression=exp.Null()), true=exp.Literal.number(1 if null_first else -1)),
+            exp.If(this=exp.LT(this=a.copy(), expression=b.copy()), true=before),
+            exp.If(this=exp.GT(this=a.copy(), expression=b.copy()), true=after)], default=cmp)
+    sorted_ = _anon("array_sort", _anon("collect_list", pairs), exp.Lambda(this=cmp, expressions=[l, r]))
     return _anon("transform", sorted_, exp.Lambda(this=exp.column("v", table="e"), expressions=[exp.to_identifier("e")]))
+
+
+def _lateral_explode(join: exp.Join) -> exp.Join:
+    """`join unnest(list) as t(x)` as `join lateral explode(list) as t(x)`: sqlglot writes it as a
+    LATERAL VIEW after every join, where a later join's condition on t.x cannot see it."""
+    unnest: exp.Unnest = join.this
+    if len(unnest.expressions) != 1 or unnest.args.get("offset"):
+        raise UnportableSQL(f"unnest of several lists or with an offset in a join: {unnest.sql('duckdb')}")
+    alias = unnest.args.get("alias")
+    join.set("this", exp.Lateral(this=_anon("explode", unnest.expressions[0]), alias=alias.copy() if alias else None))
+    return join
+
+
+def _string_agg(node: exp.GroupConcat) -> exp.Expression:
+    """string_agg(x, sep order by ...) and string_agg(distinct x, sep order by x) as the joined
+    list (Spark's LISTAGG ... WITHIN GROUP fails to plan beside another DISTINCT aggregate);
+    null, as DuckDB's, when there is nothing to join."""
+    inner, sep = node.this, node.args.get("separator") or exp.Literal.string(",")
+    if not isinstance(inner, exp.Order):
+        return node
+    keys, value = inner.expressions, inner.this
+    if isinstance(value, exp.Distinct):
+        value = value.expressions[0]
+        if any(k.this != value for k in keys) or len(keys) != 1:
+            raise UnportableSQL("string_agg(distinct x order by y): only ordered by x itself")
+        values = _anon("array_sort", _anon("array_distinct", _anon("collect_list", value.copy())))
+        if keys[0].args.get("desc"):
+            values = _anon("reverse", values)
+    else:
+        values = _not_null(_ordered_list(exp.ArrayAgg(this=inner)))
+    return exp.Case(ifs=[exp.If(this=exp.GT(this=_anon("size", values), expression=exp.Literal.number(0)),
+                                true=_anon("array_join", values.copy(), sep))])
+
+
+PRINTF_SPEC = re.compile(r"%%|%[-+ 0#]*\d*(?:\.\d+)?([a-zA-Z])")
+
+
+def _printf(node: exp.Anonymous) -> exp.Expression:
+    """printf(fmt, ...): Java's formatter takes %f only of a float and %d only of an integer, and
+    Spark hands it DECIMALs as they are; each argument is cast to what its specifier prints."""
+    fmt, *args = node.expressions
+    if not isinstance(fmt, exp.Literal):
+        raise UnportableSQL("printf with a format that is not a literal")
+    convs = [m.group(1) for m in PRINTF_SPEC.finditer(fmt.this) if m.group(0) != "%%"]
+    if len(convs) != len(args):
+        raise UnportableSQL(f"printf format {fmt.this!r} takes {len(convs)} arguments, got {len(args)}")
+    to = {"f": "double", "e": "double", "g": "double", "d": "bigint", "i": "bigint"}
+    cast = [_cast(a, to[c.lower()]) if c.lower() in to else a for a, c in zip(args, convs)]
+    return _anon("printf", fmt, *cast)
+
+
+def _glob(node: exp.Glob) -> exp.Expression:
+    """x GLOB p (no GLOB in Spark) as a full regular-expression match of p translated: regex
+    metacharacters escaped, * -> .*, ? -> ., [!...] -> [^...]; a null either side stays null."""
+    pattern = _anon("regexp_replace", node.expression, exp.Literal.string(r"([.+^$(){}|\\])"), exp.Literal.string(r"\\$1"))
+    for glob, regex in ((r"\*", ".*"), (r"\?", "."), (r"\[!", "[^")):
+        pattern = _anon("regexp_replace", pattern, exp.Literal.string(glob), exp.Literal.string(regex))
+    anchored = _anon("concat", exp.Literal.string("^(?s)"), pattern, exp.Literal.string("$"))
+    return exp.RegexpLike(this=node.this, expression=anchored)
 
 
 def _not_null(array: exp.Expression) -> exp.Expression:
@@ -211,11 +306,30 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         if kind == exp.DataType.Type.JSON:
             return exp.DataType.build("string", dialect=DIALECT)
         return node
+    if isinstance(node, exp.Div):
+        # DuckDB's `/` is a DOUBLE division whatever the operands (DECIMAL too); Spark divides two
+        # DECIMAL(38, 12) into a DECIMAL rounded to 6 places, a cent off once it is multiplied back
+        return exp.Div(this=_as_double(node.this), expression=_as_double(node.expression))
     if isinstance(node, exp.Pow):
         # DuckDB's ** on integers is exact; Spark's power() is a double, exact for 10^0..10^15
         return _cast(_anon("power", node.this, node.expression), "double")
-    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.Anonymous) and node.this.name == "any_value":
-        return node.this   # already any_value(x, true), rewritten below it
+    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.Anonymous) and node.this.name in ("any_value", "element_at"):
+        return node.this   # already any_value(x, true) or the first non-null in order, rewritten below it
+    if isinstance(node, exp.AnyValue) and isinstance(node.this, exp.Order):
+        # any_value(x order by k): DuckDB's first non-null x in that order
+        return _anon("element_at", _not_null(_ordered_list(node)), exp.Literal.number(1))
+    if isinstance(node, exp.Join) and isinstance(node.this, exp.Unnest):
+        return _lateral_explode(node)
+    if isinstance(node, exp.Glob):
+        return _glob(node)
+    if isinstance(node, exp.GroupConcat) and isinstance(node.this, exp.Order):
+        if isinstance(node.parent, exp.Filter):
+            raise UnportableSQL("string_agg(... order by ...) filter (where ...) has no shim")
+        return _string_agg(node)
+    if isinstance(node, exp.Length) and isinstance(node.this, LIST_MAKERS):
+        # DuckDB's len() of a list is Spark's size(); Spark's length() is for text only. A list
+        # column has no such tell: the models write array_length() for those.
+        return _anon("size", node.this)
     if isinstance(node, exp.AnyValue):
         # DuckDB's any_value skips nulls; Spark's takes the first row unless told to skip them
         return _anon("any_value", node.this, exp.true())
@@ -249,6 +363,11 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         return exp.EQ(this=exp.Abs(this=node.this), expression=_cast(exp.Literal.string("Infinity"), "double"))
     if isinstance(node, exp.RegexpReplace):
         return _regexp_replace(node)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "printf":
+        return _printf(node)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "to_hours":
+        # DuckDB's to_hours(n): an interval of n hours
+        return _anon("make_dt_interval", exp.Literal.number(0), node.expressions[0])
     if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
         return _try_strptime(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "json_valid":
@@ -294,22 +413,87 @@ def _bottom_up(tree: exp.Expression, fn) -> exp.Expression:
     return tree
 
 
-def _union_by_name(tree: exp.Expression) -> exp.Expression:
-    """UNION ALL BY NAME -> UNION ALL with the right side's projections in the left side's order
-    (Spark 4.3 has no BY NAME in SQL); both sides must name their columns explicitly."""
-    for union in tree.find_all(exp.Union):
-        if not union.args.get("by_name"):
-            continue
-        left, right = union.left, union.right
-        if not (isinstance(left, exp.Select) and isinstance(right, exp.Select)):
-            raise UnportableSQL("UNION BY NAME needs two plain SELECTs")
+# What a query's columns are, asked of the engine: `columns(spark_sql)` -> names in order (on Spark,
+# the analysed plan's; nothing runs). Constructs whose meaning depends on the inputs' columns
+# (UNION BY NAME over `*`, `* REPLACE`) are resolved with it, step by step, once their inputs exist.
+Columns = Callable[[str], list[str]]
+
+
+def _named(select: exp.Expression) -> list[str] | None:
+    """A SELECT's output names when it states them all (no star), else None."""
+    if not isinstance(select, exp.Select):
+        return None
+    names = [p.alias_or_name for p in select.expressions]
+    return None if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and p.is_star) for p in select.expressions) \
+        or "*" in names else names
+
+
+def _union_by_name(union: exp.Union, columns: Columns | None) -> exp.Expression:
+    """UNION ALL BY NAME (Spark 4.3 has no BY NAME in SQL) as UNION ALL, each side's columns
+    put in the result's order: the left side's, then those only the right side has; a side
+    lacking a column gives null there, as DuckDB does. Sides that name every column are
+    reordered as they stand; others are asked of the engine (`columns`)."""
+    left, right = union.left, union.right
+    left_names, right_names = _named(left), _named(right)
+    if left_names is not None and right_names is not None and set(left_names) == set(right_names):
         by_name = {p.alias_or_name: p for p in right.expressions}
-        names = [p.alias_or_name for p in left.expressions]
-        if "*" in names or set(names) != set(by_name):
-            raise UnportableSQL(f"UNION BY NAME over different or unnamed columns: {names} vs {list(by_name)}")
-        right.set("expressions", [by_name[n] for n in names])
+        right.set("expressions", [by_name[n] for n in left_names])
         union.set("by_name", None)
-    return tree
+        return union
+    if columns is None:
+        raise UnportableSQL("UNION BY NAME over `*` or different columns needs the engine's column names")
+    left_names = columns(left.sql(dialect=DIALECT))
+    right_names = columns(right.sql(dialect=DIALECT))
+    for names in (left_names, right_names):
+        if len(set(names)) != len(names):
+            raise UnportableSQL(f"UNION BY NAME over a side with repeated column names: {names}")
+    names = left_names + [n for n in right_names if n not in left_names]
+
+    def side(query: exp.Expression, have: list[str], alias: str) -> exp.Select:
+        cols = [exp.column(n, table=alias, quoted=True) if n in have else exp.alias_(exp.Null(), n, quoted=True)
+                for n in names]
+        return exp.select(*cols).from_(exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+
+    return exp.Union(this=side(left, left_names, "_l"), expression=side(right, right_names, "_r"),
+                     distinct=union.args.get("distinct"))
+
+
+def _star_replace(select: exp.Select, columns: Columns | None) -> exp.Select:
+    """`* REPLACE (expr AS c)` (DuckDB) as the star's columns spelled out, c by the expression."""
+    for i, proj in enumerate(select.expressions):
+        star = proj if isinstance(proj, exp.Star) else proj.this if isinstance(proj, exp.Column) and proj.is_star else None
+        if star is None or not star.args.get("replace"):
+            continue
+        if columns is None:
+            raise UnportableSQL("`* REPLACE` needs the engine's column names")
+        replaced = {r.alias: r.this for r in star.args["replace"]}
+        bare = proj.copy()
+        (bare if isinstance(bare, exp.Star) else bare.this).set("replace", None)
+        probe = select.copy()
+        for arg in ("where", "group", "having", "qualify", "order", "limit", "offset", "distinct", "windows"):
+            probe.set(arg, None)
+        probe.set("expressions", [bare])
+        names = columns(probe.sql(dialect=DIALECT))
+        if len(set(names)) != len(names):
+            raise UnportableSQL(f"`* REPLACE` over repeated column names: {names}")
+        table = proj.table if isinstance(proj, exp.Column) else None
+        spelled = [exp.alias_(replaced[n].copy(), n, quoted=True) if n in replaced else exp.column(n, table=table, quoted=True)
+                   for n in names]
+        select.set("expressions", select.expressions[:i] + spelled + select.expressions[i + 1:])
+        return select
+    return select
+
+
+def resolve(tree: exp.Expression, columns: Columns | None) -> exp.Expression:
+    """The constructs that need the inputs' column names, innermost first (a side of a union is
+    resolved before the union asks for its columns)."""
+    def one(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Select):
+            return _star_replace(node, columns)
+        if isinstance(node, exp.Union) and node.args.get("by_name"):
+            return _union_by_name(node, columns)
+        return node
+    return _bottom_up(tree, one)
 
 
 UNPIVOT = re.compile(r"\(\s*unpivot\s+(\w+)\s+on\s+([\w\s,]+?)\s+into\s+name\s+(\w+)\s+value\s+(\w+)\s*\)", re.IGNORECASE)
@@ -329,19 +513,20 @@ def spark_tree(sql: str, variables: Mapping[str, Any] | None = None) -> exp.Expr
     """One DuckDB model (a single SELECT, possibly WITH ...) as a tree that generates Spark SQL."""
     tree = sqlglot.parse_one(_unpivot_text(sql), read="duckdb")
     tree = tree.transform(lambda n: _expand(n, variables or {}))
-    tree = _union_by_name(tree)
     tree = tree.transform(_json_casts)
     return _bottom_up(tree, _rewrite)
 
 
-def to_spark(sql: str, variables: Mapping[str, Any] | None = None) -> str:
-    """One DuckDB model as Spark SQL text."""
-    return spark_tree(sql, variables).sql(dialect=DIALECT)
+def to_spark(sql: str, variables: Mapping[str, Any] | None = None, columns: Columns | None = None) -> str:
+    """One DuckDB model as Spark SQL text (`columns`: see Columns; needed where a model unions
+    `*` by name or replaces in a star, and its inputs must exist then)."""
+    return resolve(spark_tree(sql, variables), columns).sql(dialect=DIALECT)
 
 
-def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> list[tuple[str, str, int]]:
-    """A model's CTE chain as separate Spark queries: (view name, Spark SQL, later references),
-    each CTE as view `<prefix>_<name>`, the final SELECT last (named `prefix`).
+def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> list[tuple[str, exp.Expression, int]]:
+    """A model's CTE chain as separate Spark queries: (view name, query tree, later references),
+    each CTE as view `<prefix>_<name>`, the final SELECT last (named `prefix`). A tree becomes
+    text with step_sql once the views before it exist.
 
     Spark inlines every deterministic CTE wherever it is referenced; a chain whose CTEs are used
     several times (int_alloc_targets: `groups` and `basis` under many others) grows into a plan
@@ -366,9 +551,12 @@ def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> lis
             return node
         body = body.transform(rename)
         view = f"{prefix}_{name}" if name else prefix
-        out.append([view, body.sql(dialect=DIALECT), 0])
+        out.append([view, body, Counter(t.name for t in body.find_all(exp.Table))])
         if name:
             names[name] = view
-    for i, (view, text, _) in enumerate(out):
-        out[i][2] = sum(len(re.findall(rf"\b{re.escape(view)}\b", later)) for _, later, _ in out[i + 1:])
-    return [tuple(x) for x in out]
+    return [(view, body, sum(later[view] for _, _, later in out[i + 1:])) for i, (view, body, _) in enumerate(out)]
+
+
+def step_sql(tree: exp.Expression, columns: Columns | None = None) -> str:
+    """One step of cte_steps as Spark SQL, its column-dependent constructs resolved (resolve)."""
+    return resolve(tree.copy(), columns).sql(dialect=DIALECT)

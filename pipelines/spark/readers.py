@@ -71,7 +71,7 @@ def kept(df):
 
 
 def sql(spark, duck_sql: str, variables: dict | None = None):
-    return spark.sql(to_spark(duck_sql, variables))
+    return spark.sql(to_spark(duck_sql, variables, lambda text: spark.sql(text).columns))
 
 
 def _fail(head: Head, exc: Exception) -> Exception:
@@ -113,12 +113,14 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     contract checks as SQL, row notes, findings."""
     from pyspark.sql import functions as F
     con = duckdb.connect()   # only to read a Parquet footer for its column types
+    keep = None
     if reader.kind == "focus":
         aliases, required, prefixes, model, nullstr = focus.ALIASES, focus.REQUIRED, (), "stg_focus__charges.sql", ("", "NULL")
+        keep = focus.kept_as_written
     else:
         aliases, required, model, nullstr = aws_cur.ALIASES, aws_cur.REQUIRED, "stg_aws_cur__charges.sql", ("",)
         prefixes = aws_cur.TAG_PREFIXES if reader.kind == "aws-cur" else ()
-    select, extras = canonical_select(con, head, aliases, required, nullstr, prefixes)
+    select, extras = canonical_select(con, head, aliases, required, nullstr, prefixes, keep_as_written=keep)
     raw_billing(spark, head)
     try:
         canonical = "raw_focus" if reader.kind == "focus" else "raw_cur"
@@ -162,7 +164,10 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     keys = sorted({f"{a or '?'}@{p.strftime('%Y-%m') if p else '?'}" for a, p in
                    staged.select("billing_account_id", "billing_period_start").distinct().collect()})
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
-    return SparkStaged(rows_read, rows_loaded, version, {"charges": lines}, rejects, findings, ",".join(keys) or None,
+    facts = {"charges": lines}
+    if keep is not None:   # as FocusReader.load: the loaded rows' columns as written
+        facts["charge_source_columns"] = lines.selectExpr("row_number", "_source_columns as columns")
+    return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
                        totals=billing_totals(lines, findings), row_findings=row_findings)
 
 

@@ -23,12 +23,17 @@ MIN_JAVA = 17
 
 # What the SQL models mean depends on these; they are set on every session, ours or the cluster's.
 # - timestamps without a zone (DuckDB's TIMESTAMP) and UTC for every conversion;
-# - non-ANSI arithmetic and casts: a division by zero or a failed cast is null, as in DuckDB;
+# - non-ANSI arithmetic and casts: a division by zero or a failed cast is null, as in DuckDB
+#   (and so is the size of a null list);
 # - a write replaces only the month partitions it holds (a restated month, not the table).
 SEMANTICS: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.timestampType": "TIMESTAMP_NTZ",
     "spark.sql.ansi.enabled": "false",
+    "spark.sql.legacy.sizeOfNull": "false",    # size(null) is null, as DuckDB's array_length(null)
+    # DECIMAL products and sums keep their scale (DuckDB's rule: a DECIMAL(38, 12) amount times a
+    # whole number stays exact to 1e-12); with precision loss allowed Spark cuts them to 6 places
+    "spark.sql.decimalOperations.allowPrecisionLoss": "false",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
 }

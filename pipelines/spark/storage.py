@@ -1,6 +1,8 @@
 """The Spark warehouse: Parquet tables under one URI (a folder, s3://, abfss://, dbfs:/).
 
-    <root>/facts/<table>/month=YYYY-MM/file_id=N/     charges, gpu_hour_parts, gpu_pod_parts, runs, disclosures, invoices
+    <root>/facts/<table>/month=YYYY-MM/file_id=N/     charges, gpu_hour_parts, gpu_pod_parts, runs, invoices, work_log,
+                                                       grid_hours, instruments (disclosures and FOCUS columns as
+                                                       written: month=none)
     <root>/lineage/<table>/file_id=N/                  source_files, rejects, row_findings, findings
     <root>/build/<stage>/                              intermediate stages of the last build
     <root>/marts/<mart>/month=YYYY-MM/                 what reports read (published to DuckDB)
@@ -24,7 +26,8 @@ import duckdb
 
 from core.sql import read_sql, sql_files
 
-FACTS = ("charges", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices")
+FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices",
+         "work_log", "grid_hours", "instruments")
 LINEAGE = ("source_files", "rejects", "row_findings", "findings")
 # The month a fact row belongs to (its partition): billing by billing period, like the marts.
 MONTH_OF = {
@@ -34,6 +37,11 @@ MONTH_OF = {
     "runs": "date_format(end_utc, 'yyyy-MM')",
     "disclosures": "'none'",
     "invoices": "period",
+    "work_log": "date_format(start_utc, 'yyyy-MM')",
+    "grid_hours": "date_format(hour_start, 'yyyy-MM')",
+    "instruments": "date_format(period_start, 'yyyy-MM')",
+    # FOCUS columns as written: keyed by file and row like charges, no date of its own
+    "charge_source_columns": "'none'",
 }
 
 
