@@ -1,4 +1,4 @@
-"""The build step on Spark: the same models in the same order as pipelines.stages, each SQL model transpiled from
+"""The build step on Spark: the same models as pipelines.stages, each after the models it reads (several at once), each SQL model transpiled from
 DuckDB's dialect at run time (pipelines.spark.dialect), over the Spark warehouse's tables.
 
 Config and reference data reach Spark as data: cfg_* and ref_* temp views built from Python rows
@@ -8,6 +8,7 @@ the same function as on one machine, over the small inputs it reads.
 """
 from __future__ import annotations
 
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Callable
 
 import duckdb
@@ -15,7 +16,7 @@ import duckdb
 from pipelines.scaling import scaling_fits_table
 from pipelines.config import Config
 from pipelines.spark.dialect import cte_steps, step_sql
-from pipelines.models import PYTHON
+from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.stages import config_tables, config_variables, stages
 from core.sql import read_sql
 from sources.reference_data import load_reference
@@ -61,10 +62,12 @@ def scaling_fits(spark):
 def run_model(spark, sql: str, variables: dict, prefix: str,
               keep: Callable[[str, object], object] | None = None) -> object:
     """A model as steps (dialect.cte_steps): each CTE a temp view, and those used more than once
-    computed once by `keep(view, df)` into a frame whose plan starts there (Parquet in the
-    warehouse for a build, a local checkpoint otherwise). Caching is not enough: Spark analyses
-    a view's whole definition wherever it is used, so a chain whose CTEs are used many times
-    (int_alloc_targets) grows, if only in analysis, to more than the driver's heap."""
+    computed once by `keep(view, df)` into a frame whose plan starts there. Caching is not
+    enough: Spark analyses a view's whole definition wherever it is used, so a chain whose CTEs
+    are used many times (int_alloc_targets) grows, if only in analysis, to more than the
+    driver's heap. The default keep is a local checkpoint (executors' memory, spilling to disk):
+    a model's CTEs live as long as its run; what outlives it, the model's result, is written to
+    the warehouse by the caller. (Parquet for every such CTE cost a third more of the build.)"""
     keep = keep or (lambda view, df: df.localCheckpoint())
     steps = cte_steps(sql, variables, prefix)
     for view, tree, refs in steps[:-1]:
@@ -81,15 +84,46 @@ def columns_of(spark) -> Callable[[str], list[str]]:
 
 
 def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None],
-               keep: Callable[[str, object], object] | None = None) -> None:
-    """Every stage in order; `materialize(folder, name, df)` stores a result and makes it the
-    view of that name for the stages after it; `keep` stores a CTE used more than once."""
+               keep: Callable[[str, object], object] | None = None, workers: int | None = None) -> None:
+    """Every stage after the stages it reads; `materialize(folder, name, df)` stores a result and
+    makes it the view of that name for the stages after it; `keep` stores a CTE used more than
+    once (run_model). `workers` models run at once (default: the session's parallelism, at most
+    MAX_WORKERS)."""
     register_reference(spark)
     register_config(spark, config)
     variables = config_variables(config)
-    for model in stages():
+
+    def run(model: Model) -> None:
         if model.folder == PYTHON:
             materialize(model.folder, model.name, scaling_fits(spark))
-            continue
-        sql = read_sql(model.folder, model.name + ".sql")
-        materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))
+        else:
+            sql = read_sql(model.folder, model.name + ".sql")
+            materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))
+
+    run_graph(stages(), run, workers or min(MAX_WORKERS, spark.sparkContext.defaultParallelism))
+
+
+# Models built at once. Each query is analysed and planned on one driver thread, and a small one
+# runs its tasks in less time than that: while one model is planned, another's tasks use the cores.
+MAX_WORKERS = 4
+
+
+def run_graph(models: list[Model], run: Callable[[Model], None], workers: int) -> None:
+    """run(model) for each model once every model it reads is done, up to `workers` at a time,
+    in build order among the ready ones. The first failure stops the scheduling and is raised
+    once the models already running finish."""
+    names = {m.name for m in models}
+    needs = {m.name: {r for r in m.reads if r in names and r != m.name} for m in models}
+    pending, done, running = list(models), set(), {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        while pending or running:
+            for model in [m for m in pending if needs[m.name] <= done][:max(1, workers) - len(running)]:
+                pending.remove(model)
+                running[pool.submit(run, model)] = model
+            if not running:
+                raise ModelGraphError("models wait on each other: " + ", ".join(m.name for m in pending))
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                model = running.pop(future)
+                future.result()
+                done.add(model.name)

@@ -511,8 +511,16 @@ def _unpivot_text(sql: str) -> str:
 
 def spark_tree(sql: str, variables: Mapping[str, Any] | None = None) -> exp.Expression:
     """One DuckDB model (a single SELECT, possibly WITH ...) as a tree that generates Spark SQL."""
+    frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (variables or {}).items()))
+    return _spark_tree(sql, frozen).copy()
+
+
+@lru_cache(maxsize=64)
+def _spark_tree(sql: str, variables: tuple[tuple[str, Any], ...]) -> exp.Expression:
+    # cached: an ingest translates the same staging models again for every file it reads, and
+    # parsing a macro-expanded model costs about a second of Python
     tree = sqlglot.parse_one(_unpivot_text(sql), read="duckdb")
-    tree = tree.transform(lambda n: _expand(n, variables or {}))
+    tree = tree.transform(lambda n: _expand(n, dict(variables)))
     tree = tree.transform(_json_casts)
     return _bottom_up(tree, _rewrite)
 

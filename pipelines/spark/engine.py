@@ -46,7 +46,7 @@ def build(store: SparkStore, config: Config, duck_path: Path) -> list[str]:
         stored = store.write_mart(name, df) if folder == "30_marts" else store.write_stage(name, df)
         stored.createOrReplaceTempView(name)
 
-    run_stages(spark, config, materialize, keep=store.write_stage)
+    run_stages(spark, config, materialize)
     publish(store, duck_path)
     return [r[0] for r in spark.sql("select distinct month from team_month order by 1").collect()]
 

@@ -130,7 +130,12 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
             slots["tags"] = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
         text = read_sql("10_staging", model, **slots)
         staged = kept(sql(spark, text))
-        rows_read = staged.count()
+        # what the file holds, in one pass: rows, named currencies (two are enough to know there
+        # is no single one), blank currencies, delivery keys (account@billing month)
+        rows_read, named, blanks, keys = staged.selectExpr(
+            "count(*)", "slice(array_sort(collect_set(billing_currency)), 1, 2)", "count_if(billing_currency is null)",
+            "array_sort(collect_set(concat(coalesce(billing_account_id, '?'), '@', "
+            "coalesce(date_format(billing_period_start, 'yyyy-MM'), '?'))))").first()
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a malformed row (FAILFAST) or bad bytes: the user's file
@@ -138,8 +143,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     notes = staged.selectExpr("row_number", "explode(_notes) as e").selectExpr(
         "row_number", "e.column_name", "e.check_name", "e.value", "e.message")
     # as sources.billing.file_currency: blank currencies take the file's one named currency
-    named = [r[0] for r in staged.where("billing_currency is not null").select("billing_currency").distinct().limit(2).collect()]
-    if len(named) == 1 and not staged.where("billing_currency is null").isEmpty():
+    if len(named) == 1 and blanks:
         notes = notes.unionByName(staged.where("billing_currency is null").selectExpr(
             "row_number", "'billing_currency' as column_name", "'currency_from_file' as check_name",
             f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
@@ -161,8 +165,6 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     lines = kept(spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)"))
     findings = kept(sql(spark, findings_sql(cols)))
     rows_loaded = lines.select("row_number").distinct().count()
-    keys = sorted({f"{a or '?'}@{p.strftime('%Y-%m') if p else '?'}" for a, p in
-                   staged.select("billing_account_id", "billing_period_start").distinct().collect()})
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     facts = {"charges": lines}
     if keep is not None:   # as FocusReader.load: the loaded rows' columns as written

@@ -155,6 +155,8 @@ class SparkStore:
     def write_mart(self, name: str, df):
         """A mart by month: the months it holds are replaced (each folder swapped whole); a month
         it no longer holds (its files all replaced by another month's) is removed after."""
+        # computed once (the write and the months below would each run the model again)
+        df = df.localCheckpoint()
         df.write.mode("overwrite").partitionBy("month").parquet(self.path("marts", name))
         months = {f"month={r[0]}" for r in df.select("month").distinct().collect()}
         self._delete(self.path("marts", name, "month=*"), keep=months)
