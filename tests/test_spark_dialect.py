@@ -13,7 +13,8 @@ import duckdb
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipelines.spark.dialect import UnportableSQL, java_time_format, literal, to_spark
+from pipelines.spark.dialect import UnportableSQL, java_time_format, literal
+from pipelines.spark.steps import to_spark
 from pipelines.warehouse import add_macros
 
 # (name, DuckDB expression): each a construct the models use and sqlglot alone gets wrong or lacks

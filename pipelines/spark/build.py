@@ -15,7 +15,7 @@ import duckdb
 
 from pipelines.scaling import scaling_fits_table
 from pipelines.config import Config
-from pipelines.spark.dialect import cte_steps, step_sql
+from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.stages import config_tables, config_variables, stages
 from core.sql import read_sql

@@ -3,24 +3,27 @@ DuckDB, and sqlglot transpiles each one for Spark when it runs there. No second 
 
 sqlglot translates most of the dialect (GROUP BY ALL, FILTER (WHERE), arg_min -> min_by, struct
 and list literals, lambdas, 1-based list indexes, null ordering). This module is the shim for the
-rest, on the parsed tree before Spark SQL is generated, each rewrite tested in tests/test_spark_dialect.py:
+rest, on the parsed tree before Spark SQL is generated, each rewrite tested in
+tests/test_spark_dialect.py:
 
 - DuckDB macros (macros.sql and the unit macros of pipelines.warehouse) are expanded inline;
 - getvariable('name') becomes the value as a literal, rendered by sqlglot (never pasted text);
-- constructs Spark lacks or reads differently: UNPIVOT statements, UNION ALL BY NAME, hugeint,
-  epoch(), make_timestamp(), strftime/strptime patterns, list() with ORDER BY, list_distinct
-  (DuckDB drops nulls), any_value (DuckDB skips nulls), regexp_full_match, isinf,
-  try_strptime with a list of formats, `\\1` in regexp_replace, date_trunc's result type,
-  text slices s[a:b], json_valid, to_hours, printf of decimals, `/` of decimals (a double in DuckDB), GLOB, len() of a list, list() and any_value() with
-  ORDER BY (DESC, NULLS FIRST), and, once the inputs exist, UNION BY NAME over `*` and `* REPLACE`.
+- constructs Spark lacks or reads differently: UNPIVOT statements, hugeint, epoch(),
+  make_timestamp(), to_hours(), strftime/strptime patterns, list(), any_value() and string_agg()
+  with ORDER BY, list_distinct (DuckDB drops nulls), any_value (DuckDB skips nulls), len() of a
+  list, GLOB, regexp_full_match, isinf, try_strptime with a list of formats, `\\1` in
+  regexp_replace, printf of DECIMALs, `/` (a DOUBLE division in DuckDB), date_trunc's result
+  type, unnest in a join, text slices s[a:b], json_valid, QUALIFY (kept, as Spark 4.3 reads it).
+
+What depends on the inputs' columns (UNION BY NAME over `*`, `* REPLACE`) is resolved in
+pipelines.spark.steps, once those inputs exist.
 """
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import sqlglot
 from sqlglot import exp, transforms
@@ -30,6 +33,7 @@ from sqlglot.generators.spark import SparkGenerator
 from core.units import US_PER_S
 from core.sql import read_sql
 from pipelines.warehouse import PY_MACROS
+
 
 class Spark43(Spark):
     """Spark SQL as Spark 4.3 reads it: QUALIFY is kept (sqlglot rewrites it into a subquery whose
@@ -400,7 +404,7 @@ def _json_casts(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _bottom_up(tree: exp.Expression, fn) -> exp.Expression:
+def bottom_up(tree: exp.Expression, fn) -> exp.Expression:
     """Apply fn to every node, children before their parent (a rewritten parent keeps its
     rewritten children; sqlglot's transform does not revisit the children of a new node)."""
     for node in reversed(list(tree.walk())):
@@ -411,89 +415,6 @@ def _bottom_up(tree: exp.Expression, fn) -> exp.Expression:
             else:
                 node.replace(new)
     return tree
-
-
-# What a query's columns are, asked of the engine: `columns(spark_sql)` -> names in order (on Spark,
-# the analysed plan's; nothing runs). Constructs whose meaning depends on the inputs' columns
-# (UNION BY NAME over `*`, `* REPLACE`) are resolved with it, step by step, once their inputs exist.
-Columns = Callable[[str], list[str]]
-
-
-def _named(select: exp.Expression) -> list[str] | None:
-    """A SELECT's output names when it states them all (no star), else None."""
-    if not isinstance(select, exp.Select):
-        return None
-    names = [p.alias_or_name for p in select.expressions]
-    return None if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and p.is_star) for p in select.expressions) \
-        or "*" in names else names
-
-
-def _union_by_name(union: exp.Union, columns: Columns | None) -> exp.Expression:
-    """UNION ALL BY NAME (Spark 4.3 has no BY NAME in SQL) as UNION ALL, each side's columns
-    put in the result's order: the left side's, then those only the right side has; a side
-    lacking a column gives null there, as DuckDB does. Sides that name every column are
-    reordered as they stand; others are asked of the engine (`columns`)."""
-    left, right = union.left, union.right
-    left_names, right_names = _named(left), _named(right)
-    if left_names is not None and right_names is not None and set(left_names) == set(right_names):
-        by_name = {p.alias_or_name: p for p in right.expressions}
-        right.set("expressions", [by_name[n] for n in left_names])
-        union.set("by_name", None)
-        return union
-    if columns is None:
-        raise UnportableSQL("UNION BY NAME over `*` or different columns needs the engine's column names")
-    left_names = columns(left.sql(dialect=DIALECT))
-    right_names = columns(right.sql(dialect=DIALECT))
-    for names in (left_names, right_names):
-        if len(set(names)) != len(names):
-            raise UnportableSQL(f"UNION BY NAME over a side with repeated column names: {names}")
-    names = left_names + [n for n in right_names if n not in left_names]
-
-    def side(query: exp.Expression, have: list[str], alias: str) -> exp.Select:
-        cols = [exp.column(n, table=alias, quoted=True) if n in have else exp.alias_(exp.Null(), n, quoted=True)
-                for n in names]
-        return exp.select(*cols).from_(exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias))))
-
-    return exp.Union(this=side(left, left_names, "_l"), expression=side(right, right_names, "_r"),
-                     distinct=union.args.get("distinct"))
-
-
-def _star_replace(select: exp.Select, columns: Columns | None) -> exp.Select:
-    """`* REPLACE (expr AS c)` (DuckDB) as the star's columns spelled out, c by the expression."""
-    for i, proj in enumerate(select.expressions):
-        star = proj if isinstance(proj, exp.Star) else proj.this if isinstance(proj, exp.Column) and proj.is_star else None
-        if star is None or not star.args.get("replace"):
-            continue
-        if columns is None:
-            raise UnportableSQL("`* REPLACE` needs the engine's column names")
-        replaced = {r.alias: r.this for r in star.args["replace"]}
-        bare = proj.copy()
-        (bare if isinstance(bare, exp.Star) else bare.this).set("replace", None)
-        probe = select.copy()
-        for arg in ("where", "group", "having", "qualify", "order", "limit", "offset", "distinct", "windows"):
-            probe.set(arg, None)
-        probe.set("expressions", [bare])
-        names = columns(probe.sql(dialect=DIALECT))
-        if len(set(names)) != len(names):
-            raise UnportableSQL(f"`* REPLACE` over repeated column names: {names}")
-        table = proj.table if isinstance(proj, exp.Column) else None
-        spelled = [exp.alias_(replaced[n].copy(), n, quoted=True) if n in replaced else exp.column(n, table=table, quoted=True)
-                   for n in names]
-        select.set("expressions", select.expressions[:i] + spelled + select.expressions[i + 1:])
-        return select
-    return select
-
-
-def resolve(tree: exp.Expression, columns: Columns | None) -> exp.Expression:
-    """The constructs that need the inputs' column names, innermost first (a side of a union is
-    resolved before the union asks for its columns)."""
-    def one(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Select):
-            return _star_replace(node, columns)
-        if isinstance(node, exp.Union) and node.args.get("by_name"):
-            return _union_by_name(node, columns)
-        return node
-    return _bottom_up(tree, one)
 
 
 UNPIVOT = re.compile(r"\(\s*unpivot\s+(\w+)\s+on\s+([\w\s,]+?)\s+into\s+name\s+(\w+)\s+value\s+(\w+)\s*\)", re.IGNORECASE)
@@ -522,49 +443,4 @@ def _spark_tree(sql: str, variables: tuple[tuple[str, Any], ...]) -> exp.Express
     tree = sqlglot.parse_one(_unpivot_text(sql), read="duckdb")
     tree = tree.transform(lambda n: _expand(n, dict(variables)))
     tree = tree.transform(_json_casts)
-    return _bottom_up(tree, _rewrite)
-
-
-def to_spark(sql: str, variables: Mapping[str, Any] | None = None, columns: Columns | None = None) -> str:
-    """One DuckDB model as Spark SQL text (`columns`: see Columns; needed where a model unions
-    `*` by name or replaces in a star, and its inputs must exist then)."""
-    return resolve(spark_tree(sql, variables), columns).sql(dialect=DIALECT)
-
-
-def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> list[tuple[str, exp.Expression, int]]:
-    """A model's CTE chain as separate Spark queries: (view name, query tree, later references),
-    each CTE as view `<prefix>_<name>`, the final SELECT last (named `prefix`). A tree becomes
-    text with step_sql once the views before it exist.
-
-    Spark inlines every deterministic CTE wherever it is referenced; a chain whose CTEs are used
-    several times (int_alloc_targets: `groups` and `basis` under many others) grows into a plan
-    Catalyst takes minutes to optimise. Run as steps, a CTE used more than once can be
-    materialised once (pipelines.spark.build)."""
-    tree = spark_tree(sql, variables)
-    key = "with_" if "with_" in tree.arg_types else "with"
-    with_ = tree.args.get(key)
-    ctes = list(with_.expressions) if with_ else []
-    tree.set(key, None)
-    parts = [(c.alias, c.this) for c in ctes] + [(None, tree)]
-    names = {}
-    out = []
-    for name, body in parts:
-        def rename(node: exp.Expression) -> exp.Expression:
-            if isinstance(node, exp.Table) and not node.args.get("db") and node.name in names:
-                # renamed in place, keeping what hangs off the table (an UNPIVOT, say); the old
-                # name stays as the alias the model's columns are qualified with
-                if not node.alias:
-                    node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
-                node.set("this", exp.to_identifier(names[node.name]))
-            return node
-        body = body.transform(rename)
-        view = f"{prefix}_{name}" if name else prefix
-        out.append([view, body, Counter(t.name for t in body.find_all(exp.Table))])
-        if name:
-            names[name] = view
-    return [(view, body, sum(later[view] for _, _, later in out[i + 1:])) for i, (view, body, _) in enumerate(out)]
-
-
-def step_sql(tree: exp.Expression, columns: Columns | None = None) -> str:
-    """One step of cte_steps as Spark SQL, its column-dependent constructs resolved (resolve)."""
-    return resolve(tree.copy(), columns).sql(dialect=DIALECT)
+    return bottom_up(tree, _rewrite)

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from pipelines.spark.dialect import to_spark
+from pipelines.spark.steps import to_spark
 from core.sql import fill, literal, read_sql, sql_text
 from schemas.charges import Charges
 from schemas.contract import reject_sql
