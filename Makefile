@@ -9,7 +9,7 @@ DEMO   := build/demo/$(MONTH)
 WH     := build/meterbook.duckdb
 OUT    := build/reports/$(MONTH)
 
-.PHONY: venv report demo test bench lock peers clean
+.PHONY: venv report demo test lint bench lock peers clean
 
 venv: $(VENV)/.installed
 
@@ -31,6 +31,20 @@ report: demo
 
 test: venv
 	$(BIN)/python -m pytest
+
+# Lint gate (CI runs it before the tests): ruff (pyflakes, import order, bugbear) and mypy, both
+# configured in pyproject.toml, and sqlfluff on the models (.sqlfluff says which rules and why).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	@$(MAKE) --no-print-directory build/.sqlfluff-clean
+
+# sqlfluff parses at about 1 s a model: a clean run leaves a stamp, and the next one lints only
+# the models changed since, or all of them when .sqlfluff or the installed tools changed.
+SQL_MODELS := $(wildcard pipelines/sql/*/*.sql)
+build/.sqlfluff-clean: $(SQL_MODELS) .sqlfluff $(VENV)/.installed
+	$(BIN)/sqlfluff lint --processes 0 $(if $(filter-out %.sql,$?),pipelines/sql,$(filter %.sql,$?))
+	@mkdir -p build && touch $@
 
 bench: venv
 	$(BIN)/python -m benchmarks.run $(BENCH)

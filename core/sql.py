@@ -8,6 +8,8 @@ import re
 from importlib.resources import files
 from typing import Any
 
+import duckdb
+
 SQL_DIR = files("pipelines") / "sql"
 SLOT = re.compile(r"\{\{ (\w+) \}\}")
 WITH_CLAUSE = re.compile(r"^with\s", re.MULTILINE | re.IGNORECASE)
@@ -60,3 +62,12 @@ def model_over(folder: str, name: str, inputs: dict[str, str]) -> str:
     if m is None:
         return f"with {ctes} {sql}"
     return f"{sql[:m.start()]}with {ctes}, {sql[m.end():]}"
+
+
+def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> tuple[Any, ...]:
+    """The row of a query that returns exactly one (an aggregate without `group by`, a nextval):
+    DuckDB types fetchone() as optional, and a missing row here is a bug in the query, not data."""
+    row = con.execute(sql, params).fetchone()
+    if row is None:
+        raise LookupError(f"expected one row, got none: {' '.join(sql.split())[:120]}")
+    return row

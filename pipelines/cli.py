@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from pipelines.config import example_text
-from pipelines.cli_support import user_errors
 from core.errors import InputError
+from core.sql import one_row
+from pipelines.cli_support import user_errors
+from pipelines.config import example_text
 from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
-
 from sources import REGISTRY
 
 KINDS = ["auto", *REGISTRY]   # the readers themselves: a new reader is a new --kind
@@ -113,7 +113,8 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
 
     Example: meterbook ingest exports/focus-2026-10.csv telemetry/ --json
     """
-    from pipelines.ingest import ingest as run_ingest, print_progress
+    from pipelines.ingest import ingest as run_ingest
+    from pipelines.ingest import print_progress
     from pipelines.warehouse import connect
     config = _config(config_path)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
@@ -121,15 +122,16 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
         from pipelines.spark import engine as spark_engine
         store = spark_engine.open_store(config, spark_warehouse)
         results = spark_engine.ingest(store, paths, kind, options, config)
-        warehouse = store.root
+        where = store.root
     else:
         results = run_ingest(connect(warehouse), paths, kind, options, progress=None if as_json else print_progress,
                              config=config)
+        where = str(warehouse)
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:
         loaded = sum(r.status == "loaded" for r in results)
-        click.echo(f"{len(results)} files: {loaded} loaded, {len(results) - loaded} unchanged; warehouse {warehouse}")
+        click.echo(f"{len(results)} files: {loaded} loaded, {len(results) - loaded} unchanged; warehouse {where}")
 
 
 @main.command()
@@ -163,6 +165,7 @@ def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | Non
     the open connection for the reader that follows, and the config. The warehouse must exist (a
     misspelled path is an error, not a new warehouse)."""
     import dataclasses
+
     from pipelines.stages import run_stages
     con = _open(warehouse)
     config = _config(config_path)
@@ -194,7 +197,7 @@ def build(warehouse: Path, config_path: Path | None, engine: str | None, spark_w
         spark_engine.build(store, config, warehouse)
     con, config = build_marts(warehouse, config_path)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
-    broken = con.execute("select count(*) from contract_findings").fetchone()[0]
+    broken = one_row(con, "select count(*) from contract_findings")[0]
     click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
     _said_defaults(config)
 
@@ -288,15 +291,15 @@ def whatif(month: str, regions: tuple[str, ...], deferrable: tuple[str, ...], wi
 
     Example: meterbook whatif --month 2026-10 --region aws:eu-north-1 --deferrable llm-finetune --util-target 0.8
     """
-    from reports.chargeback import _check_month
+    from core.months import check_month
     from reports.whatif import format_text, whatif_context
-    _check_month(month)
+    check_month(month)
     base = _config(config_path)
     numbers = {k: v for k, v in (("shift_window_h", window_h), ("util_target", util_target), ("spot_share", spot_share)) if v is not None}
     overrides = {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,
                  "deferrable_namespaces": base.deferrable_namespaces + deferrable, "deferrable_jobs": base.deferrable_jobs + deferrable}
     con, config = build_marts(warehouse, config_path, overrides)
-    if not con.execute("select count(*) from team_month where month = ?", [month]).fetchone()[0]:
+    if not one_row(con, "select count(*) from team_month where month = ?", [month])[0]:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
         raise InputError(f"--month {month}", "nothing measured or billed in this month",
                          f"months in the warehouse: {', '.join(months) or 'none'}", "Pick one of those months")

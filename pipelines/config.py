@@ -26,6 +26,8 @@ DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_serv
                  "commitment": "proportional", "credits": "proportional"}
 RULE_FIELDS = ("namespace", "account", "service")
 ENGINES = ("duckdb", "spark")    # where the build runs: one machine, or Spark (README, "Beyond one machine")
+# GHG Protocol Corporate Standard, chapter 3: the ways an organisation draws its boundary.
+CONSOLIDATION = ("operational control", "financial control", "equity share")
 # [findings] keys are the assumptions.csv rows with this prefix (findings_month.sql looks them up so)
 FINDINGS_PREFIX = "findings_"
 # [whatif] numbers likewise: util_target, spot_share, shift_window_h (whatif_month.sql)
@@ -103,6 +105,8 @@ def schema() -> Section:
             "hourly_factor_type": Value("string", choices=FACTOR_TYPES, example='"lifecycle"'),
         }),
         "findings": Section({k: number for k in finding_params()}),
+        "audit": Section({"consolidation": Value("string", choices=CONSOLIDATION, example='"operational control"'),
+                          "host_overhead": Value("string", choices=("excluded", "included"), example='"excluded"')}),
         "whatif": Section({
             **{k: non_negative for k in finding_params(WHATIF_PREFIX)},
             "regions": Value("strings", example='["aws:us-west-2", "aws:eu-north-1"]'),
@@ -160,6 +164,8 @@ class Config:
     grid_zones: dict[str, str] = field(default_factory=dict)
     hourly_factor_type: str = FACTOR_TYPES[0]
     findings: dict[str, float] = field(default_factory=dict)
+    consolidation: str = "operational control"   # the footprint audit's stated boundary
+    host_overhead: str = "excluded"              # "included": host power beyond the GPUs, modelled
     whatif: dict[str, float] = field(default_factory=dict)
     whatif_regions: tuple[str, ...] = ()
     deferrable_namespaces: tuple[str, ...] = ()
@@ -202,6 +208,8 @@ def load_config(path: str | Path | None) -> Config:
         grid_zones=dict(carbon.get("grid_zones", {})),
         hourly_factor_type=carbon.get("hourly_factor_type", FACTOR_TYPES[0]),
         findings={k: float(v) for k, v in doc.get("findings", {}).items()},
+        consolidation=doc.get("audit", {}).get("consolidation", Config.consolidation),
+        host_overhead=doc.get("audit", {}).get("host_overhead", Config.host_overhead),
         whatif=parse_whatif(p, text, whatif),
         whatif_regions=tuple(whatif.get("regions", ())),
         deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),

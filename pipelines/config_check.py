@@ -12,8 +12,8 @@ from typing import Any
 
 import duckdb
 
+from core.sql import one_row, read_sql
 from pipelines.config import Config, finding_params
-from core.sql import read_sql
 
 SHOWN = 10   # names listed per problem; the rest are counted
 
@@ -64,7 +64,7 @@ def against_warehouse(con: duckdb.DuckDBPyConnection, config: Config) -> list[st
 def _charges(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
     resolved = read_sql("20_intermediate", "int_charges_teams.sql")
     con.execute(f"create or replace temp view _check_teams as {resolved}")
-    lines, teams = con.execute("select count(*), count(distinct team) from _check_teams").fetchone()
+    lines, teams = one_row(con, "select count(*), count(distinct team) from _check_teams")
     out = [f"Billing lines: {lines:,}, {teams} teams"]
     by_source = con.execute("select team_source, count(*) from _check_teams group by all order by 2 desc, 1").fetchall()
     out += [f"  resolved by {s}: {n:,} lines" for s, n in by_source if s != "none"]
@@ -91,7 +91,7 @@ def _charges(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
 
 
 def _telemetry(con: duckdb.DuckDBPyConnection) -> list[str]:
-    ns = con.execute(f"""
+    ns = con.execute("""
         with seen as (
             select namespace, count(distinct (gpu_uuid, hour_start)) as gpu_h from gpu_pod_parts
             where nullif(namespace, '') is not null group by all
@@ -100,7 +100,7 @@ def _telemetry(con: duckdb.DuckDBPyConnection) -> list[str]:
         where namespace not in (select namespace from cfg_namespace_teams)
             and not exists (select 1 from cfg_team_rules r where r.field = 'namespace' and regexp_matches(s.namespace, r.pattern))
         order by gpu_h desc, namespace""").fetchall()
-    total_ns = con.execute("select count(distinct namespace) from gpu_pod_parts where nullif(namespace, '') is not null").fetchone()[0]
+    total_ns = one_row(con, "select count(distinct namespace) from gpu_pod_parts where nullif(namespace, '') is not null")[0]
     out = [f"Telemetry namespaces: {total_ns}; with no team: {len(ns) or 'none'}"]
     out += _listed(ns, "GPU-hours seen")
     hosts = con.execute("""
@@ -114,7 +114,7 @@ def _telemetry(con: duckdb.DuckDBPyConnection) -> list[str]:
         where host is null or (host not in (select host from cfg_hosts) and not coalesce(by_label, false)
                                and lower(host) not in (select id from billed))
         order by gpu_h desc, 1""").fetchall()
-    total_hosts = con.execute("select count(distinct host) from gpu_hour_parts").fetchone()[0]
+    total_hosts = one_row(con, "select count(distinct host) from gpu_hour_parts")[0]
     out.append(f"Telemetry hosts: {total_hosts}; matching no billed resource ([hosts], instance id label or host name): "
                f"{len(hosts) or 'none'}")
     out += _listed(hosts, "GPU-hours seen")

@@ -2,7 +2,6 @@
 text, CodeCarbon, disclosure YAML, a work log), driven by demo_fleet.toml and a fixed seed."""
 from __future__ import annotations
 
-import calendar
 import csv
 import math
 import random
@@ -12,9 +11,9 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, TextIO
 
-from core.errors import InputError
+from core.months import month_bounds
 from sources.focus import FOCUS_12
 
 SEED = 20261022
@@ -39,15 +38,6 @@ TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-
 
 def fleet() -> dict[str, Any]:
     return tomllib.loads((files("pipelines") / "demo_fleet.toml").read_text(encoding="utf-8"))
-
-
-def month_bounds(month: str) -> tuple[datetime, datetime]:
-    try:
-        start = datetime.strptime(month, "%Y-%m")
-    except ValueError:
-        raise InputError("--month", f"{month!r} is not a month", "expected YYYY-MM", "Pass e.g. --month 2026-10") from None
-    days = calendar.monthrange(start.year, start.month)[1]
-    return start, start + timedelta(days=days)
 
 
 def iso(ts: datetime) -> str:
@@ -105,11 +95,11 @@ def focus_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, 
         daily = (total / n).quantize(CENT)
         for i, d in enumerate(days):
             cost = daily if i < n - 1 else total - daily * (n - 1)   # the last day takes the remainder: sums stay exact
-            qty = Decimal(str(o["quantity"])) / n if o["quantity"] else None
+            quantity = Decimal(str(o["quantity"])) / n if o["quantity"] else None
             rows.append({**base, "ChargeCategory": o["category"], "ChargeFrequency": "Usage-Based" if o["category"] == "Usage" else "Recurring",
                          "ChargePeriodStart": iso(d), "ChargePeriodEnd": iso(d + timedelta(days=1)),
                          "ChargeDescription": f"{o['service']} ({d:%Y-%m-%d})", "ServiceName": o["service"],
-                         "ServiceCategory": o["service_category"], "ConsumedQuantity": f"{qty:.6f}" if qty else "",
+                         "ServiceCategory": o["service_category"], "ConsumedQuantity": f"{quantity:.6f}" if quantity else "",
                          "ConsumedUnit": o["unit"], "PricingUnit": o["unit"], "BilledCost": money(cost),
                          "EffectiveCost": money(cost), "ListCost": money(cost), "ContractedCost": money(cost),
                          "PricingCategory": "Standard" if o["category"] == "Usage" else "",
@@ -200,7 +190,7 @@ def invoice_rows(month: str, billing: list[tuple[list[dict[str, str]], str, str,
     one per (rows, invoice id column, account column, cost column), the total rounded to the cent."""
     out = []
     for rows, id_col, account_col, cost_col in billing:
-        total = sum(Decimal(r[cost_col]) for r in rows).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
+        total = sum((Decimal(r[cost_col]) for r in rows), Decimal(0)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
         out.append({"invoice_id": rows[0][id_col], "issuer": "Amazon Web Services, Inc.", "billing_account_id": rows[0][account_col],
                     "period": month, "amount": str(total), "currency": "USD"})
     return out
@@ -246,7 +236,9 @@ def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path,
         pod = f'container="main",namespace="{w["namespace"]}",pod="{w["pod"]}"' if w else 'container="",namespace="",pod=""'
         labels.append(f'gpu="{g}",UUID="{gpu_uuid(inst["host"], g, start)}",pci_bus_id="00000000:{16 + g:02X}:00.0",'
                       f'device="nvidia{g}",modelName="{inst["gpu_name"]}",Hostname="{inst["host"]}",{pod}')
-    paths, fh, day = [], None, None
+    paths: list[Path] = []
+    fh: TextIO | None = None
+    day = None
     end = min(start + timedelta(hours=inst["hours"] - inst.get("telemetry_lost_hours", 0)), m1)
     steps = int((end - start).total_seconds() // interval_s)
     for k in range(steps):
@@ -257,7 +249,8 @@ def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path,
             day = t.date()
             p = out / inst["host"] / f"{inst['host']}_{day:%Y-%m-%d}.prom"
             p.parent.mkdir(parents=True, exist_ok=True)
-            fh, _ = open(p, "w", encoding="utf-8"), paths.append(p)
+            fh = open(p, "w", encoding="utf-8")
+            paths.append(p)
         ms = int(t.timestamp() * 1000) if t.tzinfo else int((t - datetime(1970, 1, 1)).total_seconds() * 1000)
         values = []
         for g in range(n_gpus):
@@ -273,6 +266,7 @@ def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path,
         for m, (name, typ, help_) in enumerate(METRICS):
             lines.append(f"# HELP {name} {help_}\n# TYPE {name} {typ}\n")
             lines.extend(f"{name}{{{labels[g]}}} {values[g][m]} {ms}\n" for g in range(n_gpus))
+        assert fh is not None   # opened at the first step: day starts as None
         fh.write("".join(lines))
     if fh:
         fh.close()

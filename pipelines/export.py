@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from core.errors import InputError
-from core.sql import ident, literal
+from core.sql import ident, literal, one_row
 from core.vocabulary import METERS
 from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
 
@@ -95,7 +95,7 @@ def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str,
 
 
 def _needs_rows(con: duckdb.DuckDBPyConnection, mart: str, month: str, what: str) -> None:
-    n = con.execute(f"select count(*) from {mart} where month = ?", [month]).fetchone()[0]
+    n = one_row(con, f"select count(*) from {mart} where month = ?", [month])[0]
     if n == 0:
         raise InputError(f"--month {month}", f"no {what} for this month", f"{mart} is empty for it",
                          "Ingest that month's billing exports first")

@@ -7,12 +7,13 @@ from pathlib import Path
 import duckdb
 
 from core.errors import InputError
+from core.sql import one_row
 from pipelines.export import copy_out
 
 
 def export_jobs(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[Path]:
     """Write <out>.parquet and <out>.csv (out without suffix, or with either suffix)."""
-    n = con.execute("select count(*) from job_month where month = ?", [month]).fetchone()[0]
+    n = one_row(con, "select count(*) from job_month where month = ?", [month])[0]
     if n == 0:
         raise InputError(f"--month {month}", "no jobs for this month", "job_month is empty for it",
                          "Ingest the month's work log (kind work) with its billing and telemetry first")

@@ -9,15 +9,16 @@ provider capability we do not claim (ApplicabilityCriteria), or columns the file
 """
 from __future__ import annotations
 
-from core.sql import ident, literal
 import csv
 import json
-from importlib.resources import files
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from core.sql import ident, literal, one_row
 
 ENFORCED = {"MUST", "MUST NOT"}
 WAIVERS = files("sources") / "focus_rule_waivers.csv"
@@ -76,9 +77,9 @@ class RuleModel:
         f = req.get("CheckFunction")
         c = req.get("ColumnName")
         match f:
-            case "OR" if allowed_values(req):
+            case "OR" if (found := allowed_values(req)):
                 # "MUST be one of the allowed values" constrains values; nullability is its own rule
-                col, values = allowed_values(req)
+                col, values = found
                 return f"({self.col(col)} is null or {self.text(col)} in ({', '.join(self.lit(str(v)) for v in values)}))"
             case "AND" | "OR":
                 return "(" + f" {f.lower()} ".join(self.sql(i) for i in req["Items"]) + ")"
@@ -124,13 +125,14 @@ class RuleModel:
                         f"abs({a} * {b} - {r}) <= {PRODUCT_TOLERANCE} * greatest(1, abs({r})))")
             case "CheckDistinctCount":
                 a, b = self.col(req["ColumnAName"]), self.col(req["ColumnBName"])
-                bad = self.con.execute(f"select count(*) from (select {a}, count(distinct {b}) n from {self.relation} "
-                                       f"where {a} is not null group by {a}) where n <> ?", [req["ExpectedCount"]]).fetchone()[0]
+                bad = one_row(self.con, f"select count(*) from (select {a}, count(distinct {b}) n from {self.relation} "
+                              f"where {a} is not null group by {a}) where n <> ?", [req["ExpectedCount"]])[0]
                 return "true" if bad == 0 else "false"
         raise Skip(f"check function {f}")
 
     def conditions(self, rule_id: str) -> list[dict[str, Any]]:
         """The rule's own condition and those of the rules above it."""
+        rid: str | None   # climbs to the root, whose parent is None
         out, seen, rid = [], set(), rule_id
         while rid and rid not in seen:
             seen.add(rid)
@@ -155,8 +157,8 @@ class RuleModel:
             req = self.sql(vc["Requirement"])
         except Skip:
             return RuleResult(rule_id, "skipped", 0, text)
-        n = self.con.execute(f"select count(*) from {self.relation} where coalesce({cond}, false) "
-                             f"and not coalesce({req}, false)").fetchone()[0]
+        n = one_row(self.con, f"select count(*) from {self.relation} where coalesce({cond}, false) "
+                    f"and not coalesce({req}, false)")[0]
         return RuleResult(rule_id, "fail" if n else "pass", n, text)
 
 
@@ -177,12 +179,11 @@ def allowed_values(req: dict[str, Any]) -> tuple[str, list[Any]] | None:
 
 def waivers() -> dict[str, str]:
     """Rules of the model we do not enforce, each with the reason (sources/focus_rule_waivers.csv)."""
-    with open(WAIVERS, newline="", encoding="utf-8") as fh:
-        return {r["rule_id"]: r["reason"] for r in csv.DictReader(fh)}
+    return {r["rule_id"]: r["reason"] for r in csv.DictReader(WAIVERS.read_text(encoding="utf-8").splitlines())}
 
 
 def validate_focus(con: duckdb.DuckDBPyConnection, relation: str, model_path: Path,
-                   applicable: set[str] = frozenset()) -> list[RuleResult]:
+                   applicable: frozenset[str] | set[str] = frozenset()) -> list[RuleResult]:
     model = json.loads(Path(model_path).read_text(encoding="utf-8"))
     rm = RuleModel(model, con, relation, applicable, waivers())
     return [rm.evaluate(rid) for rid in sorted(rm.rules)]

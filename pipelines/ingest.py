@@ -27,19 +27,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeGuard
 
 import duckdb
 
+from core.errors import InputError
+from core.sql import one_row
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
-from core.errors import InputError
 from pipelines.stages import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import check_count, detect, duck_error, read_head
 from sources.linecount import scan
-from sources.tabular import ShortRows
 from sources.reference_data import load_reference
+from sources.tabular import ShortRows
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
 SKIP_NAMES = {"readme.md", "provenance.md", "license", "license.md", "meterbook.toml"}
@@ -107,7 +108,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     options = options or {}
     this_run = this_run if this_run is not None else set()
     resolved = str(path.resolve())
-    seen_path = con.execute("select count(*) from source_files where path = ? and status = 'loaded'", [resolved]).fetchone()[0]
+    seen_path = one_row(con, "select count(*) from source_files where path = ? and status = 'loaded'", [resolved])[0]
     sha: str | None = None
     if seen_path:
         sha = sha256_of(path)
@@ -133,11 +134,12 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         new_sha, count = scanned.result()
         if sha is None:
             sha = new_sha
+            assert sha is not None   # the scan hashed the file: it was asked to when sha was None
             if done := unchanged(con, path, resolved, sha):
                 con.execute("rollback")
                 return done
         check_count(reader, con, head, staged, count)
-        file_id = con.execute("select nextval('file_id_seq')").fetchone()[0]
+        file_id = one_row(con, "select nextval('file_id_seq')")[0]
         notes = list(staged.notes)
         same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
         for old_id, old_kind, why in superseded(con, resolved, same_table, staged.delivery_key, this_run):
@@ -150,7 +152,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
         # notes on loaded rows only: a rejected row's reject says what is wrong with it
         con.execute("insert into row_findings select ?, f.* from _row_findings f "
                     "anti join (select distinct row_number from _rejects) r using (row_number) order by row_number", [file_id])
-        rows_rejected = con.execute("select count(distinct row_number) from _rejects").fetchone()[0]
+        rows_rejected = one_row(con, "select count(distinct row_number) from _rejects")[0]
         if rows_loaded + rows_rejected != staged.rows_read:
             raise RuntimeError(f"{path}: {staged.rows_read} rows read but {rows_loaded} loaded + {rows_rejected} rejected")
         totals = reader.totals(con, file_id)
@@ -195,7 +197,7 @@ def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: st
                       json.loads(same[6]) if same[6] else {}, notes)
 
 
-def is_data_error(exc: BaseException, path: Path) -> bool:
+def is_data_error(exc: BaseException, path: Path) -> TypeGuard[duckdb.Error]:
     """A DuckDB error caused by the file's bytes (bad encoding or quoting past the sniffed sample,
     a gzip stream cut short), not by our SQL: the user gets one Error: line, not a traceback.
     Binder/catalog/parser errors stay tracebacks - they are our bugs and must be seen."""
@@ -259,7 +261,8 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     files, notes = expand(paths)
     load_reference(con)
     apply_config(con, config or Config())
-    results, this_run = [], set()
+    results: list[FileResult] = []
+    this_run: set[int] = set()
     for i, f in enumerate(files, 1):
         with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():
             res = ingest_file(con, f, kind, options, this_run)

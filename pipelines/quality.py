@@ -5,15 +5,17 @@ from typing import Any
 
 import duckdb
 
+from core.sql import one_row
 
-def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict[str, Any]]:
+
+def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict[str, Any] | None = None) -> list[dict[str, Any]]:
     cur = con.execute(sql, params or [])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return con.execute("select count(*) from information_schema.tables where table_name = ?", [name]).fetchone()[0] > 0
+    return one_row(con, "select count(*) from information_schema.tables where table_name = ?", [name])[0] > 0
 
 
 # A month's files: those its figures rest on (month_files), and files that loaded no row at all

@@ -16,16 +16,19 @@ Besides the contract's keys each result carries ``run`` (seed, draws, reference-
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct_checks import check_json, mfu_check, pending_checks, plausibility
-from pipelines.reconstruct_graph import Graph, embodied_for_hours, embodied_per_accelerator  # noqa: F401 (API)
-from pipelines.reconstruct_reference import check_limits, coefficients_by_id  # noqa: F401 (API)
-from pipelines.reconstruct_sampling import (  # noqa: F401 (API: tests and reports import these from here)
-    DERIVED, ESTIMATED, REPORTED, STATUS, MonteCarlo, Q, exact, interval, pert_ppf, pert_ppf_tabulated,
-    relative_precision, tornado, var_id,
+from pipelines.reconstruct_graph import (  # noqa: F401 (API)
+    Graph,
+    embodied_for_hours,
+    embodied_per_accelerator,
+    reference_coef,
 )
+from pipelines.reconstruct_reference import check_limits, coefficients_by_id  # noqa: F401 (API)
+from pipelines.reconstruct_sampling import STATUS, MonteCarlo, Q, interval, relative_precision, tornado
 from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
 
 METER_UNITS = {
@@ -70,6 +73,7 @@ def normalize_disclosure(raw: Mapping[str, Any]) -> dict:
 def _number(key: str, value: Any, text: str | None) -> tuple[float, float]:
     """(value, relative rounding half-width) from the number as written (``text``) when given."""
     x = number(value)
+    assert x is not None   # document_problems has checked that every number field parses
     if text is not None and not abs((number(text) or float("nan")) - x) <= 1e-9 * abs(x):
         raise DisclosureError(f"{key} = {value} but its text is '{text}'", key,
                               "Give number_text as the same number as written")
@@ -140,7 +144,17 @@ def _described(c: Mapping[str, Any], override: Mapping[str, Any] | None) -> dict
     return ref.describe(c)
 
 
-def reconstruct_many(disclosures: Sequence[Mapping[str, Any]], *, draws: int = 10_000, seed: int = 0,
+# The one Monte Carlo setting of every range meterbook prints (disclosures, teams, totals).
+DRAWS, SEED = 10_000, 0
+
+
+@lru_cache(maxsize=4)
+def monte_carlo(draws: int = DRAWS, seed: int = SEED) -> MonteCarlo:
+    """The seeded draws shared by everything outside a disclosure batch (a month's teams and totals)."""
+    return MonteCarlo(draws, seed)
+
+
+def reconstruct_many(disclosures: Sequence[Mapping[str, Any]], *, draws: int = DRAWS, seed: int = SEED,
                      assumptions_override: Mapping | None = None) -> list[dict]:
     """Reconstruct a batch; the Monte Carlo ranking is shared (and deduplicated) across it."""
     overrides = parse_overrides(assumptions_override)
@@ -159,7 +173,7 @@ def _all_q(b: dict) -> Iterable[Q]:
         yield from (q for _, q in c["alternatives"])
 
 
-def reconstruct(disclosure: Mapping[str, Any], *, draws: int = 10_000, seed: int = 0,
+def reconstruct(disclosure: Mapping[str, Any], *, draws: int = DRAWS, seed: int = SEED,
                 assumptions_override: Mapping | None = None) -> dict:
     """One disclosure (design.md YAML keys) -> one ``reconstruct --json`` object."""
     return reconstruct_many([disclosure], draws=draws, seed=seed, assumptions_override=assumptions_override)[0]
@@ -168,11 +182,10 @@ def reconstruct(disclosure: Mapping[str, Any], *, draws: int = 10_000, seed: int
 # ---------------------------------------------------------------- meters outside a disclosure (team footprints)
 
 
-def meter_with_range(q: Q, how: str, name: str, *, draws: int = 10_000, seed: int = 0) -> tuple[dict, list[dict]]:
+def meter_with_range(q: Q, how: str, name: str, *, draws: int = DRAWS, seed: int = SEED) -> tuple[dict, list[dict]]:
     """One meter outside a disclosure (a team's month): its contract object and its tornado rows,
     from the same seeded draws as ``reconstruct``."""
-    mc = MonteCarlo(draws, seed)
-    return _meter_json(q, how, name, mc), tornado(q)
+    return _meter_json(q, how, name, monte_carlo(draws, seed)), tornado(q)
 
 
 def tornado_of_parts(central: float, parts: Iterable[tuple[float, Iterable[str]]],

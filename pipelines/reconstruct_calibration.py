@@ -43,8 +43,8 @@ def load_rows(path: Path = DATASET) -> list[dict[str, str]]:
 def as_disclosure(row: dict[str, str], hide: bool = True, show: str | None = None) -> dict[str, Any]:
     """A dataset row as engine input, numbers kept as written; the outputs hidden when ``hide``,
     except ``show``."""
-    values = {k: row[k] for k in FIELDS
-              if row.get(k) not in (None, "") and not (hide and k in HIDDEN and k != show)}
+    values: dict[str, Any] = {k: row[k] for k in FIELDS
+                              if row.get(k) not in (None, "") and not (hide and k in HIDDEN and k != show)}
     values = {k: (number(v) if k in NUMERIC_FIELDS else v) for k, v in values.items()}
     return engine_input(values, {k: row[k] for k in values if k in NUMERIC_FIELDS})
 
@@ -67,10 +67,10 @@ def calibrate(rows: list[dict[str, str]] | None = None, draws: int = 10_000, see
 
 def _record(row: dict[str, str], key: str, published: float, m: dict | None) -> dict:
     rec = {"model": row["model"], "key": key, "meter": checked_meter(row, key), "published": published,
-           "zero": published == 0, "status": m and m["status"], "assumed": bool(m) and m["status"] == "estimated",
+           "zero": published == 0, "status": m and m["status"], "assumed": bool(m and m["status"] == "estimated"),
            "assumptions": m["assumptions"] if m else [],
            "central": m and m["value"], "low": m and m["low"], "high": m and m["high"], "check": None, "scope": None}
-    rec["inside"] = bool(m) and m["low"] <= published <= m["high"]
+    rec["inside"] = bool(m and m["low"] <= published <= m["high"])
     rec["error"] = abs(m["value"] / published - 1.0) if m and published else None
     rec["ratio"] = m["high"] / m["low"] if m and published and m["low"] > 0 else None
     return rec

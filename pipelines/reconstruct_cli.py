@@ -15,13 +15,18 @@ from typing import Any
 import click
 import yaml
 
-from pipelines.cli_support import user_errors
 from core.errors import InputError
-from pipelines.reconstruct import (NOTHING_USABLE_FIX, DisclosureError, normalize_disclosure, nothing_usable,
-                                   parse_overrides, reconstruct_many)
+from pipelines.cli_support import user_errors
+from pipelines.reconstruct import (
+    NOTHING_USABLE_FIX,
+    DisclosureError,
+    normalize_disclosure,
+    nothing_usable,
+    parse_overrides,
+    reconstruct_many,
+)
 from pipelines.reconstruct_render import render_table
-from sources.disclosure_format import (NUMBER_TEXT, NUMERIC_FIELDS, engine_input, parse_hf_card, written_numbers,
-                                       yaml_documents)
+from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, engine_input, parse_hf_card, written_numbers, yaml_documents
 
 CARD_SUFFIXES = (".md", ".markdown")
 

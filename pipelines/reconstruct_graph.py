@@ -13,10 +13,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from core.units import KG_PER_T, KWH_PER_MWH
 from pipelines import estimators as est
 from pipelines import reconstruct_reference as ref
-from pipelines.reconstruct_sampling import DERIVED, ESTIMATED, REPORTED, Q, exact, var_id
-from core.units import KG_PER_T, KWH_PER_MWH
+from pipelines.reconstruct_sampling import ESTIMATED, REPORTED, Q, exact, var_id
 
 # Without a disclosed precision, MFU uses the first dense peak the part has.
 PRECISION_ORDER = ("bf16", "fp16", "tf32", "fp32")
@@ -48,6 +48,8 @@ class Graph:
     ``measured_power`` (TDP x power fraction instead of a TDP-basis figure). ``upto`` names the
     one meter a check recomputes: the graph stops once it is resolved.
     """
+    power: Q | None   # per accelerator: reported, from TDP, or unknown
+
 
     def __init__(self, d: Mapping[str, Any], overrides: Mapping[str, dict], alt: str = "", full: bool = True,
                  upto: str | None = None) -> None:
@@ -106,7 +108,7 @@ class Graph:
         if d.get("accelerator") and self.gpu is None:
             self.flag("accelerator_unresolved", f"accelerator '{d['accelerator']}' is not in gpu_aliases.csv; "
                       "power, embodied carbon and MFU that need its spec are left out")
-        spec = ref.specs().get((self.gpu, "tdp_w"))
+        spec = ref.specs().get((self.gpu, "tdp_w")) if self.gpu is not None else None
         self.tdp = self.coef("tdp", spec) if spec else None
         self.tdp_spec = spec
         self._power()
@@ -118,7 +120,7 @@ class Graph:
             self.flops = est.train_flops(params, self.tokens, self.assume("mfu", "train_flops_per_param_token"))
         self.precision = d.get("precision") or next(
             (p for p in PRECISION_ORDER if (self.gpu, f"peak_flops_{p}") in ref.specs()), None)
-        peak = ref.specs().get((self.gpu, f"peak_flops_{self.precision}"))
+        peak = ref.specs().get((self.gpu, f"peak_flops_{self.precision}")) if self.gpu is not None else None
         self.peak = self.coef("mfu", peak) if peak else None
         if self.gpu and d.get("precision") and peak is None:
             self.flag("precision_unavailable", f"gpu_specs.csv has no {d['precision']} peak for {self.gpu}: no MFU")
@@ -169,8 +171,8 @@ class Graph:
             self.flag("location_from_operator", f"location not stated: {location}, the home grid of operator "
                       f"{self.operator} (operator_aliases.csv)")
         self._pue(location)
-        if d.get("grid_gco2e_per_kwh") is not None:
-            self.grid, self.grid_how = self.rep("grid_gco2e_per_kwh"), "reported grid intensity"
+        if (reported := self.rep("grid_gco2e_per_kwh")) is not None:
+            self.grid, self.grid_how = reported, "reported grid intensity"
         else:
             g, fallback = ref.resolve_grid(location, self.year)
             self.grid, self.grid_how = self.coef("grid_intensity", g), f"grid intensity {g['coefficient_id']}"
@@ -198,8 +200,8 @@ class Graph:
         d = self.d
         if self.alt == "no_pue":
             self.pue, self.pue_how = exact(1.0), "no PUE (interpretation: IT energy only)"
-        elif d.get("pue") is not None:
-            self.pue, self.pue_how = self.rep("pue"), "reported PUE"
+        elif (reported := self.rep("pue")) is not None:
+            self.pue, self.pue_how = reported, "reported PUE"
         elif self.convention and self.convention["pue_applied"] == "false":
             self.pue, self.pue_how = exact(1.0), f"no PUE (the {d['convention']} convention applies none)"
             if not self.alt:
@@ -347,7 +349,7 @@ def embodied_per_accelerator(gpu: str | None, coef: Callable[[str, Mapping[str, 
     """Embodied kg per accelerator: the part's embodied.csv row (the unknown-GPU assumption for a
     part without one) plus its share of an 8-GPU host. ``coef`` turns a reference row into a Q
     (a disclosure's applies its assumption overrides)."""
-    gpu_row = ref.embodied_rows().get((gpu, "gpu")) or ref.assumption("gpu_embodied_kgco2e_unknown")
+    gpu_row = (ref.embodied_rows().get((gpu, "gpu")) if gpu is not None else None) or ref.assumption("gpu_embodied_kgco2e_unknown")
     host = coef("embodied", ref.embodied_rows()[("8-gpu-hgx-server", "server")])
     return _per_accelerator(coef("embodied", gpu_row), host, coef("embodied", ref.assumption("accelerators_per_server")))
 

@@ -158,7 +158,9 @@ def resolve_pue(location: str | None, facility_type: str | None, operator: str |
     if facility_type and facility_type != "unknown":
         row = next(r for r in rows if r["provider"] == "" and r["region"] == "" and r["facility_type"] == facility_type)
         return row_coef("pue", row), None
-    return _operator_row("unknown", "pue", None), "pue_unknown"
+    fallback = _operator_row("unknown", "pue", None)
+    assert fallback is not None, "operators.csv lacks the 'unknown' PUE row"
+    return fallback, "pue_unknown"
 
 
 def market_factor(operator: str | None, year: int | None) -> dict | None:

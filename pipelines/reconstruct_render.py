@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pipelines.reconstruct import METER_UNITS
 from core.units import KG_PER_T, KWH_PER_MWH
+from pipelines.reconstruct import METER_UNITS
 
 # (unit, threshold, divisor, shown unit): a figure at or above the threshold is shown scaled.
 SCALES = {"kWh": ((KWH_PER_MWH * KWH_PER_MWH, KWH_PER_MWH * KWH_PER_MWH, "GWh"), (KWH_PER_MWH, KWH_PER_MWH, "MWh")),

@@ -144,14 +144,15 @@ class Q:
         if len(slots) != 1:
             raise ValueError("added figures must share one assumption slot")
         slot = slots.pop()
-        comps, ids = _merge_components(comps, ids)
+        merged, merged_ids = _merge_components(comps, ids)
         rlo = (self.value * self.rlo + other.value * other.rlo) / total
         rhi = (self.value * self.rhi + other.value * other.rhi) / total
-        return Q(total, ((var_id(slot, tuple(comps)), 1),), rlo, rhi, max(self.rank, other.rank),
-                 self.ids | other.ids, {slot: tuple(ids)})
+        return Q(total, ((var_id(slot, merged), 1),), rlo, rhi, max(self.rank, other.rank),
+                 self.ids | other.ids, {slot: tuple(merged_ids)})
 
 
-def _merge_components(comps: list[tuple[float, float, float]], ids: list[str]) -> tuple[tuple, list[str]]:
+def _merge_components(comps: list[tuple[float, float, float]],
+                      ids: list[str]) -> tuple[tuple[tuple[float, float, float], ...], list[str]]:
     """One component per reference row: a sum over GPU models shares the host server's row, and
     listing it twice would split its tornado bar in two (the same row is one draw anyway)."""
     merged: dict[str, list] = {}
@@ -225,7 +226,7 @@ class MonteCarlo:
         sampler = qmc.LatinHypercube(d=len(SLOTS), rng=np.random.default_rng(seed))
         self.u = sampler.random(draws)
         self._k_low, self._k_high = (max(0, math.ceil(round(draws * p / PERCENT, 9)) - 1) for p in (P_LOW, P_HIGH))
-        self._vars: dict[tuple, np.ndarray] = {}
+        self._vars: dict[int, np.ndarray] = {}
         self._ratios: dict[tuple, tuple[float, float]] = {(): (1.0, 1.0)}
 
     def var(self, vid: int) -> np.ndarray:
@@ -269,6 +270,25 @@ def interval(q: Q, mc: MonteCarlo) -> tuple[float, float]:
     """(low, high): Monte Carlo 5th-95th percentiles x rounding interval, containing the central value."""
     lo, hi = mc.ratios(q.terms)
     return min(q.value, q.value * lo * q.rlo), max(q.value, q.value * hi * q.rhi)
+
+
+def sum_interval(parts: Iterable[Q], mc: MonteCarlo) -> tuple[float, float]:
+    """(low, high) of a sum of figures (a team's energy lines, an organisation's teams): the
+    5th-95th percentiles of the summed draws, each part drawn from the same Latin hypercube, so
+    parts resting on one reference row move together. The rounding interval widens each end as
+    ``interval`` does. Not the sum of the parts' own ranges, which would overstate the spread."""
+    parts = [q for q in parts if q.value]
+    central = sum(q.value for q in parts)
+    if not any(q.terms for q in parts):
+        return (sum(q.value * q.rlo for q in parts) if parts else 0.0), (sum(q.value * q.rhi for q in parts) if parts else 0.0)
+    draws = np.zeros(len(mc.u))
+    widen_lo = widen_hi = 0.0
+    for q in parts:
+        draws += q.value * (mc._sample(q.terms) if q.terms else 1.0)
+        widen_lo += q.value * (1.0 - q.rlo)
+        widen_hi += q.value * (q.rhi - 1.0)
+    draws.sort()
+    return min(central, float(draws[mc._k_low]) - widen_lo), max(central, float(draws[mc._k_high]) + widen_hi)
 
 
 def tornado(q: Q) -> list[dict]:

@@ -12,12 +12,12 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
-from core.vocabulary import METERS
-from pipelines.scaling import scaling_fits_table
-from pipelines.config import UNDECLARED_SOURCE, Config
+from core.sql import model_over, one_row, read_sql, sql_files
 from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
+from core.vocabulary import METERS
+from pipelines.config import UNDECLARED_SOURCE, Config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
-from core.sql import model_over, read_sql, sql_files
+from pipelines.scaling import scaling_fits_table
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
@@ -25,10 +25,13 @@ from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.findings_ranked import FindingsRanked
 from schemas.gpu_hours import GpuHours
+from schemas.host_workload_hours import HostWorkloadHours
+from schemas.host_workload_month import HostWorkloadMonth
 from schemas.job_month import JobMonth, TeamWorkMonth
 from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
+from schemas.run_month import RunMonth
 from schemas.team_coverage_month import TeamCoverageMonth
 from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
@@ -121,7 +124,7 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
     config's variables (apply_config) on the connection."""
     sql = model_over("20_intermediate", "gpu_hours.sql",
                      {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
-    return float(con.execute(f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id}).fetchone()[0])
+    return float(one_row(con, f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id})[0])
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).
@@ -140,6 +143,9 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,
+    "host_workload_month": HostWorkloadMonth,
+    "host_workload_hours": HostWorkloadHours,
+    "run_month": RunMonth,
     "month_files": MonthFiles,
     "findings_ranked": FindingsRanked,
     "team_coverage_month": TeamCoverageMonth,
@@ -161,8 +167,8 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         raise ModelGraphError(f"model {model} reads {table}, which no model builds and the warehouse lacks")
     con.execute("begin transaction")
     try:
-        for model in order:
-            build_model(con, model)
+        for step in order:
+            build_model(con, step)
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")

@@ -9,31 +9,33 @@ written, so both give the same ranges and findings. Team footprints: reports/aud
 """
 from __future__ import annotations
 
-import fnmatch
 import json
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
 from core.errors import InputError
+from core.months import check_month
+from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
-from pipelines.reconstruct import METER_UNITS, DisclosureError, reconstruct_many
-from reports import charts
+from pipelines.reconstruct import DisclosureError, reconstruct_many
+from reports import audit_statement as st
+from reports.audit_common import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
+from reports.audit_factors import FACTOR_COLUMNS, factors
 from reports.audit_jobs import work_benchmark
+from reports.audit_match import host_workloads, match_disclosure, match_run
+from reports.audit_measured import as_measured, measured_input, miss_finding, run_entity, run_input, run_rows
+from reports.audit_teams import team_entities
 from reports.carbon import carbon_context
-from reports.whatif import whatif_context
-from reports.chargeback import _check_month
-from reports.labels import label
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
 from reports.render import csv_text, render_pdf
+from reports.whatif import whatif_context
 from sources.disclosure_format import FIELDS, TEXT_COLUMNS, warehouse_engine_input
 
 METERS = ("accelerator_hours", "it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg",
           "co2e_embodied_kg", "cost_usd", "train_flops", "mfu")
-CO2E = ("co2e_location_kg", "co2e_market_kg", "co2e_embodied_kg")
 TORNADO_METERS = ("co2e_location_kg", "facility_energy_kwh", "co2e_embodied_kg")
 # Which published figure would replace an assumption, by coefficient-id pattern (first match wins).
 # Embodied carbon and the FLOP convention have no field in the disclosure format yet.
@@ -52,30 +54,6 @@ PUBLISH = (
     ("embodied:*", "embodied CO2e of the accelerators and servers (not yet a field of the disclosure format)"),
 )
 METER_COLUMNS = ["entity", "kind", "meter", "unit", "reported", "value", "low", "high", "status", "method", "assumptions"]
-
-
-def what_to_publish(assumption_ids: list[str], table: tuple[tuple[str, str], ...] = PUBLISH) -> list[dict[str, Any]]:
-    """Group the assumptions an audit used by the published (or, for a team, measured) figure that
-    would make each unnecessary."""
-    need: dict[str, list[str]] = {}
-    for cid in sorted(set(assumption_ids)):
-        field = next((text for pattern, text in table if fnmatch.fnmatchcase(cid, pattern)), f"a published value for {cid}")
-        need.setdefault(field, []).append(cid)
-    return [{"publish": k, "replaces": v} for k, v in sorted(need.items())]
-
-
-def meter(name: str, value: float | None, low: float | None, high: float | None, status: str, method: str,
-          assumptions: list[str], reported: float | None = None) -> dict[str, Any]:
-    """One row of an entity's meter table (and of audit.csv)."""
-    return {"meter": name, "unit": METER_UNITS[name], "reported": reported, "value": value, "low": low, "high": high,
-            "status": status, "method": method, "assumptions": assumptions}
-
-
-def tornado_entry(name: str, central: float, rows: list[dict]) -> dict[str, Any]:
-    """A tornado section: the one-at-a-time rows and their chart."""
-    return {"meter": name, "unit": METER_UNITS[name], "central": central, "rows": rows,
-            "chart": charts.tornado_chart_svg([{**r, "assumption": label(r["assumption"], "coefficient")} for r in rows], central,
-                                              f"{label(name, 'meter')}, {METER_UNITS[name]}")}
 
 
 # Why a CO2e basis has no figure, for a disclosure that reaches none (shown, not left out).
@@ -108,7 +86,7 @@ def disclosure_rows(con: duckdb.DuckDBPyConnection, models: list[str]) -> list[d
     return rows
 
 
-def disclosure_entity(row: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+def _meters(row: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
     # The MFU check's 'reported' is implied by the published hours and FLOPs, not published itself.
     checks = {c["meter"]: c for c in result["checks"] if c["meter"] != "mfu"}
     meters = []
@@ -117,16 +95,34 @@ def disclosure_entity(row: dict[str, Any], result: dict[str, Any]) -> dict[str, 
         reported = m["value"] if m and m["status"] == "reported" else (checks[name]["reported"] if name in checks else None)
         meters.append(meter(name, m["value"], m["low"], m["high"], m["status"], m["method"], m["assumptions"], reported)
                       if m else {**_missing(name, row), "reported": reported})
-    ids = [i for m in meters if m["status"] != "reported" for i in m["assumptions"]]
-    tornados = [tornado_entry(name, result["meters"][name]["value"], result["sensitivity"][name])
-                for name in TORNADO_METERS if result["sensitivity"].get(name) and name in result["meters"]]
+    return meters
+
+
+def disclosure_entity(row: dict[str, Any], result: dict[str, Any], match: dict[str, Any] | None = None,
+                      measured: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A disclosure's page; with ``measured`` (the same disclosure on the IT energy DCGM measured on
+    its matched host) the audit uses the measurement, the estimate beside each meter."""
+    meters = _meters(row, result)
+    findings = list(row.get("findings") or []) + _unwritten(row)
+    if measured is not None and match is not None:   # a measured variant exists only for a matched host
+        estimate = meters
+        how = (f"measured by DCGM on host {match['host']} ({match['gpu_hours']:,.0f} GPU-hours of the {match['namespace']} "
+               f"workload, team {match['team']})")
+        meters = as_measured(_meters(row, measured), estimate, how)
+        it = next(m for m in estimate if m["meter"] == "it_energy_kwh")
+        miss = miss_finding(it, match["it_energy_kwh"], result["sensitivity"].get("it_energy_kwh", []), match["host"])
+        findings += [miss] if miss else []
+    ids = [i for m in meters if m["status"] not in ("reported", "measured") for i in m["assumptions"]]
+    used = measured or result   # the tornados of the figures the audit uses
+    tornados = [tornado_entry(name, used["meters"][name]["value"], used["sensitivity"][name])
+                for name in TORNADO_METERS if used["sensitivity"].get(name) and name in used["meters"]]
     # Published numbers as written ('1.1e9', not 1.100e+09): the printed digits are what the ranges rest on.
     shown = {**{k: row.get(k) for k in FIELDS}, **{k: row.get(c) for k, c in TEXT_COLUMNS.items() if row.get(c)}}
     return {
         "kind": "disclosure", "name": row["model"], "source": row["source"],
         "inputs": {k: v for k, v in shown.items() if v is not None and k not in ("model", "source")},
-        "meters": meters, "checks": result["checks"], "flags": result.get("flags", []),
-        "findings": list(row.get("findings") or []) + _unwritten(row), "tornados": tornados, "publish": what_to_publish(ids),
+        "meters": meters, "checks": result["checks"], "flags": result.get("flags", []), "match": match,
+        "findings": findings, "tornados": tornados, "publish": what_to_publish(ids, PUBLISH),
         "co2e": [m for m in meters if m["meter"] in CO2E],
         "co2e_chart": co2e_chart(meters),
     }
@@ -143,20 +139,6 @@ def _unwritten(row: dict[str, Any]) -> list[str]:
             "for the ranges `meterbook reconstruct` gives"]
 
 
-def _or(x: Any, default: Any) -> Any:
-    return default if x is None else x
-
-
-def co2e_chart(meters: list[dict]) -> str:
-    shown = [m for m in meters if m["meter"] in CO2E and m["value"] is not None]
-    if not any(m["value"] or m["high"] for m in shown):   # nothing to draw (a team without GPU use)
-        return ""
-    return charts.range_chart_svg([m["meter"].removesuffix("_kg").replace("co2e_", "") for m in shown],
-                                  [m["value"] for m in shown], [_or(m["low"], m["value"]) for m in shown],
-                                  [_or(m["high"], m["value"]) for m in shown],
-                                  [m["reported"] for m in shown], "CO2e, kg")
-
-
 # Files the audit reads whatever the month: published disclosures are not dated by one
 DISCLOSURE_KINDS = ("disclosure", "hf-model-card")
 
@@ -164,24 +146,43 @@ DISCLOSURE_KINDS = ("disclosure", "hf-model-card")
 def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: list[str],
                         month: str | None) -> dict[str, Any]:
     if month is not None:
-        _check_month(month)
+        check_month(month)
     rows = disclosure_rows(con, models) if table_exists(con, "disclosures") else []
+    workloads = host_workloads(con, month) if month is not None else []
+    matches = [match_disclosure(r, workloads) if month is not None else None for r in rows]
     dicts = [warehouse_engine_input(r) for r in rows]
-    try:
-        results = reconstruct_many(dicts) if dicts else []
+    measured = [measured_input(d, m) for d, m in zip(dicts, matches)]
+    runs = run_rows(con, month) if month is not None else []
+    run_matches = [match_run(r, workloads) for r in runs]
+    run_inputs = [run_input(r) for r in runs]
+    try:   # one batch: disclosures, their measured variants and the runs share the Monte Carlo draws
+        results = reconstruct_many(dicts + [m for m in measured if m] + run_inputs) if dicts or runs else []
     except DisclosureError as exc:   # a stored disclosure the engine cannot read: one Error: line, not a traceback
         raise InputError("disclosures table", exc.what, exc.where, exc.fix) from exc
-    entities = [disclosure_entity(r, res) for r, res in zip(rows, results)]
+    it = iter(results[len(dicts):])
+    measured_results = [next(it) if m else None for m in measured]
+    run_results = list(it)
+    entities = [disclosure_entity(r, res, match, mres)
+                for r, res, match, mres in zip(rows, results, matches, measured_results)]
     if month is not None:
-        from reports.audit_teams import team_entities   # it builds on this module's helpers
-        entities += team_entities(con, month)
+        teams = team_entities(con, month)
+        if config.host_overhead == "included":
+            teams.append(st.host_overhead_entity(teams))
+        entities = teams + entities + [run_entity(con, r, res, m) for r, res, m in zip(runs, run_results, run_matches)]
     if not entities:
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
+    teams = [e for e in entities if e["kind"] in ("team", "model")]
+    lines = st.rows(entities)
+    factor_rows = factors(entities)
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
+            "pages": [e for e in entities if e["kind"] in ("team", "disclosure")], "runs": [e for e in entities if e["kind"] == "run"],
+            "statement": {"totals": st.totals(teams) if teams else [], "rows": lines, "reasons": st.reasons(lines),
+                          "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
+            # published models as their disclosures alone give them (a matched one's own job is beside it)
             "work_benchmark": work_benchmark(con, month, rows, results),
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
-            "provenance": provenance(con, month, DISCLOSURE_KINDS, config),
+            "provenance": provenance(con, month, DISCLOSURE_KINDS, config), "factors": factor_rows,
             # a month's CO2e three ways and its what-if replay (partials carbon_basis, whatif)
             "carbon": carbon_context(con, month) if month else None, "whatif": whatif_context(con, month) if month else None}
 
@@ -200,12 +201,16 @@ def write_audit(con: duckdb.DuckDBPyConnection, config: Config, models: list[str
     csv_path.write_text(csv_text(rows, METER_COLUMNS), encoding="utf-8", newline="")
     assumptions = json.dumps([{"entity": e["name"], "kind": e["kind"],
                                "assumptions": sorted({i for m in e["meters"] for i in m["assumptions"]}),
-                               "sensitivity": {t["meter"]: t["rows"] for t in e["tornados"]}} for e in ctx["entities"]],
+                               "sensitivity": {t["meter"]: t["rows"] for t in e.get("tornados", [])}} for e in ctx["entities"]],
                              indent=2)
     pdf = render_pdf("audit.html", ctx, out / "audit.pdf", {
         "audit.csv": (csv_text(rows, METER_COLUMNS), "Every meter of every entity: reported, reconstructed, low, high, status"),
         "assumptions.json": (assumptions, "Assumption ids per entity and the one-at-a-time sensitivity behind the tornado charts"),
         "provenance.json": (json.dumps({**ctx["provenance"], "month": month, "models": models}, indent=2),
                             "Warehouse hash, assumptions version, meterbook version"),
+        "factors.csv": (csv_text([{**f, "used_by": "; ".join(f["used_by"])} for f in ctx["factors"]], FACTOR_COLUMNS),
+                        "Every factor the figures rest on: value, unit, low, high, year and its basis, source, notes"),
+        "statement.json": (json.dumps(st.statement_data(ctx), indent=2, default=str),
+                           "The statement as data: totals with ranges, the rows that add up, the boundary, the range method"),
     })
     return [pdf, csv_path]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -16,12 +17,13 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
 from core.errors import InputError
+from core.months import check_month
+from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
-from reports.job_economics import job_economics
 from reports.carbon import carbon_context
+from reports.job_economics import job_economics
 from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
 from reports.render import TEMPLATES, csv_text, environment, write_pdf
@@ -64,7 +66,6 @@ CHUNK_TEAMS = 25        # the most team pages in one document; beyond, the repor
 PART_TEAMS = 20
 PART_LABELS = {"all": "page", "front": "summary", "teams": "", "appendix": "appendix"}
 CHART_TEAMS = 20        # bars per chart; the rest are one "other teams" bar (the table lists all)
-MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 
 def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
@@ -156,14 +157,9 @@ def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str],
     return labels, values
 
 
-def _check_month(month: str) -> None:
-    if not MONTH.fullmatch(month or ""):
-        raise InputError(f"--month {month}", "not a month", "expected YYYY-MM", "Pass e.g. --month 2026-10")
-
-
 def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
     """Everything the chargeback shows for a month, read from the marts the build step wrote."""
-    _check_month(month)
+    check_month(month)
     teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
     if not teams:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
@@ -325,10 +321,10 @@ def _html(ctx: dict[str, Any], part: str, **extra: Any):
     return HTML(string=report_html(ctx, part, **extra), base_url=str(TEMPLATES)).render()
 
 
-def _sections(doc) -> dict[str, list]:
+def _sections(doc) -> dict[str | None, list]:
     """Pages by section id (team-<i>, statement-<i>); a page without an anchor continues the last."""
-    out: dict[str, list] = {}
-    current = None
+    out: dict[str | None, list] = {}
+    current: str | None = None
     for page in doc.pages:
         ids = [a for a in page.anchors if a.startswith(("team-", "statement-"))]
         current = ids[0] if ids else current
@@ -360,6 +356,16 @@ def _render_part(args: tuple) -> list[Path]:
     return written
 
 
+def _render_pool(workers: int) -> ProcessPoolExecutor:
+    # Not fork: the caller holds DuckDB's worker threads and Pango/fontconfig state, and a child
+    # forked while one of them held a lock crashed inside WeasyPrint's style computation (a
+    # segfault under load). A fork server is a fresh process that imports the renderer once;
+    # workers fork from it, so they start clean and still skip the import.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
 def write_chargeback(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path,
                      per_team: bool = False, workers: int | None = None) -> list[Path]:
     return render_all(build_context(con, config, month), out, per_team, workers)
@@ -388,7 +394,7 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
     chunks = [pages[i:i + PART_TEAMS] for i in range(0, len(pages), PART_TEAMS)]
     slim = {k: v for k, v in ctx.items() if k != "team_pages"}
     parts = out / ".parts"
-    jobs = [(slim | {"team_pages": pages}, "all", [], pdf, per_team, True)] if single else \
+    jobs: list[tuple] = [(slim | {"team_pages": pages}, "all", [], pdf, per_team, True)] if single else \
         [(slim | {"team_pages": []}, "front", [], parts / "0-front.pdf", per_team, True)]
     if not single or per_team:
         jobs += [(slim, "teams", c, parts / f"1-teams-{i:04d}.pdf", per_team, not single) for i, c in enumerate(chunks)]
@@ -398,7 +404,7 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
     if len(jobs) == 1:
         written = [_render_part(jobs[0])]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with _render_pool(workers) as pool:
             written = list(pool.map(_render_part, jobs))
     statements = sorted(p for w in written for p in w if p.parent.name == "teams")
     if not single:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import matplotlib
 
 from reports.fonts import SANS
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -29,8 +32,8 @@ LINES = ("-", "--", ":", "-.")
 # Stacked segments: fill and hatch together, so neighbours differ in grayscale print.
 STACK_STYLES = (("#4d4d4d", ""), ("#d9d9d9", ""), ("white", "///"), ("#a6a6a6", ""), ("white", "xxx"),
                 ("white", ""), ("#7a7a7a", "\\\\\\"))
-RC = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
-      "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
+RC: dict[RcKeyType, Any] = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg.fonttype": "none", "svg.hashsalt": "meterbook",
+                            "hatch.linewidth": 0.6, "axes.linewidth": 0.6, "axes.edgecolor": "#333333", "text.usetex": False}
 # The reports' shipped cut of DejaVu (the font matplotlib measures with), then fallbacks for
 # characters it lacks: a system DejaVu named first would be embedded whole (reports/fonts.py).
 FAMILY = f'font-family="{SANS}, DejaVu Sans, sans-serif"'
@@ -107,7 +110,7 @@ def bar_chart_svg(labels: Sequence[str], values: Sequence[float], unit: str, fmt
         return _svg(fig)
 
 
-def trend_chart_svg(months: Sequence[str], series: dict[str, Sequence[float | None]], unit: str,
+def trend_chart_svg(months: Sequence[str], series: Mapping[str, Sequence[float | None]], unit: str,
                     width_in: float = 6.3, height_in: float = 1.7) -> str:
     """One line per series over months; series differ by marker and dash, and end with a label."""
     with plt.rc_context(RC):
@@ -167,7 +170,7 @@ def range_chart_svg(labels: Sequence[str], values: Sequence[float], lows: Sequen
         return _svg(fig)
 
 
-def daily_chart_svg(days: Sequence[int], series: dict[str, Sequence[float]], unit: str,
+def daily_chart_svg(days: Sequence[int], series: Mapping[str, Sequence[float]], unit: str,
                     width_in: float = 6.3, height_in: float = 1.9) -> str:
     """Stacked bars per day of the month, one segment per series (team), told apart by hatch and
     gray, with a legend beside the plot; negative days (credits) stack below zero."""

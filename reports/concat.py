@@ -71,7 +71,7 @@ def _bookmarks(src: pikepdf.Pdf, offset: int) -> list[pikepdf.OutlineItem]:
         return [copy(item) for item in outline.root]
 
 
-def _destinations(src: pikepdf.Pdf, pdf: pikepdf.Pdf, offset: int) -> list[tuple[str, pikepdf.Array]]:
+def _destinations(src: pikepdf.Pdf, pdf: pikepdf.Pdf, offset: int) -> list[tuple[str | bytes, pikepdf.Array]]:
     """src's named destinations ([page /XYZ left top zoom]) pointing at its pages in pdf."""
     if "/Names" not in src.Root or "/Dests" not in src.Root.Names:
         return []
@@ -85,11 +85,14 @@ def _share_resources(pdf: pikepdf.Pdf) -> None:
     qpdf then writes one copy; the unreferenced rest is dropped on save."""
     first: dict[str, Any] = {}
     digests: dict[tuple[int, int], str] = {}   # a part's pages share one font dictionary: digest it once
+    key: str | None
     for page in pdf.pages:
-        res = page.obj.get("/Resources", {})
+        res: pikepdf.Object | dict = page.obj.get("/Resources", {})
         for kind in ("/Font", "/ColorSpace"):
             entries = res.get(kind)
-            for name in list(entries.keys()) if entries is not None else []:
+            if entries is None:
+                continue
+            for name in list(entries.keys()):
                 obj = entries[name]
                 if not obj.is_indirect:
                     key = _digest(obj)

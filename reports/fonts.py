@@ -94,7 +94,7 @@ def cut(source_dir: Path, out_dir: Path = Path(str(FONT_DIR))) -> list[Path]:
     from fontTools.ttLib import TTFont
     unicodes = [u for lo, hi in CHARACTERS for u in range(lo, hi + 1)]
     written = []
-    for name, (family, weight, style, source) in FACES.items():
+    for name, (family, _weight, _style, source) in FACES.items():
         options = subset.Options(hinting=False, desubroutinize=True, notdef_outline=True, glyph_names=False,
                                  name_IDs=["*"], name_languages=["*"], layout_features=["*"])
         options.drop_tables += ["MATH", "FFTM", "GSUB"]

@@ -9,8 +9,8 @@ as the CSV text so the appendix prints exactly the figure the data holds.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -139,7 +139,8 @@ def peer_comparison(con: duckdb.DuckDBPyConnection | None = None) -> dict[str, A
     # A grid zone is compared through its first row (the year the peers were matched to); rows
     # appended for later years of the same zone are not listed as uncompared.
     compared_zones = {cid.rsplit(":", 2)[0] for cid in peers if cid.startswith("grid_intensity:")}
-    rows, uncompared = [], {}
+    rows: list[dict[str, Any]] = []
+    uncompared: dict[str, list[str]] = {}
     for name in COEFFICIENT_FILES:
         for r in reference_rows(con, name):
             if not _in_scope(name, r):
@@ -165,7 +166,7 @@ def peer_comparison(con: duckdb.DuckDBPyConnection | None = None) -> dict[str, A
             })
     # Sorted: a warehouse's ref_* tables (parallel CSV reads) need not keep the file's row order.
     rows.sort(key=lambda r: (COEFFICIENT_FILES.index(r["file"]), r["coefficient_id"]))
-    groups = [{"group": g, "count": len(ids), "ids": sorted(ids)} for g, ids in sorted(uncompared.items())]
+    groups: list[dict[str, Any]] = [{"group": g, "count": len(ids), "ids": sorted(ids)} for g, ids in sorted(uncompared.items())]
     count = Counter(r["status"] for r in rows)
     summary = {"compared": len(rows), "peer_values": sum(len(r["peers"]) for r in rows),
                "inside": count["inside"], "explained": count["explained"], "outside": count["outside"],

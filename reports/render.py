@@ -15,8 +15,8 @@ import jinja2
 
 from pipelines.csv_amounts import money_text
 from reports import fonts
-from reports.labels import action, label, plain
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
+from reports.labels import action, label, plain
 
 TEMPLATES = files("templates")
 PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)

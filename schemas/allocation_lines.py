@@ -6,8 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from core.vocabulary import METERS
-from core.vocabulary import CATEGORIES, RULES
+from core.vocabulary import CATEGORIES, METERS, RULES
 
 MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 ISO_4217 = r"^[A-Z]{3}$"

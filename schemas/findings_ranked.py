@@ -25,7 +25,7 @@ class FindingsRanked(pa.DataFrameModel):
         strict = False
         unique = ["month", "finding", "subject"]
 
-    @pa.dataframe_check
+    @pa.dataframe_check()
     def ranks_are_a_sequence(cls, df: pd.DataFrame) -> pd.Series:
         """Ranks run 1..n within each month, without gaps or ties."""
         ok = df.groupby("month")["rank"].transform(lambda r: sorted(r) == list(range(1, len(r) + 1)))

@@ -33,13 +33,13 @@ class GpuHours(pa.DataFrameModel):
         strict = False
         unique = ["gpu_uuid", "hour_start"]
 
-    @pa.dataframe_check
+    @pa.dataframe_check()
     def range_holds_the_estimate(cls, df: pd.DataFrame) -> pd.Series:
         """energy_kwh_low <= energy_kwh <= energy_kwh_high wherever energy is known."""
         tol = 1e-9 * df["energy_kwh"].abs().fillna(0)
         return df["energy_kwh"].isna() | ((df["energy_kwh_low"] <= df["energy_kwh"] + tol) & (df["energy_kwh"] <= df["energy_kwh_high"] + tol))
 
-    @pa.dataframe_check
+    @pa.dataframe_check()
     def no_hour_above_the_board(cls, df: pd.DataFrame) -> pd.Series:
         """No GPU-hour is charged more than its board can draw in an hour (TDP x tolerance)."""
         limit = df["board_max_kwh"] * (1 + 1e-9)

@@ -25,6 +25,6 @@ class TeamCoverageMonth(pa.DataFrameModel):
         strict = False
         unique = ["month", "team"]
 
-    @pa.dataframe_check
+    @pa.dataframe_check()
     def telemetry_only_where_observed(cls, df: pd.DataFrame) -> pd.Series:
         return df["has_telemetry"] == (df["gpu_hours_observed"] > 0)

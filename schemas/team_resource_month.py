@@ -28,7 +28,7 @@ class TeamResourceMonth(pa.DataFrameModel):
         strict = False
         unique = ["month", "team", "resource_id"]
 
-    @pa.dataframe_check
+    @pa.dataframe_check()
     def parts_add_up(cls, df: pd.DataFrame) -> pd.Series:
         """The split by part of the bill adds up to the effective cost (to the cent)."""
         return (df[PARTS].sum(axis=1) - df["effective_cost"]).abs() < HALF_CENT

@@ -24,7 +24,7 @@ class TelemetryMonth(pa.DataFrameModel):
         strict = False
         unique = ["month"]
 
-    @pa.dataframe_check
+    @pa.dataframe_check()
     def covered_within_billed(cls, df: pd.DataFrame) -> pd.Series:
         """Billed GPU-hours with telemetry are a part of the billed GPU-hours."""
         return df["gpu_hours_billed_with_telemetry"] <= df["gpu_hours_billed"] + 1e-9 * df["gpu_hours_billed"].abs()

@@ -1,12 +1,12 @@
 """AWS Cost and Usage Report, legacy format (CSV, CSV.gz; slash or Athena snake_case names)."""
 from __future__ import annotations
 
-from core.sql import ident, literal
 import re
 from typing import Any, Callable
 
 import duckdb
 
+from core.sql import ident, literal
 from sources.base import Head, Staged, register
 from sources.billing import BillingReader
 from sources.tabular import canonical_view, stage_sql

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
+from core.sql import one_row
 from sources.linecount import LineCount, scan
 
 HEAD_BYTES = 256 * 1024
@@ -77,7 +78,7 @@ class Reader:
             f'insert into {self.table} (file_id, {", ".join(cols)}) '
             f"select ?, {col_sql} from {self.staged} s anti join (select distinct row_number from _rejects) r using (row_number)",
             [file_id])
-        return con.execute(f"select count(distinct row_number) from {self.table} where file_id = ?", [file_id]).fetchone()[0]
+        return one_row(con, f"select count(distinct row_number) from {self.table} where file_id = ?", [file_id])[0]
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         return {}
@@ -154,7 +155,7 @@ def csv_header(text: str) -> tuple[tuple[str, ...], int]:
 
 def parquet_columns(path: Path) -> tuple[str, ...]:
     try:
-        rows = duckdb.sql("select name from parquet_schema(?) where name <> 'schema'", params=[str(path)]).fetchall()
+        rows = duckdb.execute("select name from parquet_schema(?) where name <> 'schema'", [str(path)]).fetchall()
     except duckdb.Error as exc:
         raise InputError(path, "unreadable Parquet file", str(exc).splitlines()[0], "Export the file again") from None
     return tuple(r[0] for r in rows)

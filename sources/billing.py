@@ -6,9 +6,9 @@ from typing import Any
 
 import duckdb
 
+from core.sql import one_row, read_sql
 from schemas.charges import Charges
 from schemas.contract import reject_sql
-from core.sql import read_sql
 from sources.base import Head, Reader, Staged
 from sources.linecount import LineCount
 from sources.tabular import tabular_dialect, tabular_expected_rows
@@ -44,9 +44,9 @@ class BillingReader(Reader):
         if sql:
             con.execute(sql)
         # distinct pairs first, formatted after: one month of CUR is tens of millions of lines
-        keys = con.execute("""
+        keys = one_row(con, """
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
-            from (select distinct billing_account_id, billing_period_start from _staged)""").fetchone()[0]
+            from (select distinct billing_account_id, billing_period_start from _staged)""")[0]
         con.execute("create or replace temp table _findings as " + findings_sql(cols))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
@@ -79,7 +79,7 @@ def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:
     """The currency for rows that leave it blank (OCI writes none on zero-cost rows): the one
     currency the file's other rows name, with a located finding per row; None when the file
     names none or several (those rows are then rejects: a cost must carry its currency)."""
-    blank = con.execute("select count(*) from _staged where billing_currency is null").fetchone()[0]
+    blank = one_row(con, "select count(*) from _staged where billing_currency is null")[0]
     if not blank:
         return None
     named = con.execute("select distinct billing_currency from _staged where billing_currency is not null").fetchall()

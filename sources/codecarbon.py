@@ -24,12 +24,12 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from core.sql import literal
+from core.sql import literal, one_row
 from schemas.contract import reject_sql
 from schemas.runs import Runs
 from sources.base import Head, Reader, Staged, duck_error, gzip_ok, register
-from sources.reference_data import resolve_gpu
 from sources.linecount import LineCount
+from sources.reference_data import resolve_gpu
 from sources.tabular import stage_sql, tabular_expected_rows
 
 COUNTRY_TIMEZONES = Path(__file__).parent / "country_timezones.csv"
@@ -104,7 +104,7 @@ class CodeCarbonReader(Reader):
                                  "Export emissions.csv from CodeCarbon again, or pass the right --kind")
         raw_view(con, head, headers)
         country_zones(con)
-        rows_read = con.execute("select count(*) from raw_codecarbon").fetchone()[0]
+        rows_read = one_row(con, "select count(*) from raw_codecarbon")[0]
         stage_sql(con, head.path, "stg_codecarbon__runs.sql", {"timezone": tz})
         resolve_gpu_models(con)
         sql = reject_sql(Runs, {r[0] for r in con.execute("describe _staged").fetchall()})
@@ -123,8 +123,7 @@ class CodeCarbonReader(Reader):
         return tabular_expected_rows(con, head, count, staged.header_records)
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        n, kwh, kg = con.execute("select count(*), sum(energy_kwh), sum(emissions_kg) from runs where file_id = ?",
-                                 [file_id]).fetchone()
+        n, kwh, kg = one_row(con, "select count(*), sum(energy_kwh), sum(emissions_kg) from runs where file_id = ?", [file_id])
         return {"runs": n, "energy_kwh": float(kwh or 0), "emissions_kg": float(kg or 0)}
 
 

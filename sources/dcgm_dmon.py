@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from core.sql import literal, read_sql, sql_text
+from core.sql import literal, sql_text
 from sources.base import Head, Staged, register
 from sources.telemetry import TelemetryReader
 

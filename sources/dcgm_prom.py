@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import literal, read_sql, sql_text
+from core.sql import literal, one_row, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
 from sources.telemetry import TelemetryReader
@@ -24,7 +24,8 @@ def scrape_time(head: Head, option: str | None) -> tuple[datetime, str]:
         return datetime.fromisoformat(option.replace("Z", "+00:00")).astimezone(timezone.utc).replace(tzinfo=None), "option"
     name = head.path.name
     if m := ISO_IN_NAME.search(name):
-        return datetime(*map(int, m.groups())), "file_name"
+        year, month, day, hour, minute, second = map(int, m.groups())
+        return datetime(year, month, day, hour, minute, second), "file_name"
     if m := EPOCH_IN_NAME.search(name):
         return datetime.fromtimestamp(int(m.group(1)), timezone.utc).replace(tzinfo=None), "file_name_epoch"
     mtime = head.path.stat().st_mtime
@@ -69,6 +70,6 @@ class DcgmPromReader(TelemetryReader):
         self.sample_views(con, "stg_dcgm_prom__samples.sql", sql_text("10_staging", "stg_dcgm_prom__samples.sql"),
                           scrape_ms=str(int(scrape_ms)))
         rows_read, _ = self.group(con, head)
-        untimed = con.execute("select count(*) from _tel where t0_ms = ?", [scrape_ms]).fetchone()[0]
+        untimed = one_row(con, "select count(*) from _tel where t0_ms = ?", [scrape_ms])[0]
         notes = [f"scrape time from {basis}: {ts.isoformat()}Z"] if untimed else []
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "text", notes=notes)

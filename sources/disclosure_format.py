@@ -25,6 +25,7 @@ import duckdb
 import yaml
 
 from core.errors import InputError
+from core.sql import one_row
 from core.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
 from sources.base import Head, Reader, Staged, register
 from sources.reference_data import read_rows
@@ -257,7 +258,7 @@ def written_numbers(doc: Mapping[str, Any], texts: Mapping[str, str]) -> dict[st
             continue
         text = texts.get(k)
         y = number(text) if text is not None else None
-        out[k] = text.strip() if y is not None and math.isclose(y, x, rel_tol=1e-12) else number_as_text(x)
+        out[k] = text.strip() if text is not None and y is not None and math.isclose(y, x, rel_tol=1e-12) else number_as_text(x)
     return out
 
 
@@ -265,13 +266,13 @@ def converted_text(written: str | None, value: float | None) -> str | None:
     """A number written in one unit, re-expressed in the format's unit without touching its
     digits: '1710' (g) for 0.00171 t -> '1710e-6'. Card units differ by powers of ten only."""
     x = number(written)
-    if x is None or value is None or x == 0 or value == 0:
+    if written is None or x is None or value is None or x == 0 or value == 0:
         return written
     mantissa, _, exponent = written.strip().lower().partition("e")
     return f"{mantissa}e{int(exponent or 0) + round(math.log10(value / x))}"
 
 
-def engine_input(values: Mapping[str, Any], texts: Mapping[str, str]) -> dict[str, Any]:
+def engine_input(values: Mapping[str, Any], texts: Mapping[str, str | None]) -> dict[str, Any]:
     """A disclosure as pipelines.reconstruct takes it: its values, and each number as written
     under NUMBER_TEXT. ``meterbook reconstruct`` (from the file) and the audit (from
     the warehouse) both build their input here, so both read the same printed precision."""
@@ -581,9 +582,9 @@ class DisclosureReader(Reader):
                       notes=[f"{d.model}: {f}" for d in good for f in d.findings])
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        n, with_findings, n_findings, co2 = con.execute(
-            "select count(*), count(*) filter (where len(findings) > 0), coalesce(sum(len(findings)), 0), "
-            "sum(co2e_location_t) from disclosures where file_id = ?", [file_id]).fetchone()
+        n, with_findings, n_findings, co2 = one_row(
+            con, "select count(*), count(*) filter (where len(findings) > 0), coalesce(sum(len(findings)), 0), "
+                 "sum(co2e_location_t) from disclosures where file_id = ?", [file_id])
         return {"disclosures": n, "with_findings": with_findings, "findings": int(n_findings),
                 "co2e_location_t": float(co2) if co2 is not None else None}
 

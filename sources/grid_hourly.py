@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import literal
+from core.sql import literal, one_row
 from schemas.contract import reject_sql
 from schemas.grid_hours import GridHours
 from sources.base import Head, Reader, Staged, register
@@ -101,9 +101,9 @@ class GridHourlyReader(Reader):
         return tabular_expected_rows(con, head, count)
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        zones, hours, first, last, types = con.execute("""
+        zones, hours, first, last, types = one_row(con, """
             select count(distinct zone), count(distinct hour_start), min(hour_start), max(hour_start),
                    list(distinct factor_type order by factor_type)
-            from grid_hours where file_id = ?""", [file_id]).fetchone()
+            from grid_hours where file_id = ?""", [file_id])
         return {"zones": zones, "hours": hours, "first_hour": str(first) if first else None,
                 "last_hour": str(last) if last else None, "factor_types": types or []}

@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from core.sql import one_row
 from schemas.contract import reject_sql
 from schemas.instruments import Instruments
 from sources.base import Head, Reader, Staged, register
@@ -59,6 +60,6 @@ class InstrumentsReader(Reader):
         return tabular_expected_rows(con, head, count)
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        n, mwh, zones = con.execute("""select count(*), sum(volume_mwh), list(distinct zone order by zone)
-                                       from instruments where file_id = ?""", [file_id]).fetchone()
+        n, mwh, zones = one_row(con, """select count(*), sum(volume_mwh), list(distinct zone order by zone)
+                                        from instruments where file_id = ?""", [file_id])
         return {"instruments": n, "volume_mwh": float(mwh or 0), "zones": zones or []}

@@ -11,6 +11,7 @@ from typing import Any
 
 import duckdb
 
+from core.sql import one_row
 from schemas.contract import reject_sql
 from schemas.invoices import Invoices
 from sources.base import Head, Reader, Staged, register
@@ -39,12 +40,12 @@ class InvoicesReader(Reader):
         sql = reject_sql(Invoices, {r[0] for r in con.execute("describe _staged").fetchall()})
         if sql:
             con.execute(sql)
-        again = con.execute("""
+        again = one_row(con, """
             select string_agg(distinct s.invoice_id || ' (file_id ' || i.file_id || ')', ', ' order by 1)
             from _staged s
             join invoices i using (invoice_id)
             join source_files f on f.file_id = i.file_id and f.status = 'loaded' and f.path <> ?""",
-            [str(head.path.resolve())]).fetchone()[0]
+            [str(head.path.resolve())])[0]
         notes = [f"invoices loaded before, this file's amounts are used: {again}"] if again else []
         return Staged(rows_read=rows_read, format_version="1", notes=notes)
 

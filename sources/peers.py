@@ -20,7 +20,7 @@ import re
 from dataclasses import astuple, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from core.units import G_PER_LB, KWH_PER_MWH
 from sources.reference_data import KEYS, REFERENCE_DIR, _norm_region, coefficient_id, read_rows, resolve_gpu
@@ -149,7 +149,7 @@ def green_algorithms(root: Path) -> Iterator[PeerValue | None]:
         kind, zone = (("world", "WORLD") if loc == "WORLD" else ("us_state", loc) if loc.startswith("US-")
                       else ("country", loc) if r["Type"] == "Country" else (None, None))
         year = _year(r["source"] + " " + r["comments"])
-        if kind and _grid_year(kind, zone):
+        if kind and zone is not None and _grid_year(kind, zone):
             yield _pv(f"grid_intensity:{kind}:{zone}:{_grid_year(kind, zone)}:location", "Green Algorithms",
                       float(r["carbonIntensity"]), loc, year, "read", src)
         if kind == "world":
@@ -158,11 +158,11 @@ def green_algorithms(root: Path) -> Iterator[PeerValue | None]:
     src_dc = f"{GREEN_ALGORITHMS} data/latest/cloudProviders_datacenters.csv -> CI_aggregated.csv"
     for r in _csv(d / "cloudProviders_datacenters.csv", skip=1):
         zone = f"{r['provider']}:{_norm_region(r['Name'])}"
-        loc = ci.get(r["location"])
-        if loc and _grid_year("cloud_region", zone):
+        ci_row = ci.get(r["location"])
+        if ci_row and _grid_year("cloud_region", zone):
             yield _pv(f"grid_intensity:cloud_region:{zone}:{_grid_year('cloud_region', zone)}:location", "Green Algorithms",
-                      float(loc["carbonIntensity"]), f"{r['Name']} ({r['location']})",
-                      _year(loc["source"] + " " + loc["comments"]), "read", src_dc)
+                      float(ci_row["carbonIntensity"]), f"{r['Name']} ({r['location']})",
+                      _year(ci_row["source"] + " " + ci_row["comments"]), "read", src_dc)
         if r["PUE"].strip() and _exists(f"pue:{r['provider']}:{r['Name']}:hyperscale"):
             yield _pv(f"pue:{r['provider']}:{r['Name']}:hyperscale", "Green Algorithms", float(r["PUE"]), r["Name"],
                       "2020", "read", f"{GREEN_ALGORITHMS} data/latest/cloudProviders_datacenters.csv")
@@ -176,9 +176,9 @@ def green_algorithms(root: Path) -> Iterator[PeerValue | None]:
             yield _pv(cid, "Green Algorithms", float(r["PUE"]), r["provider"], _year_of(r["source"]), "read", src)
     src = f"{GREEN_ALGORITHMS} data/latest/TDP_gpu.csv"
     for r in _csv(d / "TDP_gpu.csv", skip=1):
-        cid = _gpu("tdp_w", r["model"])
-        if cid and r["TDP"].strip() and _exists(cid):
-            yield _pv(cid, "Green Algorithms", float(r["TDP"]), r["model"], "", "read", src)
+        gpu_cid = _gpu("tdp_w", r["model"])
+        if gpu_cid and r["TDP"].strip() and _exists(gpu_cid):
+            yield _pv(gpu_cid, "Green Algorithms", float(r["TDP"]), r["model"], "", "read", src)
     ref = {r["variable"]: r for r in _csv(d / "referenceValues.csv", skip=1)}
     yield _pv("assumptions:memory_power_w_per_gb", "Green Algorithms", float(ref["memoryPower"]["value"]), "memoryPower",
               "", "read", f"{GREEN_ALGORITHMS} data/latest/referenceValues.csv")
@@ -241,9 +241,9 @@ def spruce(root: Path) -> Iterator[PeerValue | None]:
     src = f"{SPRUCE} src/main/resources/ccf/accelerators.json GPU_INFO"
     for name, w in info.items():
         for metric, key in (("tdp_w", "max"), ("idle_w", "min")):
-            cid = _gpu(metric, name)
-            if cid and _exists(cid):
-                yield _pv(cid, "SPRUCE", float(w[key]), f"{name} {key}", "", "read", src)
+            gpu_cid = _gpu(metric, name)
+            if gpu_cid and _exists(gpu_cid):
+                yield _pv(gpu_cid, "SPRUCE", float(w[key]), f"{name} {key}", "", "read", src)
         yield _pv("assumptions:idle_power_fraction_of_tdp", "SPRUCE", w["min"] / w["max"], f"{name} min/max", "", "read", src)
 
 
@@ -262,15 +262,15 @@ def mlco2_impact(root: Path) -> Iterator[PeerValue | None]:
             for metric, raw, scale in (("tdp_w", r[2], 1.0), ("peak_flops_fp32", r[3], FLOPS_PER_TFLOPS),
                                        ("peak_flops_fp16", r[4], FLOPS_PER_TFLOPS)):
                 cid = _gpu(metric, r[0])
-                if cid and _exists(cid) and _number(raw) is not None:
-                    yield _pv(cid, "ML CO2 Impact", _number(raw) * scale, r[0], "", "read", src)
+                if cid and _exists(cid) and (x := _number(raw)) is not None:
+                    yield _pv(cid, "ML CO2 Impact", x * scale, r[0], "", "read", src)
             tdp_by_row[r[0]] = _number(r[2])
     # convention_tdp copies the calculator's rows, each naming the row it copied ("row 'Tesla P100'");
     # reading that row back proves the copy, also where one row serves several of our models
     for c in read_rows("convention_tdp"):
         row = re.search(r"row '([^']+)'", c["source"])
-        if c["convention"] == "mlco2-impact" and row and tdp_by_row.get(row.group(1)) is not None:
-            yield _pv(f"convention_tdp:mlco2-impact:{c['gpu_model']}", "ML CO2 Impact", tdp_by_row[row.group(1)],
+        if c["convention"] == "mlco2-impact" and row and (tdp := tdp_by_row.get(row.group(1))) is not None:
+            yield _pv(f"convention_tdp:mlco2-impact:{c['gpu_model']}", "ML CO2 Impact", tdp,
                       row.group(1), "", "read", src)
 
 
@@ -309,6 +309,7 @@ def llmcarbon(root: Path) -> Iterator[PeerValue | None]:
 def boavizta() -> Iterator[PeerValue | None]:
     """Embodied (manufacture + transport + end of life) over each model's own full life."""
     import warnings
+    from importlib.metadata import version
 
     # An ImportError here means the test extra is missing (pip install --no-deps -r requirements.lock).
     from boaviztapi import config
@@ -317,7 +318,6 @@ def boavizta() -> Iterator[PeerValue | None]:
     from boaviztapi.dto.component.gpu import GPU, mapper_gpu
     from boaviztapi.models.component import ComponentGPU
     from boaviztapi.models.device.server import DeviceServer
-    from importlib.metadata import version
 
     src = f"boaviztapi {version('boaviztapi')} (PyPI) models.component.gpu, called in-process"
     gpu_arch = get_component_archetype(config.default_gpu, "gpu")
@@ -379,7 +379,8 @@ def _first_grid_years() -> dict[tuple[str, str], str]:
 
 def read_committed(path: Path = PEER_FILE) -> list[PeerValue]:
     with open(path, newline="", encoding="utf-8") as f:
-        return [PeerValue(**{**r, "value": float(r["value"])}) for r in csv.DictReader(f)]
+        rows: Iterable[dict[str, Any]] = csv.DictReader(f)
+        return [PeerValue(**{**r, "value": float(r["value"])}) for r in rows]
 
 
 def collect(shared_data: Path = SHARED_DATA, quoted: Iterable[PeerValue] | None = None) -> list[PeerValue]:

@@ -7,7 +7,8 @@ from typing import Any
 
 import duckdb
 
-from core.sql import literal, read_sql, sql_text
+from core.errors import InputError
+from core.sql import literal, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import csv_names, csv_read, tabular_dialect, tabular_expected_rows
@@ -20,6 +21,12 @@ VALUE_COLUMNS = ("value", "Value", "_value")
 
 def first_present(cols: tuple[str, ...], options: tuple[str, ...]) -> str | None:
     return next((c for c in options if c in cols), None)
+
+
+def long_columns(cols: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """The long CSV's time, metric and value columns, or None when one of them is missing."""
+    time_c, metric_c, value_c = (first_present(cols, o) for o in (TIME_COLUMNS, METRIC_COLUMNS, VALUE_COLUMNS))
+    return (time_c, metric_c, value_c) if time_c and metric_c and value_c else None
 
 
 @register
@@ -55,8 +62,7 @@ class PromCsvReader(TelemetryReader):
 
     def sniff(self, head: Head) -> str | None:
         cols = head.columns
-        if first_present(cols, TIME_COLUMNS) and first_present(cols, METRIC_COLUMNS) and first_present(cols, VALUE_COLUMNS) \
-                and ("DCGM_FI_" in head.text or "dcgm_" in head.text):
+        if long_columns(cols) and ("DCGM_FI_" in head.text or "dcgm_" in head.text):
             return "long-csv"
         return None
 
@@ -70,7 +76,9 @@ class PromCsvReader(TelemetryReader):
         """The samples of the CSV read by relation `src` (text columns c0..cN by position) and
         the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
         cols = csv_names(head)
-        time_c, metric_c, value_c = (first_present(cols, o) for o in (TIME_COLUMNS, METRIC_COLUMNS, VALUE_COLUMNS))
+        if (found := long_columns(cols)) is None:   # detect() sniffed this header, so only a direct call gets here
+            raise InputError(head.path, "not a long CSV", "no time, metric or value column", "Pass the --kind this file is")
+        time_c, metric_c, value_c = found
         # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
         # Header names enter SQL only as escaped literals and quoted identifiers.
         label_cols = [c for c in cols if c not in (time_c, metric_c, value_c)]

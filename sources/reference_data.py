@@ -13,13 +13,14 @@ what each file holds and where its figures come from.
 
 from __future__ import annotations
 
-from core.sql import literal
 import csv
 import re
 from functools import lru_cache
 from pathlib import Path
 
 import duckdb
+
+from core.sql import literal
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 

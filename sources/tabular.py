@@ -9,7 +9,7 @@ from typing import Callable
 import duckdb
 
 from core.errors import InputError
-from core.sql import ident, literal, read_sql
+from core.sql import ident, literal, one_row, read_sql
 from sources.base import Head, duck_error
 from sources.linecount import LineCount
 
@@ -93,7 +93,7 @@ def tabular_expected_rows(con: duckdb.DuckDBPyConnection, head: Head, count: Lin
     part of concatenated files), JSON lines as they are, Parquet rows as its footer states them
     (metadata, not a scan)."""
     if head.parquet:
-        return int(con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(head.path)]).fetchone()[0] or 0)
+        return int(one_row(con, "select sum(num_rows) from parquet_file_metadata(?)", [str(head.path)])[0] or 0)
     if count is None:
         return None
     return count.content - (0 if is_json_lines(head) else min(staged_headers, count.content))
@@ -231,7 +231,7 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
             con.execute(f"create or replace temp table _staged_rows as {sql}")
             # rowids of rows written inside an open transaction start at a large internal offset,
             # but they are consecutive in insertion order: number from the first one
-            base = con.execute("select coalesce(min(rowid), 0) from _staged_rows").fetchone()[0]
+            base = one_row(con, "select coalesce(min(rowid), 0) from _staged_rows")[0]
             con.execute(f"create or replace temp view _staged as select rowid - {int(base)} + 1 as row_number, "
                         "* exclude (row_number) from _staged_rows")
         else:
@@ -249,4 +249,4 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
             select row_number, e.column_name, e.check_name, e.value, e.message
             from (select row_number, unnest({column}) as e from _staged where len({column}) > 0)
         """)
-    return con.execute("select coalesce(max(row_number), 0) from _staged").fetchone()[0]
+    return one_row(con, "select coalesce(max(row_number), 0) from _staged")[0]

@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import fill, read_sql
+from core.sql import fill, one_row, read_sql
 from sources.base import Head, Reader, duck_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
@@ -48,7 +48,7 @@ class TelemetryReader(Reader):
         rows_read, rejected = self.fold(con)
         if rejected:
             con.execute("insert into _rejects " + read_sql("10_staging", "stg_telemetry__reject_lines.sql"))
-            located = con.execute("select count(distinct row_number) from _rejects").fetchone()[0]
+            located = one_row(con, "select count(distinct row_number) from _rejects")[0]
             if located != rejected:
                 raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
         return rows_read, rejected
@@ -57,25 +57,30 @@ class TelemetryReader(Reader):
         """From _tel_groups: labels, the common shape, and (rows read, rows rejected)."""
         con.execute("create or replace temp table _tel_labelsets as " + read_sql("10_staging", "stg_dcgm__labelsets.sql"))
         con.execute("create or replace temp table _tel as " + read_sql("10_staging", "stg_dcgm__tel.sql"))
-        return con.execute("""
+        row = one_row(con, """
             select coalesce(sum(n_lines), 0),
                    coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0)
-            from _tel""").fetchone()
+            from _tel""")
+        return row[0], row[1]
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
         for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql")):
             con.execute(f"insert into {table} by name select ? as file_id, * from ({read_sql('10_staging', model)})", [file_id])
-        return con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
+        return self.samples_loaded(con)
+
+    def samples_loaded(self, con: duckdb.DuckDBPyConnection) -> int:
+        """Samples of a known metric on a known GPU: the ones load() keeps."""
+        return one_row(con, "select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu")[0]
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
         it), so `ingest --json` and the reports never disagree on one file."""
-        gpus, samples_used = con.execute("""
+        gpus, samples_used = one_row(con, """
             -- a field the file does not carry counts nothing (its n_* is null, not 0)
             select count(distinct gpu_uuid), sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
                                                  + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
-            from gpu_hour_parts where file_id = ?""", [file_id]).fetchone()
-        loaded = con.execute("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").fetchone()[0]
+            from gpu_hour_parts where file_id = ?""", [file_id])
+        loaded = self.samples_loaded(con)
         return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),
                 "samples_other_metrics": loaded - int(samples_used or 0)}
 

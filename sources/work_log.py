@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from core.sql import one_row
 from schemas.contract import reject_sql
 from schemas.work_log import WorkLog
 from sources.base import Head, Reader, Staged, register
@@ -64,7 +65,6 @@ class WorkLogReader(Reader):
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "csv")
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        jobs, windows, tokens, requests = con.execute(
-            "select count(distinct job_id), count(*), sum(tokens), sum(requests) from work_log where file_id = ?",
-            [file_id]).fetchone()
+        jobs, windows, tokens, requests = one_row(
+            con, "select count(distinct job_id), count(*), sum(tokens), sum(requests) from work_log where file_id = ?", [file_id])
         return {"jobs": jobs, "windows": windows, "tokens": float(tokens or 0), "requests": float(requests or 0)}

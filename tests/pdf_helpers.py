@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pikepdf
-
 from click.testing import CliRunner
 from pypdf import PdfReader
 

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pypdf import PdfReader
-from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NameObject, StreamObject, TextStringObject
+from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, StreamObject, TextStringObject
 
 ALLOWED_FILTERS = {"/ASCIIHexDecode", "/ASCII85Decode", "/FlateDecode", "/RunLengthDecode", "/CCITTFaxDecode",
                    "/JBIG2Decode", "/DCTDecode", "/JPXDecode"}

@@ -123,8 +123,8 @@ def test_team_month_keeps_report_columns_and_sums_to_source(tmp_path):
     ('[[teams.rules]]\nfield = "service"\npattern = "(unclosed"\nteam = "a"\n', "not a regular expression"),
 ])
 def test_bad_allocation_config_is_one_located_error(tmp_path, toml, message):
-    from pipelines.config import load_config
     from core.errors import InputError
+    from pipelines.config import load_config
     p = tmp_path / "meterbook.toml"
     p.write_text(toml)
     with pytest.raises(InputError, match=message):

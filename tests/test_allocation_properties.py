@@ -8,7 +8,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.vocabulary import CATEGORIES, RULES
 from pipelines.config import Config

@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -22,12 +23,15 @@ from pipelines.reconstruct_cli import read_disclosures
 from pipelines.stages import run_stages
 from pipelines.warehouse import connect
 from reports.audit import METERS, build_audit_context, meter_rows
+from reports.labels import coefficient_label
 from reports.render import sig
 from sources.disclosure_format import TEXT_COLUMNS
 from tests.pdf_helpers import cli, stable, text
 
 DATA = Path(__file__).parent / "data" / "disclosures" / "published"
 PRECISION = Path(__file__).parent / "data" / "disclosures" / "precision"
+# A CodeCarbon run (CodeCarbon 3.2's own CSV layout) of 8 H100s on research's host ip-10-0-2-21, 02:00-10:00 UTC
+RUN_ON_HOST = Path(__file__).parent / "data" / "codecarbon" / "run_on_a_team_host.csv"
 MODELS = ["Llama 2 7B", "GPT-3 175B"]
 
 
@@ -37,8 +41,9 @@ def wh(tmp_path_factory) -> dict:
     cli("demo", "--out", str(root / "demo"))
     wh = root / "wh.duckdb"
     d = root / "demo"
-    cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "disclosures"), str(DATA / "llama-2-7b.yaml"),
-        str(DATA / "gpt-3-175b.yaml"), "--warehouse", str(wh))
+    # what `make report` ingests, the published models and the CodeCarbon run on a team's host
+    cli("ingest", *(str(d / k) for k in ("billing", "invoices", "dcgm", "codecarbon", "disclosures", "work", "grid", "instruments")),
+        str(DATA / "llama-2-7b.yaml"), str(DATA / "gpt-3-175b.yaml"), str(RUN_ON_HOST), "--warehouse", str(wh))
     return {"root": root, "wh": wh, "config": d / "meterbook.toml"}
 
 
@@ -51,6 +56,12 @@ def audit(wh) -> Path:
     output = cli(*args)
     assert f"wrote {out / 'audit.pdf'}" in output
     return out / "audit.pdf"
+
+
+@pytest.fixture(scope="module")
+def body(audit) -> str:
+    """The audit's text, read once (pypdf takes seconds over its pages)."""
+    return text(audit)
 
 
 def disclosure(path: Path) -> dict:
@@ -70,8 +81,7 @@ def test_meters_equal_reconstruct(audit):
                 assert got[meter]["status"] == m["status"]
 
 
-def test_every_section_and_entity(audit, wh):
-    body = text(audit)
+def test_every_section_and_entity(audit, wh, body):
     for s in ("Entities", "Meters: reported vs reconstructed", "CO2e: location-based, market-based and embodied",
               "(tornado)", "Consistency of reported figures",
               "To audit without assumptions, publish", "Methodology", "Lineage"):
@@ -84,8 +94,7 @@ def test_every_section_and_entity(audit, wh):
         assert status in body
 
 
-def test_reported_figure_and_check_are_printed(audit):
-    body = text(audit)
+def test_reported_figure_and_check_are_printed(audit, body):
     llama = reconstruct(disclosure(DATA / "llama-2-7b.yaml"))
     check = next(c for c in llama["checks"] if c["meter"] == "co2e_location_kg")
     assert sig(check["reported"]) in body and check["status"] in body
@@ -186,9 +195,9 @@ def _sections(body: str) -> dict[str, str]:
     return {p.split("\n", 1)[0].strip(): p for p in parts}
 
 
-def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
+def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh, body):
     rows = list(csv.DictReader(io.StringIO(PdfReader(audit).attachments["audit.csv"][0].decode())))
-    sections = _sections(text(audit))
+    sections = _sections(body)
     con = connect(wh["wh"], read_only=True)
     busy = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours > 0").fetchall()]
     assert busy and set(busy) <= set(sections)
@@ -201,6 +210,9 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh):
         page = sections[team]
         assert "What drives CO2e, location-based (kg) (tornado)" in page and "What drives CO2e, embodied (kg) (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
+    # a team without GPU use measured nothing and estimated nothing: its zeros are derived
+    idle = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours = 0").fetchall()]
+    assert idle and all(r["status"] == "derived" for r in rows if r["entity"] in idle)
 
 
 def test_without_a_declared_factor_the_residual_mix_stands_in_with_its_source(wh, tmp_path):
@@ -238,3 +250,144 @@ def test_an_operators_published_market_factor_is_shown_with_its_source_and_year(
     assert "from 2020" in market["method"] and "Meta 2024 Sustainability Report" in market["method"]
     # the MFU the published hours imply is not a published MFU
     assert next(m for m in llama["meters"] if m["meter"] == "mfu")["reported"] is None
+
+
+# ---------------------------------------------------------------- the statement (page 1)
+
+
+def _attachment(pdf: Path, name: str):
+    raw = PdfReader(pdf).attachments[name][0].decode()
+    return json.loads(raw) if name.endswith(".json") else list(csv.DictReader(io.StringIO(raw)))
+
+
+STATEMENT_METERS = {"co2e_location_kg": "location", "co2e_market_kg": "market", "co2e_embodied_kg": "embodied",
+                    "it_energy_kwh": "it_energy"}
+
+
+def test_page_one_totals_are_the_sum_of_the_rows_that_add_up(audit, wh):
+    statement = _attachment(audit, "statement.json")
+    totals = {t["meter"]: t for t in statement["totals"]}
+    adding = [r for r in statement["rows"] if r["adds_up"]]
+    con = connect(wh["wh"], read_only=True)
+    teams = {t for (t,) in con.execute("select team from team_month where month = '2026-10'").fetchall()}
+    assert {r["entity"] for r in adding} == teams, "every team, the unallocated row included, and nothing else adds up"
+    for meter, column in STATEMENT_METERS.items():
+        t = totals[meter]
+        assert t["value"] == pytest.approx(sum(r[column]["value"] for r in adding), rel=1e-12), meter
+        assert t["low"] <= t["value"] <= t["high"] and t["low"] < t["high"], meter
+    outside = [r for r in statement["rows"] if not r["adds_up"]]
+    assert {r["entity"] for r in outside} >= set(MODELS), "published models trained elsewhere are not added"
+    page1 = PdfReader(audit).pages[0].extract_text()
+    assert "Footprint statement" in page1 and "Scope 2, location-based" in page1 and "Scope 2, market-based" in page1
+    for meter in ("co2e_location_kg", "co2e_market_kg", "co2e_embodied_kg"):   # each printed with its range
+        t = totals[meter]
+        assert sig_total(t["value"]) in page1 and f"{sig_total(t['low'])} – {sig_total(t['high'])}" in page1, meter
+
+
+def sig_total(x: float) -> str:
+    return f"{x:,.1f}"
+
+
+def test_energy_by_tier_adds_to_the_it_energy_total(audit):
+    totals = {t["meter"]: t for t in _attachment(audit, "statement.json")["totals"]}
+    assert totals["it_energy_kwh_measured"]["value"] + totals["it_energy_kwh_estimated"]["value"] == \
+        pytest.approx(totals["it_energy_kwh"]["value"], rel=1e-12)
+    assert totals["it_energy_kwh_measured"]["status"] == "measured" and totals["it_energy_kwh_measured"]["value"] > 0
+
+
+def test_the_acme_disclosure_uses_the_measurement_and_says_the_estimate_missed(audit, wh):
+    con = connect(wh["wh"], read_only=True)
+    (measured,) = con.execute("select it_energy_kwh from host_workload_month where host = 'ip-10-0-2-21'").fetchone()
+    assert measured == pytest.approx(124.6, abs=0.05)
+    ctx = build_audit_context(con, load_config(wh["config"]), ["Acme-Embed-1B"], "2026-10")
+    acme = next(e for e in ctx["entities"] if e["name"] == "Acme-Embed-1B")
+    it = next(m for m in acme["meters"] if m["meter"] == "it_energy_kwh")
+    assert it["status"] == "measured" and it["value"] == pytest.approx(measured, rel=1e-9)
+    assert it["estimate"]["status"] == "estimated" and it["estimate"]["high"] < measured, "the estimate beside it"
+    co2e = next(m for m in acme["meters"] if m["meter"] == "co2e_location_kg")
+    assert co2e["value"] > co2e["estimate"]["value"], "CO2e follows the measured energy"
+    # the disclosure trained on research's host is a part of research, not a second addend
+    row = next(r for r in ctx["statement"]["rows"] if r["name"] == "Acme-Embed-1B")
+    assert not row["adds_up"] and row["role"] == "part of research (host ip-10-0-2-21)"
+    (miss,) = [f for f in acme["findings"] if "misses" in f]
+    assert "124.6 kWh" in miss and coefficient_label("assumptions:gpu_power_fraction_of_tdp") in miss, miss
+
+
+def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh, body):
+    statement = _attachment(audit, "statement.json")
+    (run,) = [r for r in statement["rows"] if r["kind"] == "run" and r["entity"].startswith("llm-pretrain")]
+    assert not run["adds_up"] and run["in_total"] == "part of research (host ip-10-0-2-21)"
+    assert run["it_energy"]["status"] == "measured" and run["it_energy"]["value"] == pytest.approx(41.6)
+    con = connect(wh["wh"], read_only=True)
+    (team_kwh,) = con.execute("select sum(it_energy_kwh) from team_month where month = '2026-10'").fetchone()
+    total = next(t for t in statement["totals"] if t["meter"] == "it_energy_kwh")
+    assert total["value"] == pytest.approx(team_kwh, rel=1e-12), "the run's energy is inside research's, not added"
+    # the demo's resnet sweep ran where no telemetry was: stated, and not added either
+    sweep = [r for r in statement["rows"] if r["entity"].startswith("resnet-sweep")]
+    assert sweep and all(not r["adds_up"] and r["in_total"] == "outside the total" for r in sweep)
+    assert "no host telemetry saw a workload" in " ".join(body.split())
+
+
+def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh, body):
+    body = " ".join(body.split())
+    assert "5th to 95th percentile of one seeded Monte Carlo engine" in body
+    assert "seed 0, 10,000 draws" in body
+    # a team's range is a percentile of its draws, inside the product of every assumption's ends
+    con = connect(wh["wh"], read_only=True)
+    rows = {(r["entity"], r["meter"]): r for r in _attachment(audit, "audit.csv")}
+    for team, low_b, high_b in con.execute("select team, co2e_kg_low, co2e_kg_high from team_month "
+                                           "where month = '2026-10' and co2e_kg > 0").fetchall():
+        r = rows[(team, "co2e_location_kg")]
+        if any(con.execute("select 1 from team_energy_lines where team = ? and basis = 'estimated'", [team]).fetchall()):
+            assert low_b < float(r["low"]) and float(r["high"]) < high_b, (team, r)
+    # market-based too: the percentiles of its draws, inside team_month's interval bounds
+    for team, low_b, high_b in con.execute("select team, co2e_market_kg_low, co2e_market_kg_high from team_month "
+                                           "where month = '2026-10' and co2e_market_kg > 0").fetchall():
+        r = rows[(team, "co2e_market_kg")]
+        assert low_b < float(r["low"]) < float(r["value"]) < float(r["high"]) < high_b, (team, r)
+    # the sections the audit shares with the chargeback print no interval bounds here
+    assert "interval bounds over" not in body and "bounds in small print" not in body
+
+
+def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit, body):
+    factors = _attachment(audit, "factors.csv")
+    assert len(factors) >= 8
+    for f in factors:
+        assert f["source"].strip(), f
+        if f["coefficient_id"].startswith("market:") and not f["year"]:
+            # a market-based factor declared without a year: printed as such, and flagged
+            assert f["year_basis"] == "not stated" and "source and" in f["notes"], f
+            continue
+        assert re.fullmatch(r"(19|20)\d\d", f["year"]) and f["year_basis"], f
+        assert float(f["low"]) <= float(f["value"]) <= float(f["high"]), f
+    grid = next(f for f in factors if f["coefficient_id"].startswith("grid_intensity:cloud_region:aws:us-east-1:"))
+    assert grid["year"] == "2023" and "borrowed" in grid["notes"], "the borrowed region's note travels with the factor"
+    assert "borrowed" in " ".join(body.split()), "and is printed"
+    # the demo's contractual instrument and supplier factor, as declared: source and year
+    claimed = {f["factor"]: f for f in factors if f["coefficient_id"].startswith("market:")}
+    rec = next(f for name, f in claimed.items() if "REC-PJM-DEMO-0417" in name)
+    supplier = next(f for name, f in claimed.items() if name.startswith("supplier factor"))
+    assert rec["year"] == "2026" and "PJM-GATS" in rec["source"] and float(rec["value"]) == 0, rec
+    assert supplier["year"] == "2025" and "fuel mix disclosure" in supplier["source"], supplier
+    embodied = [f for f in factors if f["coefficient_id"].startswith("embodied:")]
+    assert embodied and all("recsys" in f["used_by"] or f["used_by"] for f in embodied)
+
+
+def test_the_boundary_is_stated_and_settable(audit, wh, tmp_path, body):
+    statement = _attachment(audit, "statement.json")
+    b = statement["boundary"]
+    assert b["consolidation"] == "operational control" and b["period_text"] == "2026-10-01 to 2026-10-31"
+    assert any("host power beyond the GPUs" in x for x in b["excluded"]) and b["primary"] and b["secondary"]
+    body = " ".join(body.split())
+    assert "Boundary" in body and "operational control" in body
+    config = tmp_path / "meterbook.toml"
+    config.write_text(Path(wh["config"]).read_text() + '\n[audit]\nconsolidation = "financial control"\nhost_overhead = "included"\n')
+    ctx = build_audit_context(connect(wh["wh"], read_only=True), load_config(config), MODELS, "2026-10")
+    s = ctx["statement"]
+    assert s["boundary"]["consolidation"] == "financial control"
+    assert any("host-overhead model" in x for x in s["boundary"]["included"])
+    (model,) = [r for r in s["rows"] if r["kind"] == "model"]
+    assert model["adds_up"] and model["it_energy"]["value"] > 0
+    location = next(t for t in s["totals"] if t["meter"] == "co2e_location_kg")
+    base = next(t for t in statement["totals"] if t["meter"] == "co2e_location_kg")
+    assert location["value"] == pytest.approx(base["value"] + model["location"]["value"], rel=1e-12)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import Config, load_config
 from core.errors import InputError
+from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.stages import VALIDATED, contract_failures
 from pipelines.warehouse import connect

@@ -3,7 +3,6 @@ wrong type says what is expected, `config check` shows what the file maps and wh
 the --help example is a real file, and commands that read a warehouse never create one."""
 from __future__ import annotations
 
-import re
 import textwrap
 from datetime import datetime
 from pathlib import Path
@@ -12,9 +11,9 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from core.errors import InputError
 from pipelines.cli import main
 from pipelines.config import example_text, load_config
-from core.errors import InputError
 from tests.conftest import DATA, ingest_json
 from tests.telemetry_fixtures import Trace, write_prom_text
 
@@ -173,8 +172,9 @@ def test_a_warehouse_from_before_invoices_gains_them_on_open(tmp_path):
 def test_reports_name_the_config_they_used(small_warehouse, tmp_path):
     """The config's sha256 in provenance.json and the footer; none given: a warning on page 1
     that names the spend left without a team."""
-    from pypdf import PdfReader
     import json
+
+    from pypdf import PdfReader
     res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(small_warehouse),
                                     "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output

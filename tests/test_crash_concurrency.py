@@ -5,8 +5,11 @@ an exclusive file lock for a writer) and changes nothing; the first run finishes
 """
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -14,7 +17,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
+from pipelines.cli import main
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
 from tests.conftest import DATA, ROOT, run_cli
@@ -132,26 +137,36 @@ def test_sigkill_while_replacing_a_file_keeps_old_or_new(states):
     assert len(final["files"]) == 1 and final["charges"][0][1] == ROWS
 
 
-def test_two_writers_at_once_one_waits_for_nothing_and_gets_an_error_line(states):
-    """Two ingests started together on one warehouse: whichever opens it second exits with one
-    Error: line and writes nothing; the other completes. (Which one wins is up to the scheduler.)"""
+def warehouse_lock_held(path: Path) -> bool:
+    """Whether some process holds a write lock on the warehouse file. Asked with F_GETLK, which
+    reports a conflicting lock without taking one, so the probe never races the writer."""
+    flock = struct.pack("hh4xqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    with open(path, "rb") as fh:
+        l_type = struct.unpack("hh4xqqi4x", fcntl.fcntl(fh.fileno(), fcntl.F_GETLK, flock))[0]
+    return l_type != fcntl.F_UNLCK
+
+
+def test_a_second_writer_gets_one_error_line_and_changes_nothing(states):
+    """While one ingest holds the warehouse, a second meterbook on it exits with one Error: line
+    and writes nothing; the first completes, and the refused run works when run again. The second
+    starts once the first is seen holding the lock (a fixed sleep raced start-up under load)."""
     wh = copy_warehouse(states["before"], states["root"] / "busy.duckdb")
     other = states["root"] / "other" / "focus.csv"
     other.parent.mkdir()
     other.write_text(SMALL.read_text().replace("111122223333", "555566667777"))   # another account
-    procs = {"big": ingest_proc(wh, states["big"])}
-    time.sleep(min(0.5, states["elapsed"] / 8))
-    procs["other"] = ingest_proc(wh, other)
-    results = {k: (p.wait(timeout=300), p.communicate()[1]) for k, p in procs.items()}
-    failed = [k for k, (code, _) in results.items() if code != 0]
-    assert len(failed) == 1, results
-    code, err = results[failed[0]]
-    assert code == 1 and "Traceback" not in err
-    assert err.strip() == (f"Error: {wh}: warehouse is in use by another meterbook process (file lock held). "
-                           "Wait for the other run to finish, then run this command again")
-    winner = "other" if failed == ["big"] else "big"
-    alone = copy_warehouse(states["before"], states["root"] / f"alone-{winner}.duckdb")
-    ingest_here(alone, states["big"] if winner == "big" else other)
-    assert content(wh) == content(alone)          # the winner's result, nothing of the other
-    # and the refused run simply works when run again
-    ingest_here(wh, states["big"] if winner == "other" else other)
+    big = ingest_proc(wh, states["big"])
+    deadline = time.monotonic() + 120
+    while not warehouse_lock_held(wh):
+        assert big.poll() is None, f"the first ingest ended before it was seen holding the lock: {big.communicate()}"
+        assert time.monotonic() < deadline, "the first ingest never took the warehouse lock"
+        time.sleep(0.005)
+    refused = CliRunner().invoke(main, ["ingest", str(other), "--warehouse", str(wh)])
+    _, big_err = big.communicate(timeout=300)
+    assert big.returncode == 0, big_err
+    assert refused.exit_code == 1 and "Traceback" not in refused.output, refused.output
+    assert refused.stderr.strip() == (f"Error: {wh}: warehouse is in use by another meterbook process (file lock held). "
+                                      "Wait for the other run to finish, then run this command again")
+    alone = copy_warehouse(states["before"], states["root"] / "alone-big.duckdb")
+    ingest_here(alone, states["big"])
+    assert content(wh) == content(alone)          # the first run's result, nothing of the second
+    ingest_here(wh, other)                         # and the refused run simply works when run again

@@ -9,8 +9,7 @@ import duckdb
 import pytest
 import yaml
 
-from sources.disclosure_format import (DESIGN_FIELDS, EXTENSION_FIELDS, FIELDS, Disclosure, parse_disclosure_yaml,
-                                       parse_hf_card)
+from sources.disclosure_format import DESIGN_FIELDS, EXTENSION_FIELDS, FIELDS, Disclosure, parse_disclosure_yaml, parse_hf_card
 from tests.conftest import DATA, SAMPLES, SHARED, ingest_json
 
 CARDS = sorted(p.name for p in (SAMPLES / "model-reports").glob("*.md")) if SAMPLES.is_dir() else []

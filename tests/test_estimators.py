@@ -5,10 +5,18 @@ import numpy as np
 import pytest
 
 from pipelines import estimators as est
-from pipelines.reconstruct import (
-    DERIVED, ESTIMATED, MonteCarlo, Q, interval, pert_ppf, pert_ppf_tabulated, relative_precision, tornado, var_id,
+from pipelines.reconstruct_sampling import (
+    DERIVED,
+    ESTIMATED,
+    MonteCarlo,
+    Q,
+    interval,
+    pert_ppf,
+    pert_ppf_tabulated,
+    relative_precision,
+    tornado,
+    var_id,
 )
-
 
 # ---------------------------------------------------------------- estimators, both directions
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import os
-from pathlib import Path
 
 import duckdb
 import pytest

@@ -9,7 +9,8 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipelines.config import Config
 from tests.test_allocation_fixtures import M0, Charge, GpuHour

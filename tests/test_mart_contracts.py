@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from core.sql import read_sql
 from pipelines.config import Config, load_config
 from pipelines.stages import VALIDATED, apply_config, contract_failures, run_stages
-from core.sql import read_sql
 from pipelines.warehouse import connect
 from schemas.findings_month import FINDINGS
 from tests.pdf_helpers import cli

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

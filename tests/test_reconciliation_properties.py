@@ -6,11 +6,12 @@ from __future__ import annotations
 from decimal import Decimal
 
 import duckdb
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from core.sql import read_sql
 from pipelines.config import Config
 from pipelines.stages import apply_config
-from core.sql import read_sql
 
 MONTHS, CURRENCIES, ACCOUNTS, IDS = ["2026-09", "2026-10"], ["USD", "EUR"], ["A", "B"], ["I1", "I2", "I3", "I4"]
 
@@ -55,7 +56,7 @@ def test_every_line_once_every_invoice_once(lines, invoices):
                           from int_charges_teams group by all order by all""").fetchall()
     assert [r for r in got if r[2]] == want
     latest = {}
-    for f, i, a, p, cents, c in sorted(invoices):
+    for _f, i, _a, p, cents, c in sorted(invoices):
         latest[i] = (p, c, Decimal(cents) / 100)
     rows = con.execute("select invoice_id, month, currency, invoice_amount from reconciliation where basis = 'invoice'").fetchall()
     assert sorted(rows) == sorted((i, p, c, amt) for i, (p, c, amt) in latest.items())

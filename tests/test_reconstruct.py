@@ -16,8 +16,16 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from pipelines.reconstruct import (DisclosureError, check_limits, coefficients_by_id, embodied_for_hours,
-                                   meter_with_range, reconstruct, reconstruct_many, tornado_of_parts)
+from pipelines.reconstruct import (
+    DisclosureError,
+    check_limits,
+    coefficients_by_id,
+    embodied_for_hours,
+    meter_with_range,
+    reconstruct,
+    reconstruct_many,
+    tornado_of_parts,
+)
 from pipelines.reconstruct_cli import reconstruct as reconstruct_cmd
 
 PUBLISHED = Path(__file__).parent / "data" / "disclosures" / "published"

@@ -250,6 +250,7 @@ def test_every_character_the_reports_print_is_in_the_cut():
     """Templates, CSS and formatters print only characters every shipped face holds (else every
     report would fall back to per-PDF subsetting). Reads the sources, so a new symbol fails here."""
     from fontTools.ttLib import TTFont
+
     from reports.fonts import FACES, FONT_DIR
     root = Path(__file__).parent.parent
     sources = [*root.glob("templates/**/*.html"), *root.glob("templates/*.css"), *root.glob("sources/reference/*.csv"),
@@ -281,6 +282,7 @@ def test_text_outside_the_cut_renders_and_stays_deterministic(ctx, tmp_path, mon
     PDF (not embedded whole), on either subsetter WeasyPrint may use, with the same bytes twice."""
     import weasyprint.pdf.fonts
     from weasyprint.text.ffi import harfbuzz_subset
+
     from reports.chargeback import render_all
     if subsetter == "harfbuzz" and not harfbuzz_subset:
         pytest.skip("libharfbuzz-subset is not installed: WeasyPrint can only subset with fontTools here")
@@ -394,3 +396,11 @@ def test_unknown_month_is_one_error_line(demo):
     assert res.exit_code == 1 and res.output.startswith("Error:")
     res = CliRunner().invoke(main, ["report", "chargeback", "--month", "10-2026", "--warehouse", str(demo["wh"])])
     assert res.exit_code == 1 and "YYYY-MM" in res.output
+
+
+def test_every_figure_a_statement_lists_by_name_has_words(ctx):
+    """The statement's 'Other figures' prints team_month columns the main tables do not: each one
+    needs a label, or the reader sees a column name with its underscores taken out."""
+    from reports.labels import has_label
+    assert ctx["other_columns"], "the demo month has figures beyond the main tables"
+    assert [c for c in ctx["other_columns"] if not has_label("meter", c)] == []

@@ -11,7 +11,8 @@ from decimal import Decimal
 
 import duckdb
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.spark.dialect import UnportableSQL, java_time_format, literal
 from pipelines.spark.steps import to_spark

@@ -2,7 +2,6 @@
 shift lever's guarantees as a property of its SQL model, and `meterbook whatif` on the demo."""
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import datetime, timedelta
 
@@ -12,11 +11,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.sql import read_sql
+from core.units import G_PER_KG
 from pipelines.cli import main
 from pipelines.config import Config
 from pipelines.stages import VALIDATED, contract_failures
-from core.units import G_PER_KG
-from core.sql import read_sql
 from pipelines.warehouse import add_macros
 from tests.pdf_helpers import cli
 from tests.test_allocation_fixtures import Charge, GpuHour, build, run_after_gpu_hours

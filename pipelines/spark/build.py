@@ -9,16 +9,16 @@ the same function as on one machine, over the small inputs it reads.
 from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from typing import Callable
+from typing import Any, Callable
 
 import duckdb
 
-from pipelines.scaling import scaling_fits_table
-from pipelines.config import Config
-from pipelines.spark.steps import cte_steps, step_sql
-from pipelines.models import PYTHON, Model, ModelGraphError
-from pipelines.stages import config_tables, config_variables, stages
 from core.sql import read_sql
+from pipelines.config import Config
+from pipelines.models import PYTHON, Model, ModelGraphError
+from pipelines.scaling import scaling_fits_table
+from pipelines.spark.steps import cte_steps, step_sql
+from pipelines.stages import config_tables, config_variables, stages
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL
@@ -60,7 +60,7 @@ def scaling_fits(spark):
 
 
 def run_model(spark, sql: str, variables: dict, prefix: str,
-              keep: Callable[[str, object], object] | None = None) -> object:
+              keep: Callable[[str, Any], Any] | None = None) -> Any:
     """A model as steps (dialect.cte_steps): each CTE a temp view, and those used more than once
     computed once by `keep(view, df)` into a frame whose plan starts there. Caching is not
     enough: Spark analyses a view's whole definition wherever it is used, so a chain whose CTEs
@@ -114,7 +114,9 @@ def run_graph(models: list[Model], run: Callable[[Model], None], workers: int) -
     once the models already running finish."""
     names = {m.name for m in models}
     needs = {m.name: {r for r in m.reads if r in names and r != m.name} for m in models}
-    pending, done, running = list(models), set(), {}
+    pending = list(models)
+    done: set[str] = set()
+    running: dict[Any, Model] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         while pending or running:
             for model in [m for m in pending if needs[m.name] <= done][:max(1, workers) - len(running)]:

@@ -30,8 +30,8 @@ from sqlglot import exp, transforms
 from sqlglot.dialects.spark import Spark
 from sqlglot.generators.spark import SparkGenerator
 
-from core.units import US_PER_S
 from core.sql import read_sql
+from core.units import US_PER_S
 from pipelines.warehouse import PY_MACROS
 
 
@@ -56,7 +56,7 @@ class UnportableSQL(ValueError):
 @dataclass(frozen=True)
 class Macro:
     params: tuple[str, ...]
-    body: exp.Expression
+    body: exp.Expr
 
 
 @lru_cache(maxsize=1)
@@ -75,7 +75,7 @@ def macros() -> dict[str, Macro]:
     return out
 
 
-def literal(value: Any) -> exp.Expression:
+def literal(value: Any) -> exp.Expr:
     """A Python value as a SQL literal node: the one way config values reach Spark SQL text.
     sqlglot renders and escapes it; lists become arrays (typed as strings when empty)."""
     if isinstance(value, (list, tuple)):
@@ -85,7 +85,7 @@ def literal(value: Any) -> exp.Expression:
     return exp.convert(value)
 
 
-def _expand(node: exp.Expression, variables: Mapping[str, Any]) -> exp.Expression:
+def _expand(node: exp.Expression, variables: Mapping[str, Any]) -> exp.Expr:
     """Macros and variables, innermost first (a macro's body may call another macro)."""
     if isinstance(node, exp.Anonymous):
         name = node.name.lower()
@@ -105,7 +105,7 @@ def _expand(node: exp.Expression, variables: Mapping[str, Any]) -> exp.Expressio
     return node
 
 
-def _anon(name: str, *args: exp.Expression) -> exp.Anonymous:
+def _anon(name: str, *args: exp.Expr | None) -> exp.Anonymous:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
@@ -132,7 +132,8 @@ STRFTIME = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": 
 def java_time_format(fmt: str) -> str:
     """A DuckDB strftime/strptime format as a Java DateTimeFormatter pattern; literal text is
     quoted (sqlglot leaves the T and Z of ISO 8601 bare, which Java reads as pattern letters)."""
-    out, literal_run = [], []
+    out: list[str] = []
+    literal_run: list[str] = []
 
     def flush() -> None:
         if literal_run:
@@ -219,7 +220,7 @@ def _string_agg(node: exp.GroupConcat) -> exp.Expression:
         value = value.expressions[0]
         if any(k.this != value for k in keys) or len(keys) != 1:
             raise UnportableSQL("string_agg(distinct x order by y): only ordered by x itself")
-        values = _anon("array_sort", _anon("array_distinct", _anon("collect_list", value.copy())))
+        values: exp.Expression = _anon("array_sort", _anon("array_distinct", _anon("collect_list", value.copy())))
         if keys[0].args.get("desc"):
             values = _anon("reverse", values)
     else:
@@ -347,13 +348,13 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         return exp.Div(this=_anon("unix_micros", _cast(node.this, "timestamp_ltz")), expression=exp.Literal.number(repr(US_PER_S)))
     if isinstance(node, exp.UnixToTime):
         scale = node.args.get("scale")
-        fn = {None: "timestamp_seconds", "3": "timestamp_millis", "6": "timestamp_micros"}.get(scale and scale.name)
+        fn = {None: "timestamp_seconds", "3": "timestamp_millis", "6": "timestamp_micros"}.get(scale.name if scale else None)
         if fn is None:
             raise UnportableSQL(f"make_timestamp/to_timestamp with scale {scale}")
         return _cast(_anon(fn, node.this), "timestamp_ntz")
     if isinstance(node, exp.TimestampTrunc):
         # Spark's date_trunc returns TIMESTAMP (local time zone) even for TIMESTAMP_NTZ input
-        return _cast(_anon("date_trunc", exp.Literal.string(node.unit.name), node.this), "timestamp_ntz")
+        return _cast(_anon("date_trunc", exp.Literal.string(node.text("unit")), node.this), "timestamp_ntz")
     if isinstance(node, exp.TimeToStr):
         return _anon("date_format", node.this, _format(node))
     if isinstance(node, exp.StrToTime):

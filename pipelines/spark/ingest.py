@@ -17,13 +17,13 @@ from typing import Any, Iterable
 
 import duckdb
 
+from core.sql import model_over, read_sql, sql_files
 from pipelines.config import Config
 from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded, unchanged
 from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
 from pipelines.stages import apply_config, config_variables
-from core.sql import model_over, read_sql, sql_files
 from pipelines.warehouse import add_macros
 from sources import REGISTRY
 from sources.base import detect, read_head
@@ -58,7 +58,8 @@ def ingest(spark, store: SparkStore, paths: Iterable[str | Path], kind: str = "a
     files, notes = expand(paths)
     register_reference(spark)
     con = scratch_warehouse(store, config)
-    results, this_run = [], set()
+    results: list[FileResult] = []
+    this_run: set[int] = set()
     for f in files:
         res = ingest_one(spark, store, con, f, kind, options or {}, config, this_run)
         res.notes = notes.get(f, []) + res.notes

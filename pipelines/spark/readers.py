@@ -16,8 +16,8 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from pipelines.spark.steps import to_spark
 from core.sql import fill, literal, read_sql, sql_text
+from pipelines.spark.steps import to_spark
 from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
@@ -114,6 +114,8 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     from pyspark.sql import functions as F
     con = duckdb.connect()   # only to read a Parquet footer for its column types
     keep = None
+    prefixes: tuple[str, ...]
+    nullstr: tuple[str, ...]
     if reader.kind == "focus":
         aliases, required, prefixes, model, nullstr = focus.ALIASES, focus.REQUIRED, (), "stg_focus__charges.sql", ("", "NULL")
         keep = focus.kept_as_written

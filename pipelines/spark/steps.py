@@ -18,7 +18,7 @@ from pipelines.spark.dialect import DIALECT, UnportableSQL, bottom_up, spark_tre
 Columns = Callable[[str], list[str]]
 
 
-def _named(select: exp.Expression) -> list[str] | None:
+def _named(select: exp.Expr) -> list[str] | None:
     """A SELECT's output names when it states them all (no star), else None."""
     if not isinstance(select, exp.Select):
         return None
@@ -48,7 +48,7 @@ def _union_by_name(union: exp.Union, columns: Columns | None) -> exp.Expression:
             raise UnportableSQL(f"UNION BY NAME over a side with repeated column names: {names}")
     names = left_names + [n for n in right_names if n not in left_names]
 
-    def side(query: exp.Expression, have: list[str], alias: str) -> exp.Select:
+    def side(query: exp.Expr, have: list[str], alias: str) -> exp.Select:
         cols = [exp.column(n, table=alias, quoted=True) if n in have else exp.alias_(exp.Null(), n, quoted=True)
                 for n in names]
         return exp.select(*cols).from_(exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias))))
@@ -116,8 +116,8 @@ def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> lis
     ctes = list(with_.expressions) if with_ else []
     tree.set(key, None)
     parts = [(c.alias, c.this) for c in ctes] + [(None, tree)]
-    names = {}
-    out = []
+    names: dict[str, str] = {}
+    out: list[list[Any]] = []
     for name, body in parts:
         def rename(node: exp.Expression) -> exp.Expression:
             if isinstance(node, exp.Table) and not node.args.get("db") and node.name in names:

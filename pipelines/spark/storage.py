@@ -19,6 +19,7 @@ DuckDB, so both engines hold the same columns with the same types.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
 
@@ -164,7 +165,7 @@ class SparkStore:
             return self.spark.createDataFrame([], df.schema)
         return self.spark.read.parquet(self.path("marts", name)).select(*df.columns)
 
-    def _delete(self, pattern: str, keep: set[str] = frozenset()) -> None:
+    def _delete(self, pattern: str, keep: Collection[str] = frozenset()) -> None:
         jvm = self.spark.sparkContext._jvm
         glob = jvm.org.apache.hadoop.fs.Path(pattern)
         fs = glob.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())

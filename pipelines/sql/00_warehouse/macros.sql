@@ -5,7 +5,7 @@ create or replace temp macro num(x) as try_cast(trim(x) as double);
 -- exact layouts go through strptime first (3x faster than the general timestamptz cast).
 create or replace temp macro utc_ts(x) as coalesce(
     try_strptime(trim(x), ['%Y-%m-%dT%H:%M:%SZ', '%Y-%m-%dT%H:%M:%S.%gZ', '%Y-%m-%d %H:%M:%S']),
-    cast(try_cast(trim(x) as timestamptz) as timestamp));
+    try_cast(trim(x) as timestamptz)::timestamp);
 -- One located failure when a present value did not parse, else null.
 create or replace temp macro cast_err(col, raw, typed, expected) as
     case when raw is not null and trim(raw) <> '' and typed is null then

@@ -9,14 +9,15 @@ with lines as (
 -- Hash first, then compare the keys themselves: a 64-bit hash shortlists the candidates at the
 -- cost of one integer group-by, and the exact group-by runs only on those (normally none).
 repeated_keys as (
-    select _key from lines
-    where hash(_key) in (select hash(_key) from lines where _key is not null group by 1 having count(*) > 1)
-    group by 1 having count(*) > 1
+    -- the subquery reads lines again in its own scope: not a duplicate alias
+    select _key from lines  -- noqa: AL04
+    where hash(_key) in (select hash(_key) from lines where _key is not null group by hash(_key) having count(*) > 1)
+    group by _key having count(*) > 1
 ),
 
 flagged as (
-    select distinct on (row_number, check_name) row_number, check_name as finding, value as example, message
-    from _row_findings anti join (select distinct row_number from _rejects) r using (row_number)
+    select distinct on (f.row_number, f.check_name) f.row_number, f.check_name as finding, f.value as example, f.message
+    from _row_findings f anti join (select distinct row_number from _rejects) r using (row_number)
     union all
     select row_number, 'billed_without_effective' as finding, billed_cost::varchar as example,
            'Usage with BilledCost <> 0 but EffectiveCost = 0: amortized cost missing or the export is inconsistent' as message
@@ -41,7 +42,7 @@ flagged as (
              or charge_period_start >= billing_period_start + interval 1 month + interval 1 day)
     union all
     -- kept, not dropped: the billed total must still equal the file's; the finding says by how much it may be inflated
-    select row_number, 'duplicate_line_item', _key,
+    select lines.row_number, 'duplicate_line_item', _key,
            'the same line item (identity/LineItemId in one identity/TimeInterval) appears more than once; the export may count it twice'
     from lines semi join repeated_keys using (_key)
     union all

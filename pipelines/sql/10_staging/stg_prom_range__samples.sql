@@ -6,7 +6,8 @@ with series as (
         r.metric['__name__'] as metric,
         array_to_string(list_transform(list_filter(map_entries(r.metric), lambda e: e.key <> '__name__'),
                                        lambda e: e.key || '="' || e.value || '"'), ',') as labels,
-        r."values" as pairs
+        -- values is a reserved word: quoted, it reads as a column to any SQL parser
+        r."values" as pairs  -- noqa: RF06
     from raw_prom_range
 ),
 

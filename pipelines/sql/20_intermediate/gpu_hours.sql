@@ -53,7 +53,8 @@ specs as (
     select a.key, max(s.value) filter (where s.metric = 'idle_w') as idle_w, max(s.value) filter (where s.metric = 'tdp_w') as tdp_w,
         max(s.high) filter (where s.metric = 'tdp_w') as max_w
     from (select gpu_key(alias) as key, gpu_model from ref_gpu_aliases
-          union select gpu_key(gpu_model), gpu_model from ref_gpu_specs) a
+          union
+          select gpu_key(gpu_model), gpu_model from ref_gpu_specs) a
     join ref_gpu_specs s on s.gpu_model = a.gpu_model
     group by a.key
 ),
@@ -136,7 +137,7 @@ gap_spans as (
 gap_hours as (
     select g.*, h.hour_start
     from gap_spans g,
-         unnest(generate_series(date_trunc('hour', g.t0), date_trunc('hour', g.t1), interval 1 hour)) as h(hour_start)
+         unnest(generate_series(date_trunc('hour', g.t0), date_trunc('hour', g.t1), interval 1 hour)) h (hour_start)
 ),
 
 pieces as (
@@ -212,7 +213,7 @@ hours as (
         coalesce(v.gpu_model_raw, p.gpu_model_raw) as gpu_model_raw,
         coalesce(v.instance_id, p.instance_id) as instance_id,
         coalesce(v.hour_start, p.hour_start) as hour_start,
-        case when v.hour_start is not null then v.hour_start else p.share_hour end as share_hour,
+        coalesce(v.hour_start, p.share_hour) as share_hour,
         case when v.own_kwh is not null or p.gpu_uuid is not null
              then coalesce(v.own_kwh, 0) + coalesce(p.gap_measured_kwh, 0) end as base_kwh,
         case when v.own_low_kwh is not null or p.gpu_uuid is not null

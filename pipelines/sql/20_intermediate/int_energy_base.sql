@@ -76,7 +76,7 @@ unioned as (
 )
 
 select
-    u.* exclude (hourly_co2e_kg, hourly_co2e_kg_low, hourly_co2e_kg_high),
+    u.* exclude (u.hourly_co2e_kg, u.hourly_co2e_kg_low, u.hourly_co2e_kg_high),
     u.it_energy_kwh * z.pue as facility_energy_kwh,
     u.it_energy_kwh_low * z.pue_low as facility_energy_kwh_low,
     u.it_energy_kwh_high * z.pue_high as facility_energy_kwh_high,

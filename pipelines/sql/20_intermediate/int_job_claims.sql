@@ -31,14 +31,14 @@ workloads as (
 
 placed as (
     select j.job_id, j.start_utc, j.end_utc, j.month, j.pod as job_pod, j.precision, j.gpu_model as job_gpu_model, w.*
-        exclude (month, gpu_model), w.gpu_model as tel_gpu_model
+        exclude (w.month, w.gpu_model), w.gpu_model as tel_gpu_model
     from windows j
     join workloads w on w.month = j.month and w.namespace = j.namespace
     where not w.is_idle and (j.pod is null or w.pod glob j.pod) and (j.host is null or w.host = j.host)
         and (array_length(j.gpu_uuids) = 0 or list_contains(j.gpu_uuids, w.gpu_uuid))
     union all by name
     select j.job_id, j.start_utc, j.end_utc, j.month, j.pod as job_pod, j.precision, j.gpu_model as job_gpu_model, w.*
-        exclude (month, gpu_model), w.gpu_model as tel_gpu_model
+        exclude (w.month, w.gpu_model), w.gpu_model as tel_gpu_model
     from windows j
     join workloads w on w.month = j.month and w.host = j.host
     where j.namespace is null and (array_length(j.gpu_uuids) = 0 or list_contains(j.gpu_uuids, w.gpu_uuid))
@@ -111,5 +111,9 @@ billed as (
 )
 
 select c.*, s.value as peak_flops, s.low as peak_flops_low, s.high as peak_flops_high, s.coefficient_id as peak_id
-from (select * from telemetry union all by name select * from billed) c
+from (
+    select * from telemetry
+    union all by name
+    select * from billed
+) c
 left join ref_gpu_specs s on s.gpu_model = c.gpu_model and s.metric = 'peak_flops_' || c.precision

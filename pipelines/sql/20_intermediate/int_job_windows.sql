@@ -14,10 +14,10 @@ with latest as (
 ),
 
 multipliers as (
-    select workload, value as flops_per_param_token, coefficient_id as flops_id
-    from ref_assumptions
-    join (values ('training', 'train_flops_per_param_token'), ('serving', 'serve_flops_per_param_token')) m(workload, id)
-        on m.id = assumption_id
+    select m.workload, a.value as flops_per_param_token, a.coefficient_id as flops_id
+    from ref_assumptions a
+    join (values ('training', 'train_flops_per_param_token'), ('serving', 'serve_flops_per_param_token')) m (workload, id)
+        on m.id = a.assumption_id
 ),
 
 pieces as (
@@ -26,7 +26,7 @@ pieces as (
         least(l.end_utc, m.month_start + interval 1 month) as piece_end
     from latest l,
          unnest(generate_series(date_trunc('month', l.start_utc), date_trunc('month', l.end_utc - interval 1 microsecond),
-                                interval 1 month)) as m(month_start)
+                                interval 1 month)) m (month_start)
 )
 
 select

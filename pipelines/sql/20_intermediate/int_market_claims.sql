@@ -125,6 +125,6 @@ where r.left_kwh > 0
 union all
 select mo.month, null, 'central', case when mo.duplicate then 'duplicate' else 'unmatched' end, mo.instrument_id,
     mo.instrument_type, mo.declared_zone, mo.origin, mo.origin_path, mo.row_number, mo.source, mo.vintage_year,
-    mo.g_per_kwh, mo.g_per_kwh, null, null, mo.volume_kwh * mo.month_fraction, 0, 0
+    mo.g_per_kwh, mo.g_per_kwh as g_per_kwh_end, null, null, mo.volume_kwh * mo.month_fraction, 0, 0
 from once mo
 where mo.duplicate or not exists (select 1 from matched m where m.instrument_id = mo.instrument_id and m.month = mo.month)

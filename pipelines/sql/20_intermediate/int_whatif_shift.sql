@@ -39,7 +39,7 @@ slots as (
         coalesce(g.intensity_g_per_kwh, z.intensity_g_per_kwh_high) as g_per_kwh_high,
         z.pue, z.pue_low, z.pue_high
     from spans s
-    cross join unnest(generate_series(s.first_hour, s.window_end, interval 1 hour)) as t(slot)
+    cross join unnest(generate_series(s.first_hour, s.window_end, interval 1 hour)) t (slot)
     left join int_grid_hours g on g.zone = s.zone and g.hour_start = t.slot
     left join int_zone_factors z on z.zone = s.zone
 ),
@@ -54,7 +54,7 @@ ranked_slots as (
 ),
 
 ranked_hours as (
-    select *, row_number() over (partition by month, zone, namespace, pod order by facility_energy_kwh desc, hour_start) as rank
+    select *, row_number() over (partition by month, zone, namespace, pod order by facility_energy_kwh desc, hour_start asc) as rank
     from jobs
 )
 

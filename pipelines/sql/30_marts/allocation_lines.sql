@@ -22,8 +22,8 @@ floored as (
         floor(units_total::double * share)::hugeint as base_units,
         units_total::double * share - floor(units_total::double * share) as frac,
         count(*) over g as n_targets,
-        row_number() over (partition by source_group, meter order by units_total::double * share - floor(units_total::double * share) desc, team, rule) as rank_frac,
-        row_number() over (partition by source_group, meter order by share desc, team, rule) as rank_share
+        row_number() over (partition by source_group, meter order by units_total::double * share - floor(units_total::double * share) desc, team asc, rule asc) as rank_frac,
+        row_number() over (partition by source_group, meter order by share desc, team asc, rule asc) as rank_share
     from joined
     window g as (partition by source_group, meter)
 ),

@@ -241,13 +241,13 @@ unobserved_resources as (
 ),
 
 findings as (
-    select month, 'low_utilization' as finding, coalesce(host, 'no host label') || '/' || gpu_uuid as subject, resource_id, team,
-        hours as value, 'h' as unit, hours as low, hours as high,
-        hours * r.usd_per_gpu_h as cost_usd,
-        printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%)', hours, 100 * low_util.util, 100 * thr.util) as detail,
+    select month, 'low_utilization' as finding, coalesce(low_util.host, 'no host label') || '/' || low_util.gpu_uuid as subject, resource_id, low_util.team,
+        low_util.hours as value, 'h' as unit, low_util.hours as low, low_util.hours as high,
+        low_util.hours * r.usd_per_gpu_h as cost_usd,
+        printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%)', low_util.hours, 100 * low_util.util, 100 * thr.util) as detail,
         (select list(coefficient_id) from param where assumption_id in ('findings_low_util_threshold', 'findings_low_util_min_hours')) as assumption_ids
     from low_util cross join thr left join resource_rate r using (month, resource_id)
-    where hours > thr.min_h
+    where low_util.hours > thr.min_h
     union all
     select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'), l.resource_id, null,
         sum(l.amount) filter (where l.meter = 'gpu_hours_observed')::double, 'h', null, null,
@@ -255,6 +255,8 @@ findings as (
         'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule', []::varchar[]
     from allocation_lines l where l.rule like 'idle:%' group by l.month, l.resource_id
     union all
+    -- these branches repeat a column on purpose: the names come from the first branch
+    -- noqa: disable=AL08
     select o.month, 'commitment_candidate', o.resource_id, o.resource_id, o.team,
         o.run_h / o.month_h, 'fraction of month', null, null, o.cost * c.sp,
         printf('%s ran %.0f of %.0f h on demand; a commitment pays above %.0f%% (saving %.0f-%.0f USD)',
@@ -285,6 +287,7 @@ findings as (
         (select list(coefficient_id) from param where assumption_id = 'reconciliation_gap_tolerance_fraction')
     from bill_vs_telemetry u cross join thr
     where u.hosts > 0 and abs(u.billed_h - u.observed_h) > thr.tol * greatest(u.billed_h, u.observed_h)
+    -- noqa: enable=AL08
     union all
     select strftime(o.end_utc, '%Y-%m'), 'energy_gap', coalesce(o.project, '') || '/' || coalesce(o.run_id, o.row_number::varchar),
         null, null, o.tel_kwh - o.run_kwh, 'kWh', null, null, null,
@@ -337,7 +340,7 @@ market_findings as (
     from market_basis_month
     where claim_kind in ('unmatched', 'duplicate') and origin = 'instruments file'
     union all
-    select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,
+    select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh as energy_kwh,
         market_reason, []::varchar[]
     from carbon_month
     where market_status = 'not available'

@@ -36,7 +36,7 @@ charged as (
 
 payers as (
     select month, resource_id,
-        list({'team': team, 'share': cost / total} order by cost desc, team) as paying_teams
+        list({'team': team, 'share': cost / total} order by cost desc, team asc) as paying_teams
     from (select *, sum(cost) over (partition by month, resource_id) as total from charged)
     group by month, resource_id
 ),
@@ -64,6 +64,6 @@ labelled as (
 
 select *,
     row_number() over (partition by month
-        order by finding <> 'invoice_difference', section <> 'decision', not material,
-                 abs(coalesce(cost_usd, 0)) desc, finding, subject) as rank
+        order by finding <> 'invoice_difference' asc, section <> 'decision' asc, not material asc,
+                 abs(coalesce(cost_usd, 0)) desc, finding asc, subject asc) as rank
 from labelled

@@ -23,7 +23,7 @@ resource_hours as (
 
 allocations as (
     select source_group,
-        list({'team': team, 'rule': rule, 'share': share} order by share desc, team, rule) as parts
+        list({'team': team, 'rule': rule, 'share': share} order by share desc, team asc, rule asc) as parts
     from allocation_lines
     where meter = 'billed_cost'
     group by all

@@ -32,7 +32,7 @@ grid as (
 declared as (
     select distinct strftime(t.m, '%Y-%m') as month, i.file_id, 'instruments' as role
     from instruments i,
-         unnest(generate_series(date_trunc('month', i.period_start), i.period_end - interval 1 second, interval 1 month)) as t(m)
+         unnest(generate_series(date_trunc('month', i.period_start), i.period_end - interval 1 second, interval 1 month)) t (m)
 ),
 
 files as (

@@ -86,7 +86,11 @@ workloads as (
         list_distinct(list(coalesce(si.coefficient_id, 'assumptions:idle_power_fraction_of_tdp'))) as ids
     from int_gpu_hour_carbon c
     join gpu_hours g on g.gpu_uuid = c.gpu_uuid and g.hour_start = c.hour_start
-    left join (select gpu_key(alias) as key, gpu_model from ref_gpu_aliases union select gpu_key(gpu_model), gpu_model from ref_gpu_specs) a
+    left join (
+        select gpu_key(alias) as key, gpu_model from ref_gpu_aliases
+        union
+        select gpu_key(gpu_model), gpu_model from ref_gpu_specs
+    ) a
         on a.key = gpu_key(g.gpu_model_raw)
     left join ref_gpu_specs si on si.gpu_model = a.gpu_model and si.metric = 'idle_w'
     left join ref_gpu_specs st on st.gpu_model = a.gpu_model and st.metric = 'tdp_w'
@@ -98,15 +102,15 @@ workloads as (
 utilization as (
     select w.month, 'utilization', printf('utilization %.0f%%', 100 * p.util_target), w.subject, w.team, w.zone,
         rc.cost_usd * w.hours / nullif(rc.gpu_hours, 0), w.facility_kwh, w.co2e_kg,
-        -freed * rc.cost_usd / nullif(rc.gpu_hours, 0), -freed * rc.cost_usd / nullif(rc.gpu_hours, 0),
-        -freed * rc.cost_usd / nullif(rc.gpu_hours, 0),
-        -freed * w.idle_w * z.pue / getvariable('w_per_kw'), -freed * w.idle_w_hi * z.pue_high / getvariable('w_per_kw'),
-        -freed * w.idle_w_lo * z.pue_low / getvariable('w_per_kw'),
-        -freed * w.idle_w * z.pue / getvariable('w_per_kw') * w.g_kg,
-        -freed * w.idle_w_hi * z.pue_high / getvariable('w_per_kw') * w.g_kg_hi,
-        -freed * w.idle_w_lo * z.pue_low / getvariable('w_per_kw') * w.g_kg_lo,
+        -w.freed * rc.cost_usd / nullif(rc.gpu_hours, 0), -w.freed * rc.cost_usd / nullif(rc.gpu_hours, 0),
+        -w.freed * rc.cost_usd / nullif(rc.gpu_hours, 0),
+        -w.freed * w.idle_w * z.pue / getvariable('w_per_kw'), -w.freed * w.idle_w_hi * z.pue_high / getvariable('w_per_kw'),
+        -w.freed * w.idle_w_lo * z.pue_low / getvariable('w_per_kw'),
+        -w.freed * w.idle_w * z.pue / getvariable('w_per_kw') * w.g_kg,
+        -w.freed * w.idle_w_hi * z.pue_high / getvariable('w_per_kw') * w.g_kg_hi,
+        -w.freed * w.idle_w_lo * z.pue_low / getvariable('w_per_kw') * w.g_kg_lo,
         printf('%.1f GPU-hours at %.0f%% utilization do the same work in %.1f at %.0f%%: %.1f GPU-hours freed at %.0f W idle',
-               w.hours, 100 * w.util, w.hours - freed, 100 * p.util_target, freed, w.idle_w),
+               w.hours, 100 * w.util, w.hours - w.freed, 100 * p.util_target, w.freed, w.idle_w),
         list_concat(['assumptions:whatif_util_target'], w.ids)
     from (select *, hours * (1 - util / (select util_target from p)) as freed from workloads) w
     cross join p
@@ -200,7 +204,11 @@ scaling as (
 )
 
 select * from region
-union all select * from shift
-union all select * from utilization
-union all select * from spot
-union all select * from scaling
+union all
+select * from shift
+union all
+select * from utilization
+union all
+select * from spot
+union all
+select * from scaling

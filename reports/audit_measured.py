@@ -1,0 +1,114 @@
+"""Measured beats estimated: a disclosure matched to a host DCGM measured is audited on the
+measurement, with the estimate beside it, and a CodeCarbon run is audited on its own measured GPU
+energy. Both go through the reconstruct engine as disclosures that report IT energy, so their
+facility energy, CO2e and embodied carbon draw from the same Monte Carlo engine as everything else.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import duckdb
+
+from core.units import KWH_PER_MWH
+from pipelines.quality import rows_as_dicts, table_exists
+from pipelines.reconstruct_reference import coefficients_by_id
+from reports.audit_common import CO2E, meter
+from reports.audit_match import window_energy_kwh
+from reports.labels import coefficient_label
+
+MEASURED = "measured"
+S_PER_DAY = 86_400.0
+
+
+def measured_input(d: dict[str, Any], match: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The disclosure with its IT energy replaced by the matched workload's measurement (None when
+    it matched no host, or the host's energy is unknown). Its CO2e, if published, stays published."""
+    if not match or match.get("status") != "matched" or not match.get("it_energy_kwh"):
+        return None
+    texts = {k: v for k, v in (d.get("number_text") or {}).items() if k not in ("energy_mwh", "energy_scope")}
+    return {**d, "energy_mwh": match["it_energy_kwh"] / KWH_PER_MWH, "energy_scope": "it", "number_text": texts}
+
+
+def as_measured(meters: list[dict[str, Any]], estimate: list[dict[str, Any]], how: str) -> list[dict[str, Any]]:
+    """The measured variant's meters, each with the estimate's figure beside it; IT energy is
+    'measured' (the engine calls any figure it starts from 'reported')."""
+    by_name = {m["meter"]: m for m in estimate}
+    out = []
+    for m in meters:
+        e = by_name.get(m["meter"])
+        m = {**m, "estimate": {k: e[k] for k in ("value", "low", "high", "status")} if e else None}
+        if m["meter"] == "it_energy_kwh":
+            m.update(status=MEASURED, method=how, reported=e["reported"] if e else None)
+        out.append(m)
+    return out
+
+
+def miss_finding(estimate: Mapping[str, Any], measured_kwh: float, sensitivity: list[dict], host: str) -> str | None:
+    """A finding when the estimate's range excludes the measurement, naming the assumption that
+    drives the miss (the top tornado row) and the value the measurement implies for it."""
+    low, high, value = estimate["low"], estimate["high"], estimate["value"]
+    if low is None or low <= measured_kwh <= high:
+        return None
+    side = "above its 95th percentile" if measured_kwh > high else "below its 5th percentile"
+    text = (f"The estimate of IT energy, {value:,.1f} kWh (range {low:,.1f} to {high:,.1f}), misses the {measured_kwh:,.1f} kWh "
+            f"DCGM measured on host {host}: the measurement lies {side}.")
+    if sensitivity:
+        top = sensitivity[0]["assumption"]
+        c = coefficients_by_id().get(top)
+        text += f" The assumption that drives the miss: {coefficient_label(top)}"
+        if c and value:
+            text += (f" (central {c['value']:g}, range {c['low']:g} to {c['high']:g} {c['unit']}; the measurement implies "
+                     f"{c['value'] * measured_kwh / value:.3g})")
+        text += "."
+    return text
+
+
+# ---------------------------------------------------------------- CodeCarbon runs
+
+
+def run_rows(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, Any]]:
+    """The month's CodeCarbon runs (by their end, UTC) with a GPU energy figure."""
+    if not table_exists(con, "run_month"):
+        return []
+    return rows_as_dicts(con, """
+        select * from run_month
+        where month = ? and gpu_energy_kwh is not null and gpu_energy_kwh > 0
+        order by end_utc, run_id""", [month])
+
+
+def run_name(r: Mapping[str, Any]) -> str:
+    return f"{r['project'] or 'run'} {(r['run_id'] or str(r['row_number']))[:8]}"
+
+
+def run_input(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A CodeCarbon run as a disclosure reporting IT energy: its GPU energy with CodeCarbon's PUE
+    undone (the audit applies the zone's), its GPUs and duration, its cloud zone."""
+    pue = r["pue"] if r.get("pue") else 1.0
+    gpus = r.get("gpu_count") or r.get("gpu_count_in_model")
+    zone = f"{r['cloud_provider']}:{r['cloud_region']}" if r.get("cloud_provider") and r.get("cloud_region") else r.get("country_iso")
+    d = {"model": run_name(r), "source": f"CodeCarbon run {r['run_id'] or r['row_number']}",
+         "energy_mwh": r["gpu_energy_kwh"] / pue / KWH_PER_MWH, "energy_scope": "it", "location": zone,
+         "year": r["end_utc"].year}
+    if r.get("gpu_model") and gpus:
+        d.update(accelerator=r["gpu_model"], accelerator_count=gpus, training_days=r["duration_s"] / S_PER_DAY)
+    return d
+
+
+def run_entity(con: duckdb.DuckDBPyConnection, r: dict[str, Any], result: dict[str, Any], match: dict[str, Any]) -> dict[str, Any]:
+    meters = []
+    for name in ("it_energy_kwh", "facility_energy_kwh", *CO2E):
+        m = result["meters"].get(name)
+        if m is None:
+            meters.append(meter(name, None, None, None, "not available", "the run gives no GPU model to amortise", []))
+            continue
+        status = MEASURED if name == "it_energy_kwh" else m["status"]
+        meters.append(meter(name, m["value"], m["low"], m["high"], status,
+                            "GPU energy measured by CodeCarbon" if name == "it_energy_kwh" else m["method"], m["assumptions"]))
+    check = None
+    if match["status"] == "matched":
+        dcgm = window_energy_kwh(con, match["host"], match["namespace"], r["start_utc"], r["end_utc"])
+        check = {"dcgm_kwh": dcgm, "codecarbon_kwh": meters[0]["value"]}
+    return {"kind": "run", "name": run_name(r), "source": f"CodeCarbon, project {r['project']}", "match": match,
+            "window": (r["start_utc"], r["end_utc"]), "gpus": r.get("gpu_count"), "gpu_model": r.get("gpu_model"),
+            "meters": meters, "co2e": [m for m in meters if m["meter"] in CO2E], "check": check,
+            "other_kwh": (r.get("cpu_energy_kwh") or 0.0) + (r.get("ram_energy_kwh") or 0.0)}

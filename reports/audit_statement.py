@@ -1,0 +1,189 @@
+"""Page 1 of the footprint audit: the organisation's statement for the period.
+
+Totals (location-based and market-based Scope 2, embodied as Scope 3 category 2, IT energy by
+tier) are the sums of the rows that make them up: every team of the month, the unallocated row
+included. Disclosures and CodeCarbon runs matched to a team's host are parts of that team's
+figure, and runs or disclosures that match no host are outside it; neither is added again.
+Every range is the 5th-95th percentile of the one seeded Monte Carlo engine's draws of the summed
+rows, never a sum of the rows' ranges (which would overstate the spread).
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from core.months import month_bounds
+from pipelines.config import Config
+from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id
+from pipelines.reconstruct_sampling import P_HIGH, P_LOW, exact
+from reports.audit_common import CO2E, mc_range, meter
+from reports.audit_teams import coefficient_ratio
+
+ADDS_UP = "adds up"
+# The statement's lines: (label, scope, meter, unit). Energy by tier follows.
+TOTALS = (
+    ("Scope 2, location-based", "Scope 2", "co2e_location_kg", "kg CO2e"),
+    ("Scope 2, market-based", "Scope 2", "co2e_market_kg", "kg CO2e"),
+    ("Embodied, amortised (capital goods)", "Scope 3, category 2", "co2e_embodied_kg", "kg CO2e"),
+    ("Facility energy (IT energy x PUE)", "energy", "facility_energy_kwh", "kWh"),
+    ("IT energy, all", "energy", "it_energy_kwh", "kWh"),
+)
+OUT_OF_BOUNDARY = (
+    "networking equipment and traffic", "storage systems", "CPU-only instances and managed services",
+    "employee travel, offices and end users", "upstream emissions of the electricity itself "
+    "(Scope 3, category 3)",
+)
+
+
+def _meter(e: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(m for m in e["meters"] if m["meter"] == name)
+
+
+def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The statement's lines from the rows that add up: central = the sum of their centrals."""
+    out: list[dict[str, Any]] = []
+    for label, scope, name, unit in TOTALS:
+        ms = [_meter(t, name) for t in teams]
+        missing = [t["name"] for t, m in zip(teams, ms) if m["value"] is None]
+        if missing:
+            reasons = sorted({m["method"] for m in ms if m["value"] is None})
+            out.append({"label": label, "scope": scope, "meter": name, "unit": unit, "value": None, "low": None,
+                        "high": None, "status": "not available",
+                        "note": f"not available for {', '.join(missing)}: {'; '.join(reasons)}"})
+            continue
+        central = sum(m["value"] for m in ms)
+        low, high = mc_range(central, [q for t in teams for q in t["parts"].get(name, [])])
+        statuses = {m["status"] for m in ms if m["value"]}
+        out.append({"label": label, "scope": scope, "meter": name, "unit": unit, "value": central, "low": low,
+                    "high": high, "status": "estimated" if "estimated" in statuses else "measured" if statuses else "derived",
+                    "note": ""})
+    measured = sum(t["tiers"]["measured"] for t in teams)
+    estimated = sum(t["tiers"]["estimated"] for t in teams)
+    low, high = mc_range(estimated, [q for t in teams for q in t["tiers"]["estimated_parts"]])
+    out.insert(len(out) - 1, {"label": "IT energy, measured (primary data: DCGM telemetry)", "scope": "energy",
+                              "meter": "it_energy_kwh_measured", "unit": "kWh", "value": measured, "low": measured,
+                              "high": measured, "status": "measured", "note": ""})
+    out.insert(len(out) - 1, {"label": "IT energy, estimated (secondary data)", "scope": "energy",
+                              "meter": "it_energy_kwh_estimated", "unit": "kWh", "value": estimated, "low": low,
+                              "high": high, "status": "estimated" if estimated else "derived", "note": ""})
+    return out
+
+
+HOST_OVERHEAD_ID = "assumptions:server_overhead_fraction"
+
+
+def host_overhead_entity(teams: list[dict[str, Any]]) -> dict[str, Any]:
+    """Host power beyond the GPUs, from the host-overhead model: every team's energy and
+    operational CO2e times the modelled fraction (drawn like any assumption). A row of its own
+    that adds up, so the teams' figures stay the chargeback's."""
+    c = coefficients_by_id()[HOST_OVERHEAD_ID]
+    fraction = exact(c["value"]) * coefficient_ratio(HOST_OVERHEAD_ID)
+    parts = {name: [q * fraction for t in teams for q in t["parts"].get(name, [])]
+             for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg")}
+    how = f"the teams' figure x {c['value']:g} ({c['low']:g} to {c['high']:g}), the host-overhead model"
+    meters = []
+    for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg"):
+        values = [_meter(t, name)["value"] for t in teams]
+        if any(v is None for v in values):
+            meters.append(meter(name, None, None, None, "not available", "a team's figure is not available", []))
+            continue
+        central = sum(values) * c["value"]
+        meters.append(meter(name, central, *mc_range(central, parts[name]), "estimated", how, [HOST_OVERHEAD_ID]))
+    meters.append(meter("co2e_embodied_kg", 0.0, 0.0, 0.0, "derived", "in the host servers' embodied share already", []))
+    it = meters[0]["value"] or 0.0
+    return {"kind": "model", "name": "host power beyond the GPUs", "meters": meters, "parts": parts, "match": None,
+            "co2e": [m for m in meters if m["meter"] in CO2E],
+            "tiers": {"measured": 0.0, "estimated": it, "estimated_parts": parts["it_energy_kwh"]}}
+
+
+def role(e: dict[str, Any]) -> str:
+    if e["kind"] in ("team", "model"):
+        return ADDS_UP
+    m = e.get("match") or {}
+    if m.get("status") == "matched":
+        return f"part of {m['team']} (host {m['host']})"
+    return "outside the total"
+
+
+def rows(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per entity: its three CO2e bases, its IT energy and whether it adds up."""
+    out = []
+    for e in entities:
+        co2e = {m["meter"]: m for m in e["co2e"]}
+        it = next((m for m in e["meters"] if m["meter"] == "it_energy_kwh"), None)
+        out.append({"name": e["name"], "kind": e["kind"], "role": role(e), "adds_up": role(e) == ADDS_UP,
+                    "why": (e.get("match") or {}).get("reason", ""), "host": (e.get("match") or {}).get("host"),
+                    "it_energy": it, "location": co2e.get("co2e_location_kg"), "market": co2e.get("co2e_market_kg"),
+                    "embodied": co2e.get("co2e_embodied_kg"), "note": ""})
+    return out
+
+
+def reasons(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Why each row outside the total is outside it, one note per distinct reason (numbered in the
+    entity table), so page 1 states what is not matched without repeating it per run."""
+    out: list[dict[str, Any]] = []
+    for r in rows_:
+        if r["adds_up"]:
+            continue
+        same = next((x for x in out if x["why"] == r["why"] and x["host"] == r["host"]), None)
+        if same is None:
+            same = {"why": r["why"], "host": r["host"], "names": []}
+            out.append(same)
+        same["names"].append(r["name"])
+        r["note"] = f"note {out.index(same) + 1}"
+    return out
+
+
+def boundary(month: str | None, config: Config, teams: list[dict[str, Any]], host_overhead: bool) -> dict[str, Any]:
+    """The stated boundary, as data: printed on page 2 and attached as statement.json."""
+    zones = sorted({z for t in teams for z in t.get("zones", [])})
+    included = [
+        "GPU boards: energy measured by DCGM telemetry where it covers the GPUs (primary data), else billed GPU-hours "
+        "x the board's TDP x an assumed power fraction (secondary data)",
+        "facility overhead through the power usage effectiveness (PUE) of each zone",
+        "embodied emissions of the GPUs and their host servers, amortised over the hardware life by GPU-hour",
+    ]
+    excluded = list(OUT_OF_BOUNDARY)
+    if host_overhead:
+        included.append("host power beyond the GPUs (CPUs, memory, fans) from the host-overhead model")
+    else:
+        excluded.insert(0, "host power beyond the GPUs (CPUs, memory, fans): not measured by DCGM; the host-overhead "
+                           "model is not enabled")
+    period = ""
+    if month:
+        start, end = month_bounds(month)
+        period = f"{start:%Y-%m-%d} to {end - timedelta(days=1):%Y-%m-%d}"
+    return {
+        "period": month, "period_text": period,
+        "consolidation": getattr(config, "consolidation", "operational control"),
+        "zones": zones,
+        "included": included,
+        "excluded": excluded,
+        "primary": "DCGM GPU energy counters and power samples; CodeCarbon runs (measured device energy)",
+        "secondary": "billed GPU-hours x TDP x power fraction; PUE and grid intensity from published reference data; "
+                     "embodied emissions from published life-cycle figures",
+    }
+
+
+def range_note() -> dict[str, Any]:
+    return {"seed": SEED, "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH,
+            "text": (f"Every range in this audit is the {P_LOW:g}th to {P_HIGH:g}th percentile of one seeded Monte Carlo "
+                     f"engine (Latin hypercube, seed {SEED}, {DRAWS:,} draws; each assumption drawn from a PERT "
+                     "distribution over its published low, central and high values), widened by the rounding of "
+                     "reported figures. A total's range is a percentile of the summed draws, not the sum of its rows' "
+                     "ranges. The tornado charts are one-at-a-time sensitivities (each assumption at its low or high "
+                     "end, the others central): bounds for reading which assumption matters, not ranges.")}
+
+
+def statement_data(ctx: dict[str, Any]) -> dict[str, Any]:
+    """statement.json: what page 1 and the boundary page print, as data."""
+    s = ctx["statement"]
+
+    def figure(m: dict[str, Any] | None) -> dict[str, Any] | None:
+        return {k: m[k] for k in ("meter", "unit", "value", "low", "high", "status")} if m else None
+
+    return {
+        "month": ctx["month"], "totals": s["totals"], "boundary": s["boundary"], "ranges": s["ranges"],
+        "rows": [{"entity": r["name"], "kind": r["kind"], "in_total": r["role"], "adds_up": r["adds_up"], "why": r["why"],
+                  **{k: figure(r[k]) for k in ("it_energy", "location", "market", "embodied")}} for r in s["rows"]],
+    }
