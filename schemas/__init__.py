@@ -1,1 +1,1 @@
-import pipelines  # noqa: F401  (before pandera: see pipelines/__init__.py)
+import core  # noqa: F401  (before pandera: see core/__init__.py)
