@@ -56,6 +56,13 @@ def test_session_keeps_the_models_semantics(spark):
     assert spark.sql("select 1 / 0 as x").first().x is None
 
 
+def test_python_workers_run_the_drivers_interpreter(spark):
+    """A Python task (a DataFrame made from driver rows) runs in the interpreter meterbook runs in,
+    not whatever `python3` PATH finds first (another version, or one without the venv's packages)."""
+    import sys
+    assert spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("sys").executable).first() == sys.executable
+
+
 def test_installed_by_make():
     """pyspark and sqlglot are pinned where make installs from."""
     lock = (Path(__file__).parents[1] / "requirements.lock").read_text()

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Mapping, MutableMapping
 
@@ -116,6 +117,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, Any] | None = No
             ensure_java()
         builder = SparkSession.builder.appName("meterbook")
         if master or not _submitted():
+            # Python workers (a DataFrame made from driver rows) must be this interpreter: Spark
+            # starts `python3` from PATH otherwise, another version on many machines, which it refuses
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             builder = builder.master(master or "local[2]")
             for key, value in LOCAL_DEFAULTS.items():
                 builder = builder.config(key, value)
