@@ -27,7 +27,7 @@ COPY_RATIO_TARGET = 1.5
 RSS_TARGET_MB = 3000
 
 
-def generate(path, rows: int) -> None:
+def generate(path, rows: int, compression: str = "gzip") -> None:
     """A legacy CUR with the demo's columns: hourly GPU and CPU instance lines, tagged by team."""
     if path.exists():
         return
@@ -62,7 +62,7 @@ def generate(path, rows: int) -> None:
                 'Hrs' as "pricing/unit",
                 ({teams}::varchar[])[1 + i % {len(teams)}] as "resourceTags/user:team"
             from range({rows}) t(i)
-        ) to '{path}' (header, compression gzip)""")
+        ) to '{path}' (header, compression {compression})""")
 
 
 # The ingest's statements by part (benchmarks/ingest_parts.py matches them by how they start).

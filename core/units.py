@@ -5,6 +5,7 @@ MJ_PER_KWH = 3.6e9          # millijoules in a kilowatt-hour (DCGM energy counte
 WH_PER_KWH = 1000.0
 W_PER_KW = 1000.0
 S_PER_H = 3600.0
+US_PER_S = 1.0e6            # microseconds in a second (Spark times are microseconds)
 G_PER_KG = 1000.0
 KG_PER_T = 1000.0
 KWH_PER_MWH = 1000.0

@@ -1,0 +1,2 @@
+"""The pipeline layer."""
+import core  # noqa: F401  (before pandera: see core/__init__.py)

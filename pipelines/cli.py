@@ -27,6 +27,17 @@ def config_option(fn):
                         help="meterbook.toml with team mappings (default: ./meterbook.toml if present).")(fn)
 
 
+def engine_options(fn):
+    fn = click.option("--spark-warehouse", default=None,
+                      help="Spark engine: the Parquet warehouse URI (default: [engine] warehouse, else build/spark-warehouse).")(fn)
+    return click.option("--engine", type=click.Choice(["duckdb", "spark"]), default=None,
+                        help="Where the work runs (default: [engine] name in meterbook.toml, else duckdb).")(fn)
+
+
+def _engine(engine: str | None, config) -> str:
+    return engine or config.engine.name
+
+
 def _config(path: Path | None):
     """The --config file, else ./meterbook.toml, else the defaults (see _said_defaults)."""
     from pipelines.config import load_config
@@ -91,9 +102,11 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
 @warehouse_option
 @config_option
+@engine_options
 @user_errors
 def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: str | None, interval: float | None,
-           timezone: str | None, as_json: bool, warehouse: Path, config_path: Path | None) -> None:
+           timezone: str | None, as_json: bool, warehouse: Path, config_path: Path | None, engine: str | None,
+           spark_warehouse: str | None) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
@@ -103,15 +116,22 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
     from pipelines.ingest import ingest as run_ingest
     from pipelines.ingest import print_progress
     from pipelines.warehouse import connect
-    con = connect(warehouse)
+    config = _config(config_path)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
-    results = run_ingest(con, paths, kind, options, progress=None if as_json else print_progress,
-                          config=_config(config_path))
+    if _engine(engine, config) == "spark":
+        from pipelines.spark import engine as spark_engine
+        store = spark_engine.open_store(config, spark_warehouse)
+        results = spark_engine.ingest(store, paths, kind, options, config)
+        where = store.root
+    else:
+        results = run_ingest(connect(warehouse), paths, kind, options, progress=None if as_json else print_progress,
+                             config=config)
+        where = str(warehouse)
     if as_json:
         click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
     else:
         loaded = sum(r.status == "loaded" for r in results)
-        click.echo(f"{len(results)} files: {loaded} loaded, {len(results) - loaded} unchanged; warehouse {warehouse}")
+        click.echo(f"{len(results)} files: {loaded} loaded, {len(results) - loaded} unchanged; warehouse {where}")
 
 
 @main.command()
@@ -151,21 +171,30 @@ def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | Non
     config = _config(config_path)
     if overrides:
         config = dataclasses.replace(config, **overrides)
-    run_stages(con, config)
+    from pipelines.spark import is_spark_built
+    if not is_spark_built(con):   # a Spark build published these marts; its facts are in Spark
+        run_stages(con, config)
     return con, config
 
 
 @main.command()
 @warehouse_option
 @config_option
+@engine_options
 @user_errors
-def build(warehouse: Path, config_path: Path | None) -> None:
+def build(warehouse: Path, config_path: Path | None, engine: str | None, spark_warehouse: str | None) -> None:
     """Build the marts (allocation, team month, findings, energy tiers...) from what is loaded.
 
     Reports and exports run this themselves; run it alone to check the contracts after an ingest.
+    With --engine spark the stages run on Spark and the marts are published to --warehouse.
 
     Example: meterbook build --config meterbook.toml --warehouse build/meterbook.duckdb
     """
+    config = _config(config_path)
+    if _engine(engine, config) == "spark":
+        from pipelines.spark import engine as spark_engine
+        store = spark_engine.open_store(config, spark_warehouse)
+        spark_engine.build(store, config, warehouse)
     con, config = build_marts(warehouse, config_path)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
     broken = one_row(con, "select count(*) from contract_findings")[0]

@@ -25,6 +25,7 @@ from core.vocabulary import CATEGORIES, RULES
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
 RULE_FIELDS = ("namespace", "account", "service")
+ENGINES = ("duckdb", "spark")    # where the build runs: one machine, or Spark (README, "Beyond one machine")
 # GHG Protocol Corporate Standard, chapter 3: the ways an organisation draws its boundary.
 CONSOLIDATION = ("operational control", "financial control", "equity share")
 # [findings] keys are the assumptions.csv rows with this prefix (findings_month.sql looks them up so)
@@ -112,10 +113,21 @@ def schema() -> Section:
             "deferrable_namespaces": Value("strings", example='["llm-finetune"]'),
             "deferrable_jobs": Value("strings", example='["embed-batch-0"]'),
         }),
+        "engine": Section({"name": Value("string", choices=ENGINES, example='"duckdb"'), "master": Value("string", example='"local[2]"'),
+                           "warehouse": Value("string", example='"s3://bucket/meterbook"'),
+                           "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
     })
 
 
 # ---- the parsed configuration ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EngineConfig:
+    name: str = "duckdb"
+    master: str | None = None        # Spark master; None: the launcher's (spark-submit), else local[2]
+    warehouse: str | None = None     # Spark warehouse URI
+    conf: dict[str, str] = field(default_factory=dict)
+
 
 @dataclass(frozen=True)
 class TeamRule:
@@ -158,6 +170,7 @@ class Config:
     whatif_regions: tuple[str, ...] = ()
     deferrable_namespaces: tuple[str, ...] = ()
     deferrable_jobs: tuple[str, ...] = ()
+    engine: EngineConfig = field(default_factory=EngineConfig)
     path: str | None = None
     sha256: str | None = None     # of the file's bytes; None = no file, the defaults
 
@@ -201,6 +214,7 @@ def load_config(path: str | Path | None) -> Config:
         whatif_regions=tuple(whatif.get("regions", ())),
         deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),
         deferrable_jobs=tuple(whatif.get("deferrable_jobs", ())),
+        engine=EngineConfig(**doc.get("engine", {})),
         path=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
     )

@@ -36,6 +36,10 @@ def effective(config: Config) -> list[str]:
     out.append(f"Telemetry: samples every {config.interval_s:g} s, a gap is longer than "
                f"{config.interval_s * config.gap_multiple:g} s, default grid zone {config.default_zone or 'none'}")
     out.append("Market-based intensity (g/kWh): " + (", ".join(f"{z} {v:g}" for z, v in config.market_intensity.items()) or "none"))
+    eng = config.engine
+    out.append(f"Engine: {eng.name}" + ("" if eng.name == "duckdb" else
+               f", master {eng.master or 'set by the launcher (else local[2])'}, warehouse {eng.warehouse or 'build/spark-warehouse'}"
+               + "".join(f", {k} = {v}" for k, v in eng.conf.items())))
     defaults = [p for p in finding_params() if p not in config.findings]
     out.append("Findings thresholds: " + ", ".join([f"{k} {v:g}" for k, v in config.findings.items()]
                                                     + [f"{p} (assumptions.csv)" for p in defaults]))

@@ -15,8 +15,9 @@ from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
 
 
-def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
-    variables = {
+def config_variables(config: Config) -> dict[str, object]:
+    """The scalar settings the SQL reads with getvariable() (DuckDB variables; literals on Spark)."""
+    return {
         "tag_keys": list(config.tag_keys), "unallocated": config.unallocated,
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
@@ -24,9 +25,12 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "months_per_year": MONTHS_PER_YEAR,
         "hourly_factor_type": config.hourly_factor_type,
     }
-    for name, value in variables.items():
-        con.execute(f"set variable {name} = ?", [value])
-    tables: dict[str, tuple[list[str], list[tuple], list[str]]] = {
+
+
+def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], list[str]]]:
+    """The mappings the SQL joins, as {name: (columns, rows, DuckDB types)}: cfg_* temp tables
+    on DuckDB, temp views on Spark."""
+    return {
         "cfg_namespace_teams": (["namespace", "team"], list(config.namespace_teams.items()), ["varchar"] * 2),
         "cfg_hosts": (["host", "resource_id"], list(config.hosts.items()), ["varchar"] * 2),
         "cfg_account_teams": (["account", "team"], list(config.account_teams.items()), ["varchar"] * 2),
@@ -46,7 +50,12 @@ def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }
-    for name, (columns, rows, types) in tables.items():
+
+
+def apply_config(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+    for name, value in config_variables(config).items():
+        con.execute(f"set variable {name} = ?", [value])
+    for name, (columns, rows, types) in config_tables(config).items():
         temp_table(con, name, columns, rows, types)
 
 

@@ -130,7 +130,9 @@ def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa
     # far above a double's rounding, so validation reads doubles; the table keeps its decimals.
     select = ", ".join(f'"{c}"::double as "{c}"' if str(t).startswith("DECIMAL") else f'"{c}"'
                        for c, t in zip(rel.columns, rel.types))
-    df = con.sql(f"select {select} from {table}").to_arrow_table().to_pandas()
+    # in one order whatever wrote the table (one engine or the other, rows in any order), so the
+    # example a finding quotes is the same first failing row
+    df = con.sql(f"select {select} from {table} order by all").to_arrow_table().to_pandas()
     schema = model.to_schema()
     try:
         schema.validate(df, lazy=True)

@@ -61,9 +61,17 @@ def missing_warehouse(p: Path) -> InputError:
                       f"{hint}Pass --warehouse with an existing warehouse, or create it with `meterbook ingest FILES --warehouse {p}`")
 
 
+# Macros over unit constants (name, parameters, body), defined from core.units; the Spark
+# engine expands the same definitions (pipelines.spark.dialect).
+PY_MACROS: tuple[tuple[str, str, str], ...] = (
+    ("dcgm_blank_min", "", repr(DCGM_BLANK_MIN)),
+    ("dcgm_int32_blank", "v", f"v between {DCGM_INT32_BLANK_MIN} and {DCGM_INT32_BLANK_MAX}"),
+    ("s_per_h", "", repr(S_PER_H)),
+)
+
+
 def add_macros(con: duckdb.DuckDBPyConnection) -> None:
     """The parsing macros of the staging models (temp, so they exist per connection)."""
-    con.execute(f"create or replace temp macro dcgm_blank_min() as {DCGM_BLANK_MIN!r}")
-    con.execute(f"create or replace temp macro dcgm_int32_blank(v) as v between {DCGM_INT32_BLANK_MIN} and {DCGM_INT32_BLANK_MAX}")
-    con.execute(f"create or replace temp macro s_per_h() as {S_PER_H!r}")
+    for name, params, body in PY_MACROS:
+        con.execute(f"create or replace temp macro {name}({params}) as {body}")
     con.execute(read_sql("00_warehouse", "macros.sql"))

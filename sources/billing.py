@@ -65,9 +65,7 @@ class BillingReader(Reader):
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
             from (select distinct billing_account_id, billing_period_start from {"_lines" if in_place else "_staged"})""")[0]
         # in place, no key is repeated (stage_in_place checked their hashes)
-        key = "line_item_key" if "line_item_key" in cols else "null::varchar"
-        con.execute("create or replace temp table _findings as "
-                    + read_sql("10_staging", "stg_billing__findings.sql", line_item_key=key))
+        con.execute("create or replace temp table _findings as " + findings_sql(cols))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
@@ -114,6 +112,12 @@ def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:
     return named[0][0]
 
 
+def findings_sql(cols: set[str]) -> str:
+    """stg_billing__findings over _lines, keyed by line_item_key where the format has one."""
+    key = "line_item_key" if "line_item_key" in cols else "null::varchar"
+    return read_sql("10_staging", "stg_billing__findings.sql", line_item_key=key)
+
+
 def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) -> None:
     """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance
     catalog, and blank currencies filled with `currency` when given.
@@ -126,16 +130,26 @@ def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) ->
     con.execute(f"create or replace temp macro gpu_of(instance_type) as map {{{entries}}}[instance_type]"
                 if catalog else "create or replace temp macro gpu_of(instance_type) as "
                 "null::struct(gpu_model varchar, gpu_count double)")
+    con.execute("create or replace temp view _lines as " + lines_sql(currency, by_macro=True))
+
+
+def lines_sql(currency: str | None = None, by_macro: bool = False) -> str:
+    """The select of resolve_gpus over _staged: the catalog by the gpu_of macro (DuckDB, file
+    order kept) or by a join (the Spark engine, whose rows are numbered before)."""
     fill = f"replace (coalesce(s.billing_currency, {literal(currency)}) as billing_currency)" if currency else ""
-    con.execute(f"""
-        create or replace temp view _lines as
-        select * exclude (_gpu),
-            _gpu.gpu_model as gpu_model,
-            _gpu.gpu_count as gpu_count,
-            case when _gpu.gpu_count is not null
-                  and charge_category = 'Usage'
-                  and coalesce(line_item_type, '') not in ({", ".join("'" + t + "'" for t in NOT_CAPACITY)})
-                  and lower(trim(consumed_unit)) in ({", ".join("'" + u + "'" for u in HOUR_UNITS)})
-                 then consumed_quantity * _gpu.gpu_count end as gpu_hours
-        from (select s.* {fill}, gpu_of(s.instance_type) as _gpu from _staged s)
-    """)
+    gpu = "_gpu" if by_macro else "it"
+    columns = f"""{gpu}.gpu_model as gpu_model,
+            {gpu}.gpu_count as gpu_count,
+            case when {gpu}.gpu_count is not null
+                  and s.charge_category = 'Usage'
+                  and coalesce(s.line_item_type, '') not in ({", ".join("'" + t + "'" for t in NOT_CAPACITY)})
+                  and lower(trim(s.consumed_unit)) in ({", ".join("'" + u + "'" for u in HOUR_UNITS)})
+                 then s.consumed_quantity * {gpu}.gpu_count end as gpu_hours"""
+    if by_macro:
+        return f"""
+        select s.* exclude (_gpu), {columns}
+        from (select s.* {fill}, gpu_of(s.instance_type) as _gpu from _staged s) s"""
+    return f"""
+        select s.* {fill}, {columns}
+        from _staged s
+        left join ref_instance_types it on lower(it.instance_type) = s.instance_type"""

@@ -72,8 +72,9 @@ class PromCsvReader(TelemetryReader):
     def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         return tabular_expected_rows(con, head, count)
 
-    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
-        self.prepare(con)
+    def samples_sql(self, head: Head, src: str) -> tuple[str, dict[str, str]]:
+        """The samples of the CSV read by relation `src` (text columns c0..cN by position) and
+        the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
         cols = csv_names(head)
         if (found := long_columns(cols)) is None:   # detect() sniffed this header, so only a direct call gets here
             raise InputError(head.path, "not a long CSV", "no time, metric or value column", "Pass the --kind this file is")
@@ -91,8 +92,7 @@ class PromCsvReader(TelemetryReader):
         # Grouped on the columns themselves: the label text is built once per series and hour,
         # not once per sample (half the cost of the pass when it was).
         keys = {"keys": ", ".join(key_cols), "metric": "k0", "labels": labels}
-        # dialect stated, columns by position (sources/tabular.py csv_read); '' cells as NULL
-        src = csv_read(head)
+        # '' cells as NULL
         t, m, v = (f"nullif({pos[c]}, '')" for c in (time_c, metric_c, value_c))
         sql = f"""
             select *, k0 || '{{' || {labels} as series from (
@@ -107,6 +107,12 @@ class PromCsvReader(TelemetryReader):
                                 else try_cast({t} as double) end)::bigint end as ts_ms,
                 left(concat_ws(',', {t}, {m}, {v}), 200) as line
             from (select {{{{ row_number }}}} as row_number, * from {src}))"""
+        return sql, keys
+
+    def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
+        self.prepare(con)
+        # dialect stated, columns by position (sources/tabular.py csv_read)
+        sql, keys = self.samples_sql(head, csv_read(head))
         self.sample_views(con, "long-csv samples", sql)
         rows_read, _ = self.group(con, head, keys)
         return Staged(rows_read=rows_read, format_version="long-csv")

@@ -139,6 +139,29 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     keep_as_written: the source columns it accepts also go, by their header name and as text
     (nulls as above), into one MAP column `_source_columns`, for exports that carry them through.
     """
+    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written)
+    if head.parquet or is_json_lines(head):
+        raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
+    else:
+        rn = "row_number() over ()" if numbered else "null::bigint"
+        raw_sql = f"select {rn} as row_number, * from {csv_read(head, padded)}"
+    # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
+    # Creating the view binds it; a Parquet or JSON file is opened then, so a broken one must
+    # become an InputError here too (not a traceback).
+    try:
+        con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
+    except duckdb.Error as exc:
+        raise duck_error(head.path, exc) from None
+    return extras
+
+
+def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]], required: set[str],
+                     nullstr: tuple[str, ...] = ("",), extra_prefixes: tuple[str, ...] = (), padded: bool = False,
+                     defaults: dict[str, str] | None = None,
+                     keep_as_written: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+    """The select list of canonical_view over the file's raw relation (row_number, then c0..cN
+    for CSV, the typed columns otherwise), and the columns kept under an extra prefix. The Spark
+    engine runs the same list over its own read of the file."""
     types = source_types(con, head)
     csv = not types
     columns = tuple(types) if types else csv_names(head)
@@ -167,24 +190,13 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
         kept = [c for c in dict.fromkeys(columns) if keep_as_written(c)]
         select.append(f"map([{', '.join(literal(c) for c in kept)}]::varchar[], [{', '.join(text(c) for c in kept)}]::varchar[])"
                       " as _source_columns")
-    if csv:
+    if csv and padded:
         last = len(columns) - 1
         every = ", ".join(f"c{i}" for i in range(len(columns)))
-        select.append(f"case when c{last} is null then len(list_filter([{every}], lambda x: x is not null)) end as _fields"
-                      if padded else "null::int as _fields")
-        rn = "row_number() over ()" if numbered else "null::bigint"
-        raw_sql = f"select {rn} as row_number, * from {csv_read(head, padded)}"
+        select.append(f"case when c{last} is null then len(list_filter([{every}], lambda x: x is not null)) end as _fields")
     else:
         select.append("null::int as _fields")
-        raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
-    # A view, not a table: the staging model reads the file once, streaming, row numbers and all.
-    # Creating the view binds it; a Parquet or JSON file is opened then, so a broken one must
-    # become an InputError here too (not a traceback).
-    try:
-        con.execute(f"create or replace temp view {view} as select {', '.join(select)} from ({raw_sql})")
-    except duckdb.Error as exc:
-        raise duck_error(head.path, exc) from None
-    return extras
+    return select, extras
 
 
 def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str, str]) -> str:

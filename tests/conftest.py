@@ -104,3 +104,24 @@ def chargeback_demo(tmp_path_factory) -> dict:
     output = cli("report", "chargeback", "--month", "2026-10", "--warehouse", str(wh), "--config", str(d / "meterbook.toml"),
                  "--out", str(out), "--per-team")
     return {"root": root, "wh": wh, "out": out, "config": d / "meterbook.toml", "output": output}
+
+
+# --- Spark (tests/test_spark*.py) -------------------------------------------------------------
+# The tests' data are a few thousand rows, and a fresh JVM spends more CPU compiling than running
+# them: Spark's generated code for every query (whole-stage and expression codegen), its own
+# classes through C2 (JIT threads took 136 of 310 CPU-seconds of the equality test), and AQE
+# re-planning every stage. Interpreted expressions, the C1 compiler only (a code cache it does
+# not fill) and a plan made once cut that by a third; results do not depend on any of them.
+# `make bench BENCH=spark` runs with Spark's defaults.
+SPARK_TEST_CONF = {"spark.sql.shuffle.partitions": "2", "spark.sql.codegen.wholeStage": "false",
+                   "spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.adaptive.enabled": "false",
+                   "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"}
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession for every Spark test: starting one costs 15 s or more."""
+    from pipelines.spark.session import spark_session
+    session = spark_session("local[2]", SPARK_TEST_CONF)
+    yield session
+    session.stop()

@@ -11,6 +11,12 @@ per_instance as (
     select gpu_uuid, hour_index, mig_instance, max(n) as n_scrapes
     from (select gpu_uuid, hour_index, mig_instance, metric, sum(n_good) as n from good group by all)
     group by all
+),
+
+-- the GPU-hour's scrapes: its best-covered instance (MIG instances scrape concurrently); a join,
+-- not a correlated subquery in the select list, which Spark cannot plan inside an aggregate
+per_gpu_hour as (
+    select gpu_uuid, hour_index, max(n_scrapes) as n_scrapes from per_instance group by all
 )
 
 select
@@ -20,7 +26,7 @@ select
     any_value(g.gpu_model_raw) as gpu_model_raw,
     any_value(g.instance_id) as instance_id,
     make_timestamp(g.hour_index * 3600000000) as hour_start,
-    (select max(n_scrapes) from per_instance p where p.gpu_uuid = g.gpu_uuid and p.hour_index = g.hour_index) as n_scrapes,
+    any_value(p.n_scrapes) as n_scrapes,
     make_timestamp(min(g.t0_ms) * 1000) as first_ts,
     make_timestamp(max(g.t1_ms) * 1000) as last_ts,
     arg_min(g.v_first, g.t0_ms) filter (where g.field = 'energy_mj') * any_value(g.to_canonical) filter (where g.field = 'energy_mj') as first_energy_mj,
@@ -41,4 +47,5 @@ select
     min(g.v_min * g.to_canonical) filter (where g.field = 'power_w') as power_w_min,
     max(g.v_max * g.to_canonical) filter (where g.field = 'power_w') as power_w_max
 from good g
+join per_gpu_hour p on p.gpu_uuid = g.gpu_uuid and p.hour_index = g.hour_index
 group by g.gpu_uuid, g.hour_index

@@ -35,13 +35,13 @@ placed as (
     from windows j
     join workloads w on w.month = j.month and w.namespace = j.namespace
     where not w.is_idle and (j.pod is null or w.pod glob j.pod) and (j.host is null or w.host = j.host)
-        and (len(j.gpu_uuids) = 0 or list_contains(j.gpu_uuids, w.gpu_uuid))
+        and (array_length(j.gpu_uuids) = 0 or list_contains(j.gpu_uuids, w.gpu_uuid))
     union all by name
     select j.job_id, j.start_utc, j.end_utc, j.month, j.pod as job_pod, j.precision, j.gpu_model as job_gpu_model, w.*
         exclude (w.month, w.gpu_model), w.gpu_model as tel_gpu_model
     from windows j
     join workloads w on w.month = j.month and w.host = j.host
-    where j.namespace is null and (len(j.gpu_uuids) = 0 or list_contains(j.gpu_uuids, w.gpu_uuid))
+    where j.namespace is null and (array_length(j.gpu_uuids) = 0 or list_contains(j.gpu_uuids, w.gpu_uuid))
 ),
 
 in_window as (
@@ -100,7 +100,7 @@ billed as (
             * greatest(0, epoch(least(j.piece_end, coalesce(c.charge_period_end, c.charge_period_start + interval 1 hour)))
                           - epoch(greatest(j.piece_start, c.charge_period_start)))
             / (epoch(coalesce(c.charge_period_end, c.charge_period_start + interval 1 hour)) - epoch(c.charge_period_start))
-            * least(1.0, coalesce(j.gpus, nullif(len(j.gpu_uuids), 0), c.gpu_count) / c.gpu_count) as gpu_hours,
+            * least(1.0, coalesce(j.gpus, nullif(array_length(j.gpu_uuids), 0), c.gpu_count) / c.gpu_count) as gpu_hours,
         null::double as it_energy_kwh, null::double as util_mean, null::double as tensor_active_mean
     from host_resources j
     join int_charges_teams c on c.resource_id = j.resource_id and c.month = j.month and c.gpu_hours > 0

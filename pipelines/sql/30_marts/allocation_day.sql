@@ -103,9 +103,12 @@ details as (
 
 running as (
     select * replace (coalesce(w, 0) as w),
-        sum(w) over (partition by source_group, team, rule, meter order by day, sha256, source_row, charge_line, namespace, workload
-                     rows unbounded preceding) as cum_w,
-        sum(w) over (partition by source_group, team, rule, meter) as total_w,
+        -- decimal sums (dsum, written out): a double running sum depends on the order the engine
+        -- adds in, and a floor below flips a cent between two details when it does
+        sum(coalesce(w, 0)::decimal(38, 12)) over (partition by source_group, team, rule, meter
+                                                   order by day, sha256, source_row, charge_line, namespace, workload
+                                                   rows unbounded preceding) as cum_w,
+        sum(coalesce(w, 0)::decimal(38, 12)) over (partition by source_group, team, rule, meter) as total_w,
         row_number() over (partition by source_group, team, rule, meter order by day, sha256, source_row, charge_line, namespace, workload) as k,
         count(*) over (partition by source_group, team, rule, meter) as n
     from details

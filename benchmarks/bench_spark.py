@@ -1,0 +1,143 @@
+"""DuckDB and Spark local[2] on the same inputs in the same run: the billing benchmark's CUR
+(20 M lines) and the telemetry benchmark's fleet (1,000 GPUs x 1 day at 10 s, dcgm-exporter
+text), each ingested then built (`meterbook ingest` and `build`, --engine duckdb | spark).
+
+Printed per engine and input: wall time, rows/s, rows/s per core, peak memory (the process and
+its children: Spark's JVM included), then a projection for 10,000 GPUs x 30 days and 1 billion
+CUR lines from the measured per-core throughput of Spark: cores needed to finish within a
+target wall time, and the wall time on a few cluster sizes. The projection assumes throughput
+per core holds as cores are added (Spark's ingest and models are partition-parallel; per file,
+a .gz stream is one task, so it holds for split inputs, as exports are delivered) and adds the
+measured fixed cost (session start, per-stage overheads) once.
+
+The CUR is written uncompressed here: a single .gz cannot be read by more than one core on any
+engine, which would measure gzip, not the engines.
+Sizes: MB_BENCH_SPARK_CUR_ROWS (20,000,000), MB_BENCH_SPARK_GPUS (1000), MB_BENCH_SPARK_DAYS (1),
+MB_BENCH_INTERVAL (10 s), MB_BENCH_SPARK_CORES (2), MB_BENCH_SPARK_TARGET_H (1).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from benchmarks import bench_billing, bench_telemetry
+from benchmarks.common import BENCH_DIR, measure, report
+
+CUR_ROWS = int(os.environ.get("MB_BENCH_SPARK_CUR_ROWS", "20000000"))
+GPUS = int(os.environ.get("MB_BENCH_SPARK_GPUS", "1000"))
+DAYS = float(os.environ.get("MB_BENCH_SPARK_DAYS", "1"))
+INTERVAL = int(os.environ.get("MB_BENCH_INTERVAL", "10"))
+CORES = int(os.environ.get("MB_BENCH_SPARK_CORES", "2"))
+TARGET_H = float(os.environ.get("MB_BENCH_SPARK_TARGET_H", "1"))
+# The sizes the projection is for (issue 20).
+FLEET_GPUS, FLEET_DAYS, CUR_LINES = 10_000, 30, 1_000_000_000
+
+# Peak memory of a child and every process under it (the JVM pyspark starts is a grandchild,
+# outside RUSAGE_SELF): sampled from /proc twice a second.
+PEAK_TREE = """
+import os, threading
+_peak = [0]
+def _tree_rss():
+    pids, total = [os.getpid()], 0
+    while pids:
+        p = pids.pop()
+        try:
+            total += int(open(f"/proc/{p}/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            for t in os.listdir(f"/proc/{p}/task"):
+                pids += [int(c) for c in open(f"/proc/{p}/task/{t}/children").read().split()]
+        except OSError:
+            pass
+    return total
+def _sample():
+    while True:
+        _peak[0] = max(_peak[0], _tree_rss()); threading.Event().wait(0.5)
+threading.Thread(target=_sample, daemon=True).start()
+"""
+
+
+def run(engine: str, inputs: list[Path], work: Path) -> dict:
+    """One engine over the inputs: ingest, then build; wall time of each and the tree's peak."""
+    wh, swh = work / f"{engine}.duckdb", work / f"{engine}-warehouse"
+    for p in (wh, swh):
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+    setup = (f"from pipelines.spark import engine as se\nfrom pipelines.config import Config, EngineConfig\n"
+             f"config = Config(engine=EngineConfig('spark', 'local[{CORES}]', {str(swh)!r}, "
+             f"{{'spark.driver.memory': '4g', 'spark.sql.shuffle.partitions': '{4 * CORES}'}}))\n"
+             "t0 = time.perf_counter(); store = se.open_store(config); t_start = time.perf_counter() - t0\n"
+             if engine == "spark" else
+             f"from pipelines.warehouse import connect\nfrom pipelines.config import Config\nconfig = Config()\n"
+             f"con = connect(Path({str(wh)!r})); con.execute('set threads = {CORES}'); t_start = 0.0\n")
+    ingest = ("res = se.ingest(store, paths, 'auto', {}, config)" if engine == "spark" else
+              "from pipelines.ingest import ingest\nres = ingest(con, paths, config=config)")
+    build = (f"se.build(store, config, Path({str(wh)!r}))" if engine == "spark" else
+             "from pipelines.stages import run_stages\nrun_stages(con, config)")
+    code = f"""{PEAK_TREE}
+import json, time
+from pathlib import Path
+paths = [Path(p) for p in {[str(p) for p in inputs]!r}]
+{setup}
+t0 = time.perf_counter()
+{ingest}
+t_ingest = time.perf_counter() - t0
+t0 = time.perf_counter()
+{build}
+t_build = time.perf_counter() - t0
+print(json.dumps({{"start_s": t_start, "ingest_s": t_ingest, "build_s": t_build, "peak_mb": _peak[0] / 2**20,
+                  "rows_read": sum(r.rows_read for r in res), "rows_rejected": sum(r.rows_rejected for r in res),
+                  "totals": [r.totals for r in res]}}, default=str))
+"""
+    out = measure(code)
+    return json.loads(out["stdout"].splitlines()[-1]) | {"wall_s": out["wall_s"]}
+
+
+def per_core(rows: int, seconds: float) -> float:
+    return rows / seconds / CORES
+
+
+def projection(name: str, rows: int, spark: dict, fixed_s: float) -> dict:
+    """Cores for the target wall time, and wall time on a few cluster sizes, from rows/s/core."""
+    rate = per_core(spark["rows"], spark["work_s"])
+    core_s = rows / rate
+    target_s = TARGET_H * 3600 - fixed_s
+    return {"input": name, "rows": rows, "spark_rows_per_s_per_core": round(rate),
+            "core_hours": round(core_s / 3600, 1),
+            f"cores_for_{TARGET_H:g}h": int(-(-core_s // target_s)) if target_s > 0 else None,
+            "wall_h_on_cores": {n: round((core_s / n + fixed_s) / 3600, 2) for n in (16, 64, 256, 1024)}}
+
+
+def main() -> None:
+    work = BENCH_DIR / "spark"
+    work.mkdir(parents=True, exist_ok=True)
+    cur = BENCH_DIR / f"cur-legacy-{CUR_ROWS}.csv"
+    bench_billing.generate(cur, CUR_ROWS, compression="none")
+    tel = bench_telemetry.generate(BENCH_DIR / f"dcgm-prom-{GPUS}gpu-{DAYS:g}d-{INTERVAL}s.prom", GPUS, DAYS, INTERVAL, "prom")
+    figures, fixed = {}, 0.0
+    for name, path in (("cur", cur), ("telemetry", tel)):
+        for engine in ("duckdb", "spark"):
+            r = run(engine, [path], work)
+            work_s = r["ingest_s"] + r["build_s"]
+            r |= {"rows": r["rows_read"], "work_s": work_s, "rows_per_s": round(r["rows_read"] / work_s),
+                  "rows_per_s_per_core": round(per_core(r["rows_read"], work_s))}
+            figures[(name, engine)] = r
+            report(f"spark vs duckdb: {name} on {engine} ({CORES} cores)", {
+                "file": path.name, "size_mb": round(path.stat().st_size / 1e6, 1), "rows": r["rows_read"],
+                "rejected": r["rows_rejected"], "session_start_s": round(r["start_s"], 1),
+                "ingest_s": round(r["ingest_s"], 1), "build_s": round(r["build_s"], 1), "wall_s": round(r["wall_s"], 1),
+                "rows_per_s": r["rows_per_s"], "rows_per_s_per_core": r["rows_per_s_per_core"],
+                "peak_memory_mb": round(r["peak_mb"])})
+            if engine == "spark":
+                fixed = max(fixed, r["start_s"])
+    samples_per_gpu_day = figures[("telemetry", "spark")]["rows"] / (GPUS * DAYS)
+    report("projection (Spark, linear in cores from the measured rows/s per core)", {
+        "assumptions": "per-core throughput as measured on this machine holds on the cluster's cores; inputs split "
+                       "in many files or uncompressed parts; fixed cost = the measured session start",
+        "fleet": projection(f"{FLEET_GPUS} GPUs x {FLEET_DAYS} days of DCGM text at {INTERVAL} s",
+                            int(samples_per_gpu_day * FLEET_GPUS * FLEET_DAYS), figures[("telemetry", "spark")], fixed),
+        "cur": projection(f"{CUR_LINES:,} CUR lines", CUR_LINES, figures[("cur", "spark")], fixed),
+        "duckdb_one_machine_for_comparison": {
+            "fleet_h_on_this_machine": round(samples_per_gpu_day * FLEET_GPUS * FLEET_DAYS
+                                             / figures[("telemetry", "duckdb")]["rows_per_s"] / 3600, 1),
+            "cur_h_on_this_machine": round(CUR_LINES / figures[("cur", "duckdb")]["rows_per_s"] / 3600, 1)},
+    })

@@ -1,0 +1,132 @@
+"""The build step on Spark: the same models as pipelines.stages, each after the models it reads (several at once), each SQL model transpiled from
+DuckDB's dialect at run time (pipelines.spark.dialect), over the Spark warehouse's tables.
+
+Config and reference data reach Spark as data: cfg_* and ref_* temp views built from Python rows
+and the reference CSVs, the scalar settings as literals rendered by the dialect shim. The one
+Python stage (scaling fits, a few rows per month from CodeCarbon runs) runs on the driver with
+the same function as on one machine, over the small inputs it reads.
+"""
+from __future__ import annotations
+
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any, Callable
+
+import duckdb
+
+from core.sql import read_sql
+from pipelines.config import Config
+from pipelines.models import PYTHON, Model, ModelGraphError
+from pipelines.scaling import scaling_fits_table
+from pipelines.spark.steps import cte_steps, step_sql
+from pipelines.stage_inputs import config_tables, config_variables
+from pipelines.stages import stages
+from sources.reference_data import load_reference
+
+# DuckDB type names of config_tables -> Spark DDL
+SPARK_TYPES = {"varchar": "string", "integer": "int", "double": "double", "bigint": "bigint"}
+
+
+def register_config(spark, config: Config) -> None:
+    for name, (columns, rows, types) in config_tables(config).items():
+        schema = ", ".join(f"`{c}` {SPARK_TYPES[t]}" for c, t in zip(columns, types))
+        spark.createDataFrame([tuple(r) for r in rows], schema).createOrReplaceTempView(name)
+
+
+def reference_tables() -> dict[str, object]:
+    """The ref_* tables as Arrow, read by the same loader as on one machine."""
+    con = duckdb.connect()
+    load_reference(con)
+    names = [r[0] for r in con.execute("select table_name from duckdb_tables() where table_name like 'ref_%'").fetchall()]
+    return {n: con.sql(f"select * from {n}").to_arrow_table() for n in names}
+
+
+def register_reference(spark) -> None:
+    for name, table in reference_tables().items():
+        spark.createDataFrame(table).createOrReplaceTempView(name)
+
+
+def scaling_fits(spark):
+    """int_scaling_fits from the few rows it needs, on a driver-side DuckDB: the runs (CodeCarbon,
+    small), the GPU price per month and model (an aggregate), the assumptions."""
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.register("runs", spark.table("runs").toArrow())
+    prices = spark.sql("select month, gpu_model, effective_cost, gpu_hours from int_charges_teams where gpu_hours > 0")
+    con.register("int_charges_teams", prices.groupBy("month", "gpu_model").sum("effective_cost", "gpu_hours")
+                 .withColumnsRenamed({"sum(effective_cost)": "effective_cost", "sum(gpu_hours)": "gpu_hours"}).toArrow())
+    con.register("ref_assumptions", spark.table("ref_assumptions").toArrow())
+    con.register("fits", scaling_fits_table(con))
+    # through Arrow, so an empty result keeps its typed columns
+    return spark.createDataFrame(con.sql("select * from fits").to_arrow_table())
+
+
+def run_model(spark, sql: str, variables: dict, prefix: str,
+              keep: Callable[[str, Any], Any] | None = None) -> Any:
+    """A model as steps (dialect.cte_steps): each CTE a temp view, and those used more than once
+    computed once by `keep(view, df)` into a frame whose plan starts there. Caching is not
+    enough: Spark analyses a view's whole definition wherever it is used, so a chain whose CTEs
+    are used many times (int_alloc_targets) grows, if only in analysis, to more than the
+    driver's heap. The default keep is a local checkpoint (executors' memory, spilling to disk):
+    a model's CTEs live as long as its run; what outlives it, the model's result, is written to
+    the warehouse by the caller. (Parquet for every such CTE cost a third more of the build.)"""
+    keep = keep or (lambda view, df: df.localCheckpoint())
+    steps = cte_steps(sql, variables, prefix)
+    for view, tree, refs in steps[:-1]:
+        df = spark.sql(step_sql(tree, columns_of(spark)))
+        if refs > 1:
+            df = keep(view, df)
+        df.createOrReplaceTempView(view)
+    return spark.sql(step_sql(steps[-1][1], columns_of(spark)))
+
+
+def columns_of(spark) -> Callable[[str], list[str]]:
+    """A query's column names as Spark analyses it (nothing runs): the dialect's Columns."""
+    return lambda text: spark.sql(text).columns
+
+
+def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None],
+               keep: Callable[[str, object], object] | None = None, workers: int | None = None) -> None:
+    """Every stage after the stages it reads; `materialize(folder, name, df)` stores a result and
+    makes it the view of that name for the stages after it; `keep` stores a CTE used more than
+    once (run_model). `workers` models run at once (default: the session's parallelism, at most
+    MAX_WORKERS)."""
+    register_reference(spark)
+    register_config(spark, config)
+    variables = config_variables(config)
+
+    def run(model: Model) -> None:
+        if model.folder == PYTHON:
+            materialize(model.folder, model.name, scaling_fits(spark))
+        else:
+            sql = read_sql(model.folder, model.name + ".sql")
+            materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))
+
+    run_graph(stages(), run, workers or min(MAX_WORKERS, spark.sparkContext.defaultParallelism))
+
+
+# Models built at once. Each query is analysed and planned on one driver thread, and a small one
+# runs its tasks in less time than that: while one model is planned, another's tasks use the cores.
+MAX_WORKERS = 4
+
+
+def run_graph(models: list[Model], run: Callable[[Model], None], workers: int) -> None:
+    """run(model) for each model once every model it reads is done, up to `workers` at a time,
+    in build order among the ready ones. The first failure stops the scheduling and is raised
+    once the models already running finish."""
+    names = {m.name for m in models}
+    needs = {m.name: {r for r in m.reads if r in names and r != m.name} for m in models}
+    pending = list(models)
+    done: set[str] = set()
+    running: dict[Any, Model] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        while pending or running:
+            for model in [m for m in pending if needs[m.name] <= done][:max(1, workers) - len(running)]:
+                pending.remove(model)
+                running[pool.submit(run, model)] = model
+            if not running:
+                raise ModelGraphError("models wait on each other: " + ", ".join(m.name for m in pending))
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                model = running.pop(future)
+                future.result()
+                done.add(model.name)

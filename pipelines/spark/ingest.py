@@ -1,0 +1,158 @@
+"""`meterbook ingest --engine spark`: files into the Spark warehouse, with the rules of one machine.
+
+Per file: hash it; content already loaded is `unchanged` and costs nothing more. Otherwise detect
+the format; the bulk formats are staged by Spark (pipelines.spark.readers), the small ones
+(CodeCarbon, disclosures, dmon logs, GCP, Azure and OCI exports, JSON lines) by their DuckDB
+reader on the driver, in a scratch warehouse, and handed to Spark. Either way rows read =
+loaded + rejected is asserted, rejects keep their row and check, and a newer delivery of the
+same month replaces the older (pipelines.ingest.superseded, run over a driver-side copy of the
+lineage). The source_files row is written last: it commits the file (pipelines.spark.storage).
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+
+from core.sql import model_over, read_sql, sql_files
+from pipelines.config import Config
+from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded, unchanged
+from pipelines.spark.build import register_reference, run_model
+from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
+from pipelines.spark.storage import FACTS, SparkStore, spark_schema
+from pipelines.stage_inputs import apply_config, config_variables
+from pipelines.warehouse import add_macros
+from sources import REGISTRY
+from sources.base import detect, read_head
+from sources.reference_data import load_reference
+
+BILLING_ON_SPARK = {"focus", "aws-cur", "aws-cur2"}
+TELEMETRY_ON_SPARK = {"dcgm-prom", "prom-range", "prom-csv"}
+
+
+def scratch_warehouse(store: SparkStore, config: Config) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB warehouse holding a copy of the Spark warehouse's lineage: the
+    driver-side readers load into it, and supersede decisions read it."""
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    for name in sql_files("00_warehouse"):
+        if name != "macros.sql":
+            con.execute(read_sql("00_warehouse", name))
+    add_macros(con)
+    con.register("_sf", store.source_files().toArrow())
+    con.execute("insert into source_files by name select * from _sf")
+    con.unregister("_sf")
+    next_id = con.execute("select coalesce(max(file_id), 0) + 1 from source_files").fetchall()[0][0]
+    con.execute(f"drop sequence file_id_seq; create sequence file_id_seq start {int(next_id)}")
+    load_reference(con)
+    apply_config(con, config)
+    return con
+
+
+def ingest(spark, store: SparkStore, paths: Iterable[str | Path], kind: str = "auto",
+           options: dict[str, Any] | None = None, config: Config | None = None) -> list[FileResult]:
+    config = config or Config()
+    files, notes = expand(paths)
+    register_reference(spark)
+    con = scratch_warehouse(store, config)
+    results: list[FileResult] = []
+    this_run: set[int] = set()
+    for f in files:
+        res = ingest_one(spark, store, con, f, kind, options or {}, config, this_run)
+        res.notes = notes.get(f, []) + res.notes
+        results.append(res)
+    return results
+
+
+def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: dict[str, Any], config: Config,
+               this_run: set[int]) -> FileResult:
+    head = read_head(path)
+    reader, version = detect(head, kind)
+    if reader.kind not in BILLING_ON_SPARK | TELEMETRY_ON_SPARK:
+        return on_driver(store, con, path, kind, options, this_run)
+    sha = sha256_of(path)
+    resolved = str(path.resolve())
+    if done := unchanged(con, path, resolved, sha):
+        return done
+    if reader.kind in BILLING_ON_SPARK:
+        staged = stage_billing(spark, head, reader, options)
+    else:
+        staged = stage_telemetry(spark, head, reader, options, config_variables(config))
+    rejected = staged.rejects.select("row_number").distinct().count()
+    if staged.rows_loaded + rejected != staged.rows_read:
+        raise RuntimeError(f"{path}: {staged.rows_read} rows read but {staged.rows_loaded} loaded + {rejected} rejected")
+    file_id = con.execute("select nextval('file_id_seq')").fetchall()[0][0]
+    same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
+    replaced = superseded(con, resolved, same_table, staged.delivery_key, this_run)
+    from pyspark.sql import functions as F
+    for table, df in staged.facts.items():
+        store.write_fact(table, df.withColumn("file_id", F.lit(file_id).cast("int")))
+    store.write_lineage("rejects", staged.rejects.withColumn("file_id", F.lit(file_id).cast("int")))
+    for table, df in (("findings", staged.findings), ("row_findings", staged.row_findings)):
+        if df is not None:
+            store.write_lineage(table, df.withColumn("file_id", F.lit(file_id).cast("int")))
+    totals = staged.totals
+    if reader.table == "gpu_hour_parts":
+        totals = telemetry_totals(spark, store, file_id, config)
+    notes = list(staged.notes) + [f"replaces file_id {old} ({why})" for old, _, why in replaced]
+    version = staged.format_version or version
+    row = (file_id, resolved, sha, reader.kind, version, staged.rows_read, staged.rows_loaded, rejected,
+           datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals))
+    con.execute("insert into source_files values (?, ?, ?, ?, ?, ?, ?, ?, 'loaded', ?, ?, null, ?)", list(row))
+    for old, _, _ in replaced:
+        con.execute("update source_files set status = 'replaced', replaced_by = ? where file_id = ?", [file_id, old])
+    # one write for the new file's row and the rows it replaces: the commit of both
+    commit(spark, store, con, [file_id, *[old for old, _, _ in replaced]])
+    for old, _, _ in replaced:
+        store.drop_file(old)
+    this_run.add(file_id)
+    return FileResult(str(path), sha, reader.kind, version, "loaded", staged.rows_read, staged.rows_loaded, rejected,
+                      totals, notes)
+
+
+def commit(spark, store: SparkStore, con, file_ids: list[int]) -> None:
+    """Write these files' source_files rows (the commit point of their data)."""
+    rows = con.sql("select * from source_files where list_contains(?, file_id)", params=[file_ids]).to_arrow_table()
+    store.write_lineage("source_files", spark.createDataFrame(rows, spark_schema("source_files")))
+
+
+def telemetry_totals(spark, store: SparkStore, file_id: int, config: Config) -> dict[str, Any]:
+    """As TelemetryReader.totals plus the ingest runner's energy: GPUs, samples, and the file's
+    energy by the gpu_hours model itself over this file's parts."""
+    parts = store._read("facts", "gpu_hour_parts").where(f"file_id = {int(file_id)}")
+    parts.createOrReplaceTempView("_file_parts")
+    gpus, used = spark.sql("select count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) "
+                           "from _file_parts").first()
+    loaded = spark.sql("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").first()[0]
+    model = model_over("20_intermediate", "gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
+    hours = run_model(spark, model, config_variables(config), "_file_gpu_hours")
+    energy = hours.selectExpr("coalesce(sum(energy_kwh), 0)").first()[0]
+    return {"gpus": gpus, "samples": int(loaded), "samples_used": int(used or 0),
+            "samples_other_metrics": int(loaded) - int(used or 0), "energy_kwh": float(energy)}
+
+
+def on_driver(store: SparkStore, con, path: Path, kind: str, options: dict[str, Any], this_run: set[int]) -> FileResult:
+    """A small format: the DuckDB reader on the driver, into the scratch warehouse; its rows,
+    rejects and findings then go to the Spark warehouse under the same file id."""
+    spark = store.spark
+    res = ingest_file(con, path, kind, options, this_run)
+    if res.status != "loaded":
+        return res
+    file_id = con.execute("select file_id from source_files where sha256 = ? and status = 'loaded'", [res.sha256]).fetchall()[0][0]
+    for table in (*FACTS, "rejects", "row_findings", "findings"):
+        rows = con.sql(f"select * from {table} where file_id = ?", params=[file_id]).to_arrow_table()
+        if rows.num_rows == 0:
+            continue
+        df = spark.createDataFrame(rows, spark_schema(table))
+        (store.write_fact if table in FACTS else store.write_lineage)(table, df)
+    replaced = [r[0] for r in con.execute("select file_id from source_files where replaced_by = ?", [file_id]).fetchall()]
+    commit(spark, store, con, [file_id, *replaced])
+    for old in replaced:
+        store.drop_file(old)
+    return res
+
+
+__all__ = ["ingest", "REJECT_COLUMNS", "SparkStaged"]

@@ -1,0 +1,279 @@
+"""Readers at scale: the bulk formats read by Spark, in parallel across files and, for plain
+text and Parquet, within a file (a .gz stream is one task: gzip cannot be split).
+
+Each reader exposes the same raw columns as its DuckDB reader (sources/), then runs the same
+staging models transpiled (pipelines.spark.dialect): charges with their rejects and findings
+for FOCUS, legacy CUR and CUR 2.0; GPU-hour and workload parts for dcgm-exporter text, long CSV
+and Prometheus query_range JSON. Row numbers are the 1-based data row in the file, as on one
+machine: zipWithIndex numbers rows in file order across a file's splits.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from core.errors import InputError
+from core.sql import fill, literal, read_sql, sql_text
+from pipelines.spark.steps import to_spark
+from schemas.charges import Charges
+from schemas.contract import reject_sql
+from sources import aws_cur, focus, prom_export
+from sources.base import Head
+from sources.billing import findings_sql, lines_sql
+from sources.dcgm_prom import scrape_time
+from sources.tabular import canonical_select, csv_names, is_json_lines
+from sources.telemetry import FIELDS_CSV, SERIES_KEYS
+
+REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
+
+
+@dataclass
+class SparkStaged:
+    """A file staged on Spark: the rows to load per fact table, rejects, findings, counts."""
+
+    rows_read: int
+    rows_loaded: int
+    format_version: str
+    facts: dict[str, Any]                    # table -> DataFrame without file_id
+    rejects: Any                             # DataFrame(REJECT_COLUMNS)
+    findings: Any | None = None
+    delivery_key: str | None = None
+    notes: list[str] = field(default_factory=list)
+    totals: dict[str, Any] = field(default_factory=dict)
+    row_findings: Any | None = None          # DataFrame(REJECT_COLUMNS): notes on loaded rows
+
+
+def numbered(df, spark, name: str = "row_number"):
+    """The rows with their 1-based position in the file, computed in the JVM: a scan's
+    partitions are the file's splits in order, so (rows of earlier partitions) + (position in
+    this one) is the row's number. monotonically_increasing_id carries the partition in its
+    upper bits and the position in its lower 33."""
+    from pyspark.sql import functions as F
+    tagged = df.withColumns({"_pid": F.spark_partition_id(), "_mid": F.monotonically_increasing_id()})
+    counts = dict(tagged.groupBy("_pid").count().collect())
+    offsets, total = {}, 0
+    for pid in sorted(counts):
+        offsets[pid], total = total, total + counts[pid]
+    offset = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), F.col("_pid")) if offsets else F.lit(0)
+    position = F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)
+    return tagged.withColumn(name, (offset + position + 1).cast("long")).drop("_pid", "_mid")
+
+
+def kept(df):
+    """The rows computed once and the plan cut there: later queries over a staged view start
+    from these rows, not from the staging model (whose macro-expanded expressions Spark would
+    otherwise analyse again under every query that reads it: tens of seconds per file, even a
+    small one). Eager; in executor memory, spilling to disk."""
+    return df.localCheckpoint(eager=True)
+
+
+def sql(spark, duck_sql: str, variables: dict | None = None):
+    return spark.sql(to_spark(duck_sql, variables, lambda text: spark.sql(text).columns))
+
+
+def _fail(head: Head, exc: Exception) -> Exception:
+    """A failure while reading a file: the user's file (a malformed row, bad bytes) becomes an
+    InputError; an analysis error is our SQL's and stays what it is (a traceback to be seen)."""
+    from pyspark.errors import AnalysisException
+    if isinstance(exc, AnalysisException):
+        return exc
+    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return InputError(head.path, "cannot parse the file", first[:200], "Fix or re-export the file")
+
+
+# --- billing: FOCUS, legacy CUR, CUR 2.0 -------------------------------------------------------
+
+def csv_frame(spark, head: Head):
+    """A CSV as text columns c0..cN by position, as sources.tabular.csv_read names them (the
+    header's names may repeat or differ only in case); a trailing empty header name names no
+    column. Empty cells read as null, which every cell() of the select list gives them anyway."""
+    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False, escape="\"",
+                            nullValue="", emptyValue="", multiLine=False).csv(str(head.path))
+    width = len(csv_names(head))
+    return df.toDF(*[f"c{i}" for i in range(len(df.columns))]).select(*[f"c{i}" for i in range(width)])
+
+
+def raw_billing(spark, head: Head):
+    """Every column as text (CSV, by position) or as typed (Parquet), numbered, as view `_raw`."""
+    if head.parquet:
+        df = spark.read.parquet(str(head.path))
+    elif is_json_lines(head):
+        raise InputError(head.path, "JSON lines billing on Spark", "not a bulk format here",
+                         "Ingest it with --engine duckdb, or export CSV or Parquet")
+    else:
+        df = csv_frame(spark, head)
+    numbered(df, spark).createOrReplaceTempView("_raw")
+
+
+def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkStaged:
+    """The DuckDB reader's steps, on Spark: canonical columns, staging model, catalog join,
+    contract checks as SQL, row notes, findings."""
+    from pyspark.sql import functions as F
+    con = duckdb.connect()   # only to read a Parquet footer for its column types
+    keep = None
+    prefixes: tuple[str, ...]
+    nullstr: tuple[str, ...]
+    if reader.kind == "focus":
+        aliases, required, prefixes, model, nullstr = focus.ALIASES, focus.REQUIRED, (), "stg_focus__charges.sql", ("", "NULL")
+        keep = focus.kept_as_written
+    else:
+        aliases, required, model, nullstr = aws_cur.ALIASES, aws_cur.REQUIRED, "stg_aws_cur__charges.sql", ("",)
+        prefixes = aws_cur.TAG_PREFIXES if reader.kind == "aws-cur" else ()
+    select, extras = canonical_select(con, head, aliases, required, nullstr, prefixes, keep_as_written=keep)
+    raw_billing(spark, head)
+    try:
+        canonical = "raw_focus" if reader.kind == "focus" else "raw_cur"
+        sql(spark, f"select {', '.join(select)} from _raw").createOrReplaceTempView(canonical)
+        slots = {}
+        if reader.kind != "focus":
+            slots["tags"] = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
+        text = read_sql("10_staging", model, **slots)
+        staged = kept(sql(spark, text))
+        # what the file holds, in one pass: rows, named currencies (two are enough to know there
+        # is no single one), blank currencies, delivery keys (account@billing month)
+        rows_read, named, blanks, keys = staged.selectExpr(
+            "count(*)", "slice(array_sort(collect_set(billing_currency)), 1, 2)", "count_if(billing_currency is null)",
+            "array_sort(collect_set(concat(coalesce(billing_account_id, '?'), '@', "
+            "coalesce(date_format(billing_period_start, 'yyyy-MM'), '?'))))").first()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a malformed row (FAILFAST) or bad bytes: the user's file
+        raise _fail(head, exc) from None
+    notes = staged.selectExpr("row_number", "explode(_notes) as e").selectExpr(
+        "row_number", "e.column_name", "e.check_name", "e.value", "e.message")
+    # as sources.billing.file_currency: blank currencies take the file's one named currency
+    if len(named) == 1 and blanks:
+        notes = notes.unionByName(staged.where("billing_currency is null").selectExpr(
+            "row_number", "'billing_currency' as column_name", "'currency_from_file' as check_name",
+            f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
+        staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
+    staged.createOrReplaceTempView("_staged")
+    sql(spark, lines_sql()).createOrReplaceTempView("_lines")
+    cols = set(spark.table("_lines").columns)
+    checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
+    rejects = spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
+                        "from (select row_number, explode(_errors) as e from _staged)")
+    if checks:
+        rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
+    rejects = kept(rejects)
+    rejects.createOrReplaceTempView("_rejects")
+    notes.createOrReplaceTempView("_row_findings")
+    # notes on loaded rows only, as on one machine: a rejected row's reject says what is wrong
+    row_findings = spark.sql("select f.* from _row_findings f left anti join (select distinct row_number from _rejects) r "
+                             "using (row_number)")
+    lines = kept(spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)"))
+    findings = kept(sql(spark, findings_sql(cols)))
+    rows_loaded = lines.select("row_number").distinct().count()
+    version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
+    facts = {"charges": lines}
+    if keep is not None:   # as FocusReader.load: the loaded rows' columns as written
+        facts["charge_source_columns"] = lines.selectExpr("row_number", "_source_columns as columns")
+    return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
+                       totals=billing_totals(lines, findings), row_findings=row_findings)
+
+
+def billing_totals(lines, findings) -> dict[str, Any]:
+    """As BillingReader.totals: sums over loaded lines per currency, findings by name."""
+    from pyspark.sql import functions as F
+    rows = (lines.groupBy("billing_currency").agg(F.sum("billed_cost"), F.sum("effective_cost"), F.sum("list_cost"),
+                                                   F.sum("gpu_hours")).orderBy("billing_currency").collect())
+    found = {r[0]: r[1] for r in findings.select("finding", "rows").collect()}
+    if not rows:
+        return {"billed_cost": 0.0, "effective_cost": 0.0, "list_cost": 0.0, "currency": None, "gpu_hours": 0.0}
+    by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
+                    "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
+    if len(by_cur) == 1:
+        (cur, t), = by_cur.items()
+        return {**t, "currency": cur, "findings": found}
+    return {"currency": "mixed", "by_currency": by_cur, "findings": found}
+
+
+# --- telemetry: dcgm-exporter text, long CSV, query_range JSON ---------------------------------
+
+# Each samples function returns the DuckDB reader's samples SQL with its slots but
+# `{{ row_number }}` filled (the caller fills that: null for the fast pass, a number to locate
+# rejects), the series keys, and notes.
+Samples = tuple[str, str, dict[str, str], dict[str, str], list[str]]
+
+
+def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> Samples:
+    """raw_prom_cols(a, b, c, d): each line cut at '}' as DuckDB's CSV reader cuts it."""
+    ts, basis = scrape_time(head, options.get("scrape_time"))
+    scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
+    lines = numbered(spark.read.text(str(head.path)), spark)
+    lines.createOrReplaceTempView("_raw_lines")
+    spark.sql("""select row_number as line_no, element_at(p, 1) as a, element_at(p, 2) as b, element_at(p, 3) as c,
+                        element_at(p, 4) as d, size(p) as n_parts
+                 from (select row_number, split(value, '}') as p from _raw_lines)""").createOrReplaceTempView("raw_prom_cols_all")
+    too_many = spark.sql("select min(line_no) from raw_prom_cols_all where n_parts > 4").first()[0]
+    if too_many is not None:
+        raise InputError(head.path, "cannot parse the file", f"line {too_many}: more than three '}}' in one sample",
+                         "Fix or re-export the file")
+    spark.sql("select line_no, a, b, c, d from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
+    name = "stg_dcgm_prom__samples.sql"
+    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms)}, SERIES_KEYS,
+            [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)])
+
+
+def prom_range_samples(spark, head: Head) -> Samples:
+    """raw_prom_range(r): one row per series; each [time, "value"] pair kept as its JSON text."""
+    schema = "data struct<resultType: string, result: array<struct<metric: map<string,string>, `values`: array<string>>>>"
+    spark.read.schema(schema).option("multiLine", True).json(str(head.path)) \
+        .selectExpr("explode(data.result) as r").createOrReplaceTempView("raw_prom_range")
+    name = "stg_prom_range__samples.sql"
+    return name, sql_text("10_staging", name), {}, SERIES_KEYS, []
+
+
+def prom_csv_samples(spark, head: Head) -> Samples:
+    """The long CSV's samples, by the DuckDB reader's own SQL over a Spark read of the file."""
+    reader = prom_export.PromCsvReader()
+    numbered(csv_frame(spark, head), spark, "_rn").createOrReplaceTempView("_raw_csv")
+    text, keys = reader.samples_sql(head, "_raw_csv")
+    return "long-csv samples", text, {}, keys, []
+
+
+def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variables: dict) -> SparkStaged:
+    view = spark.read.options(header=True, inferSchema=True).csv(str(FIELDS_CSV))
+    view.createOrReplaceTempView("dcgm_fields")
+    notes: list[str] = []
+    try:
+        if reader.kind == "dcgm-prom":
+            name, text, slots, keys, extra = prom_text_samples(spark, head, options)
+            scrape_ms = int(extra[1])
+        elif reader.kind == "prom-range":
+            name, text, slots, keys, extra = prom_range_samples(spark, head)
+            scrape_ms = None
+        else:
+            name, text, slots, keys, extra = prom_csv_samples(spark, head)
+            scrape_ms = None
+        sql(spark, fill(name, text, {**slots, "row_number": "null::bigint"})).createOrReplaceTempView("_tel_samples")
+        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **keys))).createOrReplaceTempView("_tel_groups")
+        kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
+        kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql"))).createOrReplaceTempView("_tel")
+        rows_read, rejected, loaded = spark.sql("""
+            select coalesce(sum(n_lines), 0),
+                   coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
+                   coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0)
+            from _tel""").first()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - bad bytes or JSON: the user's file
+        raise _fail(head, exc) from None
+    rejects = spark.createDataFrame([], REJECT_COLUMNS)
+    if rejected:
+        # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
+        rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
+        sql(spark, fill(name, text, {**slots, "row_number": rn})).createOrReplaceTempView("_tel_samples_numbered")
+        rejects = kept(sql(spark, read_sql("10_staging", "stg_telemetry__reject_lines.sql")))
+        located = rejects.select("row_number").distinct().count()
+        if located != rejected:
+            raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
+    if scrape_ms is not None and spark.sql(f"select count(*) from _tel where t0_ms = {int(scrape_ms)}").first()[0]:
+        notes.append(extra[0])
+    facts = {table: sql(spark, read_sql("10_staging", model), variables)
+             for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"))}
+    version = reader.sniff(head) or reader.kind
+    return SparkStaged(int(rows_read), int(loaded), version, facts, rejects, notes=notes)

@@ -1,0 +1,186 @@
+"""The Spark warehouse: Parquet tables under one URI (a folder, s3://, abfss://, dbfs:/).
+
+    <root>/facts/<table>/month=YYYY-MM/file_id=N/     charges, gpu_hour_parts, gpu_pod_parts, runs, invoices, work_log,
+                                                       grid_hours, instruments (disclosures and FOCUS columns as
+                                                       written: month=none)
+    <root>/lineage/<table>/file_id=N/                  source_files, rejects, row_findings, findings
+    <root>/build/<stage>/                              intermediate stages of the last build
+    <root>/marts/<mart>/month=YYYY-MM/                 what reports read (published to DuckDB)
+
+A file's rows are written first, under partitions of their own; its source_files row is written
+last and is the commit: readers take facts of loaded file ids only, so a run that stops half
+way leaves partitions nobody reads (the next load of that file overwrites them). A restated
+delivery writes the new file, then marks the old one replaced, then deletes its partitions.
+Marts are written with dynamic partition overwrite: a build replaces the months it computed,
+each month's folder swapped whole, and leaves other months as they were.
+
+Table shapes are the DuckDB warehouse's (pipelines/sql/00_warehouse), read from an in-memory
+DuckDB, so both engines hold the same columns with the same types.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+
+from core.sql import read_sql, sql_files
+
+FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices",
+         "work_log", "grid_hours", "instruments")
+LINEAGE = ("source_files", "rejects", "row_findings", "findings")
+# The month a fact row belongs to (its partition): billing by billing period, like the marts.
+MONTH_OF = {
+    "charges": "date_format(coalesce(billing_period_start, charge_period_start), 'yyyy-MM')",
+    "gpu_hour_parts": "date_format(hour_start, 'yyyy-MM')",
+    "gpu_pod_parts": "date_format(hour_start, 'yyyy-MM')",
+    "runs": "date_format(end_utc, 'yyyy-MM')",
+    "disclosures": "'none'",
+    "invoices": "period",
+    "work_log": "date_format(start_utc, 'yyyy-MM')",
+    "grid_hours": "date_format(hour_start, 'yyyy-MM')",
+    "instruments": "date_format(period_start, 'yyyy-MM')",
+    # FOCUS columns as written: keyed by file and row like charges, no date of its own
+    "charge_source_columns": "'none'",
+}
+
+
+@lru_cache(maxsize=1)
+def duck_shapes() -> dict[str, list[tuple[str, str]]]:
+    """Column names and DuckDB types of every warehouse table, from the schema files themselves."""
+    con = duckdb.connect()
+    for name in sql_files("00_warehouse"):
+        if name != "macros.sql":
+            con.execute(read_sql("00_warehouse", name))
+    return {t: [(c, ty) for c, ty in con.execute(
+        "select column_name, data_type from information_schema.columns where table_name = ? order by ordinal_position",
+        [t]).fetchall()] for t in (*FACTS, *LINEAGE)}
+
+
+@lru_cache(maxsize=1)
+def duck_defaults() -> dict[tuple[str, str], str]:
+    """(table, column) -> the column's DEFAULT as SQL, where the schema gives one."""
+    con = duckdb.connect()
+    for name in sql_files("00_warehouse"):
+        if name != "macros.sql":
+            con.execute(read_sql("00_warehouse", name))
+    return {(t, c): d for t, c, d in con.execute(
+        "select table_name, column_name, column_default from information_schema.columns where column_default is not null"
+    ).fetchall()}
+
+
+def spark_type(duck: str) -> str:
+    """A DuckDB column type as Spark DDL."""
+    duck = duck.upper()
+    if duck.endswith("[]"):
+        return f"array<{spark_type(duck[:-2])}>"
+    if duck.startswith("MAP("):
+        k, v = duck[4:-1].split(",", 1)
+        return f"map<{spark_type(k.strip())},{spark_type(v.strip())}>"
+    if duck.startswith("DECIMAL"):
+        return duck.lower()
+    return {"INTEGER": "int", "BIGINT": "bigint", "VARCHAR": "string", "DOUBLE": "double", "BOOLEAN": "boolean",
+            "TIMESTAMP": "timestamp_ntz", "JSON": "string", "DATE": "date"}[duck]
+
+
+def spark_schema(table: str) -> str:
+    return ", ".join(f"`{c}` {spark_type(t)}" for c, t in duck_shapes()[table])
+
+
+class SparkStore:
+    """One Spark warehouse (a URI) and the session that reads and writes it."""
+
+    def __init__(self, spark, root: str) -> None:
+        self.spark = spark
+        self.root = root.rstrip("/")
+
+    def path(self, *parts: str) -> str:
+        return "/".join((self.root, *parts))
+
+    def _read(self, kind: str, table: str):
+        """A stored table in the DuckDB shape (partition folders read back as columns, then
+        dropped or reordered); an empty one when nothing was written yet."""
+        cols = [f"`{c}`" for c, _ in duck_shapes()[table]]
+        schema = spark_schema(table) + (", `month` string" if kind == "facts" else "")
+        if not self.exists(kind, table):
+            return self.spark.createDataFrame([], spark_schema(table))
+        return self.spark.read.schema(schema).parquet(self.path(kind, table)).select(*cols)
+
+    def source_files(self):
+        return self._read("lineage", "source_files")
+
+    def loaded_ids(self) -> list[int]:
+        return [r[0] for r in self.source_files().where("status = 'loaded'").select("file_id").collect()]
+
+    def fact(self, table: str):
+        """A fact table as the models see it: rows of loaded files only."""
+        df = self._read("facts", table)
+        return df.where(df.file_id.isin(self.loaded_ids()))
+
+    def register_inputs(self) -> None:
+        """Temp views of every fact and lineage table under the names the models use."""
+        ids = self.loaded_ids()
+        for table in FACTS:
+            df = self._read("facts", table)
+            df.where(df.file_id.isin(ids)).createOrReplaceTempView(table)
+        for table in LINEAGE:
+            self._read("lineage", table).createOrReplaceTempView(table)
+
+    def write_fact(self, table: str, df) -> None:
+        """A file's rows in the table's shape: a column the reader does not produce takes the
+        schema's default, else null (as an INSERT of the staged columns gives on DuckDB)."""
+        have = set(df.columns)
+        cols = [f"cast(`{c}` as {spark_type(t)}) as `{c}`" if c in have else
+                f"cast({duck_defaults().get((table, c), 'null')} as {spark_type(t)}) as `{c}`"
+                for c, t in duck_shapes()[table]]
+        out = df.selectExpr(*cols).selectExpr("*", f"{MONTH_OF[table]} as month")
+        out.write.mode("overwrite").partitionBy("month", "file_id").parquet(self.path("facts", table))
+
+    def write_lineage(self, table: str, df) -> None:
+        cols = [c for c, _ in duck_shapes()[table]]
+        df.select(*[f"`{c}`" for c in cols]).write.mode("overwrite").partitionBy("file_id").parquet(self.path("lineage", table))
+
+    def drop_file(self, file_id: int) -> None:
+        """Delete a replaced file's partitions (after its source_files row says replaced)."""
+        for table in FACTS:
+            self._delete(self.path("facts", table, "*", f"file_id={int(file_id)}"))
+        for table in ("rejects", "row_findings", "findings"):
+            self._delete(self.path("lineage", table, f"file_id={int(file_id)}"))
+
+    def write_stage(self, name: str, df):
+        """An intermediate stage's result, stored and read back (its plan ends here)."""
+        df.write.mode("overwrite").parquet(self.path("build", name))
+        return self.spark.read.parquet(self.path("build", name))
+
+    def write_mart(self, name: str, df):
+        """A mart by month: the months it holds are replaced (each folder swapped whole); a month
+        it no longer holds (its files all replaced by another month's) is removed after."""
+        # computed once (the write and the months below would each run the model again)
+        df = df.localCheckpoint()
+        df.write.mode("overwrite").partitionBy("month").parquet(self.path("marts", name))
+        months = {f"month={r[0]}" for r in df.select("month").distinct().collect()}
+        self._delete(self.path("marts", name, "month=*"), keep=months)
+        if not months:
+            return self.spark.createDataFrame([], df.schema)
+        return self.spark.read.parquet(self.path("marts", name)).select(*df.columns)
+
+    def _delete(self, pattern: str, keep: Collection[str] = frozenset()) -> None:
+        jvm = self.spark.sparkContext._jvm
+        glob = jvm.org.apache.hadoop.fs.Path(pattern)
+        fs = glob.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+        for status in fs.globStatus(glob) or []:
+            if status.getPath().getName() not in keep:
+                fs.delete(status.getPath(), True)
+
+    def exists(self, *parts: str) -> bool:
+        jvm = self.spark.sparkContext._jvm
+        p = jvm.org.apache.hadoop.fs.Path(self.path(*parts))
+        return p.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration()).exists(p)
+
+
+def local_path(uri: str) -> Path | None:
+    """The folder of a file: URI or plain path, else None (object stores)."""
+    if uri.startswith("file:"):
+        return Path(uri[len("file:"):])
+    return None if "://" in uri or uri.startswith("dbfs:") else Path(uri)
