@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from core.vocabulary import CENT_PLACES, G_PLACES, MILLI_HOUR_PLACES, WH_PLACES
 from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.demo import write_demo
@@ -30,8 +31,10 @@ from pipelines.warehouse import connect
 
 MONTHS = ("2026-10", "2026-11")
 # Tolerance per column by unit suffix: half the quantum the issue names (a cent, a Wh, a gram).
-QUANTUM = [("_kwh", 0.0005), ("_kg", 0.0005), ("cost", 0.005), ("amount", 0.005), ("usd", 0.005), ("_h", 0.0005),
-           ("hours", 0.0005)]
+# Half the quantum a meter is reported in (core.vocabulary), by what a column's name ends or holds
+QUANTUM = [(key, 10.0 ** -places / 2) for keys, places in (
+    (("_kwh",), WH_PLACES), (("_kg",), G_PLACES), (("cost", "amount", "usd"), CENT_PLACES),
+    (("_h", "hours"), MILLI_HOUR_PLACES)) for key in keys]
 
 
 def inputs(root: Path) -> list[list[Path]]:
