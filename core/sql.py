@@ -66,8 +66,9 @@ def model_over(folder: str, name: str, inputs: dict[str, str]) -> str:
 
 def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> tuple[Any, ...]:
     """The row of a query that returns exactly one (an aggregate without `group by`, a nextval):
-    DuckDB types fetchone() as optional, and a missing row here is a bug in the query, not data."""
-    row = con.execute(sql, params).fetchone()
-    if row is None:
+    DuckDB types fetchone() as optional, and a missing row here is a bug in the query, not data.
+    Fetched to the end: a result left open blocks the connection's next relation (DuckDB 1.5)."""
+    rows = con.execute(sql, params).fetchall()
+    if not rows:
         raise LookupError(f"expected one row, got none: {' '.join(sql.split())[:120]}")
-    return row
+    return rows[0]

@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pandera.pandas as pa
 
-from core.sql import read_sql, sql_files
+from core.sql import ident, one_row, read_sql, sql_files
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from pipelines.scaling import scaling_fits_table
@@ -20,6 +20,7 @@ from pipelines.stage_inputs import apply_config
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
+from schemas.contract import frame_rules, sql_checks
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.findings_ranked import FindingsRanked
@@ -56,6 +57,10 @@ def stages() -> list[Model]:
 # What the build step writes for readers: the marts, and the contract findings on them.
 MARTS: tuple[str, ...] = tuple(f.removesuffix(".sql") for f in sql_files("30_marts")) + ("contract_findings",)
 
+
+# Line-level marts grow with the bill (tens of millions of rows a month for a large CUR): their
+# models run as SQL over the table, never as a pandas frame (sql_contract_failures).
+IN_SQL = frozenset({"allocation_lines", "allocation_day"})
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).
@@ -124,15 +129,14 @@ def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa
     """Lazy pandera validation of a table: every failing check, as (table, column, check, rows,
     example). A check over several columns (the grain's uniqueness, a dataframe check declaring
     `columns=`) is one finding naming them all; the example is a failing row's values and grain key."""
-    rel = con.sql(f"select * from {table}")
-    # DECIMAL arrives in pandas as Python Decimal objects, ~30x slower to build and coerce than
-    # doubles (0.4 s per 200k rows and column). Every check on money compares within a tolerance
-    # far above a double's rounding, so validation reads doubles; the table keeps its decimals.
-    select = ", ".join(f'"{c}"::double as "{c}"' if str(t).startswith("DECIMAL") else f'"{c}"'
-                       for c, t in zip(rel.columns, rel.types))
+    return (sql_contract_failures if table in IN_SQL else pandas_contract_failures)(con, table, model)
+
+
+def pandas_contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa.DataFrameModel]) -> list[tuple]:
+    """contract_failures by pandera over the whole table as a pandas frame."""
     # in one order whatever wrote the table (one engine or the other, rows in any order), so the
     # example a finding quotes is the same first failing row
-    df = con.sql(f"select {select} from {table} order by all").to_arrow_table().to_pandas()
+    df = con.sql(f"select {_as_checked(con, table)} from {table} order by all").to_arrow_table().to_pandas()
     schema = model.to_schema()
     try:
         schema.validate(df, lazy=True)
@@ -161,6 +165,69 @@ def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa
         out.append((table, column, str(check), int(on_rows["index"].nunique()) or len(grp),
                     _example(df, first, key, column)[:200]))
     return out
+
+
+def _as_checked(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The table's columns as validation reads them. DECIMAL arrives in pandas as Python Decimal
+    objects, ~30x slower to build and coerce than doubles (0.4 s per 200k rows and column). Every
+    check on money compares within a tolerance far above a double's rounding, so validation reads
+    doubles, in SQL too (one reading of each rule); the table keeps its decimals."""
+    rel = con.sql(f"select * from {table}")
+    return ", ".join(f'"{c}"::double as "{c}"' if str(t).startswith("DECIMAL") else f'"{c}"'
+                     for c, t in zip(rel.columns, rel.types))
+
+
+def sql_contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa.DataFrameModel]) -> list[tuple]:
+    """contract_failures for a table too large for pandas, in DuckDB over the table: the model's
+    column checks compiled to SQL (schemas.contract.sql_checks), its frame rules' own SQL, and the
+    grain's uniqueness; the same findings, named and located as pandera names them. One pass
+    flags every row; the example of a failing check is its first failing row in the same order
+    as the pandas path's. Dtypes are the SQL model's own and not re-checked."""
+    schema = model.to_schema()
+    columns = [r[0] for r in con.execute(f"describe {table}").fetchall()]
+    key = list(schema.unique or [])
+    out: list[tuple] = [(table, name, "column_in_dataframe", 1, name) for name in schema.columns if name not in columns]
+    # (located, check, context, failing predicate)
+    probes = [(c.column, c.label, "Column", c.failing_sql) for c in sql_checks(model, set(columns))]
+    probes += [(", ".join(r.columns) or (schema.name or table), r.name, "DataFrameSchema", f"not coalesce(({r.passes_sql}), true)")
+               for r in frame_rules(model) if set(r.columns) <= set(columns)]
+    flagged = f"select *, {', '.join(f'({p[3]}) as _f{i}' for i, p in enumerate(probes))} from (select {_as_checked(con, table)} from {table})"
+    if probes:
+        counts = one_row(con, f"select {', '.join(f'count(*) filter (where _f{i})' for i in range(len(probes)))} from ({flagged})")
+        for i, ((located, check, context, _), n) in enumerate(zip(probes, counts)):
+            if n:
+                first = con.sql(f"select {', '.join(ident(c) for c in columns)} from ({flagged}) where _f{i} "
+                                "order by all limit 1").to_arrow_table().to_pandas()
+                case = pd.Series({"index": first.index[0], "schema_context": context,
+                                  "failure_case": _as_coerced(schema, located, first) if context == "Column" else None})
+                out.append((table, located, check, int(n), _example(first, case, key, located)[:200]))
+    if key and set(key) <= set(columns):
+        out += _duplicates(con, table, key, columns)
+    return sorted(out, key=lambda f: (f[1], f[2]))
+
+
+def _as_coerced(schema: pa.DataFrameSchema, column: str, first: pd.DataFrame) -> object:
+    """A failing value as pandera quotes it: coerced to the model's dtype (a float column's 0 is 0.0)."""
+    try:
+        return schema.columns[column].dtype.coerce(first[column]).iloc[0]
+    except (pa.errors.SchemaError, ValueError, TypeError):
+        return first[column].iloc[0]
+
+
+def _duplicates(con: duckdb.DuckDBPyConnection, table: str, key: list[str], columns: list[str]) -> list[tuple]:
+    """The grain's uniqueness in SQL: rows sharing a key, counted (pandera reports every one)
+    with the first such row as example. Hashed first, so the group-by holds 8 bytes a row,
+    then confirmed on the keys themselves (a hash collision is no duplicate)."""
+    keys = ", ".join(ident(k) for k in key)
+    dup = (f"select * from {table} where hash({keys}) in (select hash({keys}) from {table} group by 1 having count(*) > 1) "
+           f"qualify count(*) over (partition by {keys}) > 1")
+    n = one_row(con, f"select count(*) from ({dup})")[0]
+    if not n:
+        return []
+    first = con.sql(f"select {_as_checked(con, table)} from ({dup}) order by all limit 1").to_arrow_table().to_pandas()
+    case = pd.Series({"index": first.index[0], "schema_context": "DataFrameSchema", "failure_case": None})
+    located = ", ".join(key)
+    return [(table, located, "multiple_fields_uniqueness", int(n), _example(first, case, key, located)[:200])]
 
 
 def _example(df: pd.DataFrame, case: pd.Series, key: list[str], column: str) -> str:

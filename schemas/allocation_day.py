@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pandera.pandas as pa
 
+from core.sql import literal
 from core.vocabulary import METERS
 from schemas.allocation_lines import ISO_4217, MONTH, RULE, UNITS
+from schemas.contract import passing_rows
 
 SHA256 = r"^[0-9a-f]{64}$"
 
@@ -21,10 +23,10 @@ class AllocationDay(pa.DataFrameModel):
     workload: str = pa.Field(nullable=True, description="pod from telemetry; null: none seen")
     rule: str = pa.Field(str_matches=RULE)
     meter: str = pa.Field(isin=list(METERS))
-    amount: float = pa.Field(description="in `unit`; exact DECIMAL in the table; zero details are left out")
+    amount: float = pa.Field(ne=0, description="in `unit`; exact DECIMAL in the table; zero details are left out")
     unit: str = pa.Field(description="billing currency (ISO 4217) for money, else the meter's unit")
     source_sha256: str = pa.Field(nullable=True, str_matches=SHA256, description="sha256 of the input file")
-    source_row: float = pa.Field(nullable=True, ge=1, description="1-based data row; null for telemetry hours")
+    source_row: float = pa.Field(nullable=True, ge=1, description="1-based data row; null for telemetry hours and estimated energy (by day and file)")
     source_line: int = pa.Field(ge=0, description="0 the row itself; 1.. credits split out of it (GCP)")
     source_group: str
 
@@ -34,10 +36,7 @@ class AllocationDay(pa.DataFrameModel):
         unique = ["month", "team", "meter", "rule", "source_group", "day", "source_sha256", "source_row",
                   "source_line", "namespace", "workload"]
 
-    @pa.check("amount")
-    def not_zero(cls, s):
-        return s != 0
-
-    @pa.dataframe_check(columns=["unit"])
-    def unit_is_a_currency_or_a_meter_unit(cls, df, *, columns):
-        return df["unit"].str.match(ISO_4217) | df["unit"].isin([u for u in UNITS if u != "currency"])
+    @pa.dataframe_check(columns=["unit"], passes=f"regexp_full_match(unit, {literal(ISO_4217)}) or unit in ("
+                        + ", ".join(literal(u) for u in UNITS if u != "currency") + ")")
+    def unit_is_a_currency_or_a_meter_unit(cls, df, *, columns, passes):
+        return passing_rows(df, passes)

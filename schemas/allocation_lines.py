@@ -6,7 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from core.sql import literal
 from core.vocabulary import CATEGORIES, METERS, RULES
+from schemas.contract import passing_rows
 
 MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 ISO_4217 = r"^[A-Z]{3}$"
@@ -37,21 +39,23 @@ class AllocationLines(pa.DataFrameModel):
         strict = False
         unique = ["month", "team", "meter", "rule", "source_group"]
 
-    @pa.dataframe_check(columns=["meter", "currency"])
-    def currency_only_on_charge_meters(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+    @pa.dataframe_check(columns=["meter", "currency"],
+                        passes=f"(meter in ({', '.join(literal(m) for m in CHARGE_METERS)})) = (currency is not null)")
+    def currency_only_on_charge_meters(cls, df: pd.DataFrame, *, columns: list[str], passes: str) -> pd.Series:
         """team_month and team_energy_lines tell money from energy by `currency is null`: a
         charge meter without a currency, or a telemetry meter with one, lands in the wrong table."""
-        return df["meter"].isin(CHARGE_METERS) == df["currency"].notna()
+        return passing_rows(df, passes)
 
-    @pa.dataframe_check(columns=["amount", "source_amount"])
-    def sign_of_the_source(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+    @pa.dataframe_check(columns=["amount", "source_amount"], passes="sign(amount) * sign(source_amount) >= 0")
+    def sign_of_the_source(cls, df: pd.DataFrame, *, columns: list[str], passes: str) -> pd.Series:
         """Whole quanta of |amount| are split, then given the source's sign: a line of the
         opposite sign would move money the other way."""
-        return df["amount"] * df["source_amount"] >= 0
+        return passing_rows(df, passes)
 
-    @pa.dataframe_check(columns=["month", "source_group", "meter", "amount", "source_amount"])
-    def lines_add_up_to_the_source(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+    @pa.dataframe_check(columns=["month", "source_group", "meter", "amount", "source_amount"],
+                        passes="abs(sum(amount) over (partition by month, source_group, meter) - source_amount)"
+                               " <= 1e-9 * (1 + abs(source_amount))")
+    def lines_add_up_to_the_source(cls, df: pd.DataFrame, *, columns: list[str], passes: str) -> pd.Series:
         """Exact in DECIMAL; compared here as doubles, so within 1e-9 relative: far below the
         smallest quantum of a real amount, far above the rounding of summing doubles."""
-        total = df.groupby(["month", "source_group", "meter"], dropna=False)["amount"].transform("sum")
-        return (total - df["source_amount"]).abs() <= 1e-9 * (1 + df["source_amount"].abs())
+        return passing_rows(df, passes)

@@ -11,7 +11,15 @@ import pytest
 
 from core.sql import read_sql
 from pipelines.config import Config, load_config
-from pipelines.stages import VALIDATED, apply_config, contract_failures, run_stages
+from pipelines.stages import (
+    IN_SQL,
+    VALIDATED,
+    apply_config,
+    contract_failures,
+    pandas_contract_failures,
+    run_stages,
+    sql_contract_failures,
+)
 from pipelines.warehouse import connect
 from schemas.findings_month import FINDINGS
 from tests.pdf_helpers import cli
@@ -80,6 +88,42 @@ def test_allocation_lines_contract(demo_wh, breakage, expected):
     con = copy_of(demo_wh, "allocation_lines")
     con.execute(breakage)
     assert located(con, "allocation_lines") == {("allocation_lines", *e) for e in expected}
+
+
+DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is not null")
+
+
+@pytest.mark.parametrize("table, breakage, expected", [
+    ("allocation_day", f"insert into allocation_day select * from allocation_day where {DAY_ROW}",
+     {("month, team, meter, rule, source_group, day, source_sha256, source_row, source_line, namespace, workload",
+       "multiple_fields_uniqueness")}),
+    ("allocation_day", f"update allocation_day set amount = 0 where {DAY_ROW}", {("amount", "not_equal_to(0)")}),
+    ("allocation_day", "update allocation_day set unit = 'dollars' where meter = 'list_cost'",
+     {("unit", "unit_is_a_currency_or_a_meter_unit")}),
+    ("allocation_day", f"update allocation_day set source_sha256 = 'abc', source_row = 0 where {DAY_ROW}",
+     {("source_sha256", "str_matches('^[0-9a-f]{64}$')"), ("source_row", "greater_than_or_equal_to(1)")}),
+    ("allocation_day", f"update allocation_day set team = null where {DAY_ROW}", {("team", "not_nullable")}),
+    ("allocation_day", "alter table allocation_day drop column workload", {("workload", "column_in_dataframe")}),
+    ("allocation_lines", f"insert into allocation_lines select * from allocation_lines where {BILLED_LINE}",
+     {(GRAIN, "multiple_fields_uniqueness"), ADDS_UP}),
+    ("allocation_lines", f"update allocation_lines set amount = -amount where {BILLED_LINE}",
+     {("amount, source_amount", "sign_of_the_source"), ADDS_UP}),
+    ("allocation_lines", "update allocation_lines set currency = 'USD' where meter = 'it_energy_kwh'",
+     {("meter, currency", "currency_only_on_charge_meters")}),
+    ("allocation_lines", "update allocation_lines set meter = 'joules', month = '2026-13' where meter = 'co2e_kg'",
+     {("meter", "isin"), ("month", "str_matches")}),
+], ids=["day-twice", "zero-detail", "unit", "sha-and-row", "no-team", "no-column", "line-twice", "sign-flipped",
+        "currency-on-energy", "meter-and-month"])
+def test_line_level_marts_checked_in_sql_as_pandera_finds(demo_wh, table, breakage, expected):
+    """The line-level marts are validated in SQL (they outgrow pandas at a large bill): the same
+    checks of the same model, with the same findings (rows counted, example row quoted) as
+    pandera over the frame."""
+    con = copy_of(demo_wh, table)
+    con.execute(breakage)
+    in_sql, by_pandera = sql_contract_failures(con, table, VALIDATED[table]), pandas_contract_failures(con, table, VALIDATED[table])
+    assert table in IN_SQL and in_sql == by_pandera
+    found = {f[1:3] for f in in_sql}
+    assert len(found) == len(expected) and all(any(col == c and chk.startswith(w) for col, chk in found) for c, w in expected)
 
 
 def test_credits_and_corrections_may_be_negative(demo_wh):

@@ -2,17 +2,23 @@
 -- group) x detail: day, resource, namespace, workload, source file and row. The drill-down
 -- under team_month, for `meterbook export allocation`.
 -- Details of a line:
---   charge groups   its billing rows (file sha256, row, day of the charge), by the row's own
---                   amount of the meter; a telemetry_split line also by the team's workloads
---                   on that resource that day (GPU-hours), none that day -> no namespace
---   measured energy its GPU-hours by day, namespace and pod (telemetry file; no row: an hour
---                   sums many samples), by GPU-hours, util-weighted hours or IT energy
---   estimated energy the resource's billed GPU rows, by their GPU-hours
+--   charge groups    its billing rows (file sha256, row, day of the charge), by the row's own
+--                    amount of the meter; a telemetry_split line also by the team's workloads
+--                    on that resource that day (GPU-hours), none that day -> no namespace
+--   measured energy  its GPU-hours by day, namespace and pod (telemetry file; no row: an hour
+--                    sums many samples), by GPU-hours, util-weighted hours or IT energy
+--   estimated energy the resource's billed GPU-hours by day and billing file (no row: an
+--                    hourly CUR has hundreds of GPU rows per resource and month, each line of
+--                    the group's 18 meters would repeat them all)
 -- Each line's amount is split by cumulative rounding in whole quanta of its meter (cfg_meters):
 -- the running total up to detail k is floored to the quantum, the last equals the line amount,
 -- and a detail takes the difference. So per line, exactly, sum(amount) = allocation_lines.amount
 -- (DECIMAL(38, 12)), every detail within one quantum of its proportional part, and the lines of
 -- a team add up to team_month to the cent, the watt-hour and the gram. Zero details are left out.
+-- The running fractions are computed once per source group (not per line: a group has up to
+-- 18 meters and several teams) over narrow rows, files as ranks of their sha256; each line
+-- then takes its part by arithmetic alone. This keeps the sort to the billing rows, not the
+-- output's several rows per billing row.
 with lines as (
     select a.month, a.team, a.meter, a.rule, a.source_group, a.resource_id, a.amount,
         coalesce(a.currency, a.unit) as unit, split_part(a.source_group, '|', 1) as kind,
@@ -22,25 +28,32 @@ with lines as (
     where a.amount <> 0
 ),
 
-charge_rows as (
-    select c.source_group, c.month, c.resource_id, c.charge_period_start::date as day, f.sha256, c.row_number,
-        c.charge_line, c.billed_cost::double as billed_cost, c.effective_cost::double as effective_cost,
-        c.list_cost::double as list_cost, coalesce(c.gpu_hours, 0) as gpu_hours
-    from int_charges_teams c
-    join source_files f using (file_id)
+-- a file's place in sha256 order: details sort by content, never by load order (a month's
+-- lines must not change with what else was loaded)
+files as (
+    select file_id, sha256, dense_rank() over (order by sha256) as file_rank
+    from source_files
 ),
 
--- the telemetry file a GPU-hour came from; of several, the least sha256 (by content, not by
--- load order: a month's lines must not change with what else was loaded)
+charge_rows as (
+    select c.source_group, c.month, c.resource_id, c.charge_period_start::date as day, f.file_rank,
+        c.row_number as source_row, c.charge_line, c.billed_cost::double as billed_cost,
+        c.effective_cost::double as effective_cost, c.list_cost::double as list_cost,
+        coalesce(c.gpu_hours, 0) as gpu_hours
+    from int_charges_teams c
+    join files f using (file_id)
+),
+
+-- the telemetry file a GPU-hour came from; of several, the first in sha256 order
 hour_files as (
-    select p.gpu_uuid, p.hour_start, min(f.sha256) as sha256
-    from gpu_hour_parts p join source_files f using (file_id)
+    select p.gpu_uuid, p.hour_start, min(f.file_rank) as file_rank
+    from gpu_hour_parts p join files f using (file_id)
     group by all
 ),
 
 workloads as (
     select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id, w.is_idle, w.team,
-        w.namespace, w.pod, h.sha256,
+        w.namespace, w.pod, h.file_rank,
         dsum(w.gpu_hours_observed) as hours,
         dsum(w.gpu_hours_observed * w.util_mean) as util_hours,
         dsum(w.energy_kwh) as energy_kwh
@@ -58,77 +71,107 @@ team_day_pods as (
     where hours > 0
 ),
 
-charge_details as (
-    select l.*, r.day, r.sha256, r.row_number as source_row, r.charge_line, p.namespace, p.pod as workload,
-        case l.meter when 'billed_cost' then r.billed_cost when 'effective_cost' then r.effective_cost
-                     when 'list_cost' then r.list_cost else r.gpu_hours end * coalesce(p.frac, 1) as w
-    from lines l
-    join charge_rows r on r.source_group = l.source_group
-    left join team_day_pods p on l.rule = 'telemetry_split' and p.team = l.team and p.month = r.month
-        and p.day = r.day and p.resource_id = r.resource_id
-    where l.kind = 'charge'
-),
-
-energy_details as (
-    select l.*, w.day, w.sha256, null::bigint as source_row, 0 as charge_line, w.namespace, w.pod as workload,
-        case l.meter when 'gpu_hours_observed' then w.hours when 'effective_gpu_hours' then w.util_hours
-                     else w.energy_kwh end as w
-    from lines l
-    join int_energy_lines e on e.source_group = l.source_group and e.basis = 'measured'
+-- Details per source group, with up to four weights (w1..w4; the slot a meter reads is in
+-- `shares` below). team_key: null = for every line of the group, a team = for that team's
+-- telemetry_split lines only.
+details as (
+    -- billing rows: billed, effective, list cost, GPU-hours
+    select r.source_group, null::varchar as team_key, r.day, r.file_rank, r.source_row, r.charge_line,
+        null::varchar as namespace, null::varchar as workload,
+        r.billed_cost as w1, r.effective_cost as w2, r.list_cost as w3, r.gpu_hours as w4
+    from charge_rows r
+    semi join (select source_group from lines where kind = 'charge' and rule <> 'telemetry_split') g using (source_group)
+    union all
+    -- the same rows, by the team's pods on the resource that day
+    select r.source_group, t.team, r.day, r.file_rank, r.source_row, r.charge_line, p.namespace, p.pod,
+        r.billed_cost * coalesce(p.frac, 1), r.effective_cost * coalesce(p.frac, 1),
+        r.list_cost * coalesce(p.frac, 1), r.gpu_hours * coalesce(p.frac, 1)
+    from charge_rows r
+    join (select distinct source_group, team from lines where kind = 'charge' and rule = 'telemetry_split') t
+        using (source_group)
+    left join team_day_pods p on p.team = t.team and p.month = r.month and p.day = r.day and p.resource_id = r.resource_id
+    union all
+    -- measured energy: observed GPU-hours, util-weighted hours, IT energy
+    select e.source_group, null, w.day, w.file_rank, null::bigint, 0, w.namespace, w.pod,
+        w.hours, w.util_hours, w.energy_kwh, null
+    from (select distinct source_group, month, resource_id, is_idle, team
+          from int_energy_lines where basis = 'measured') e
     join workloads w on w.month = e.month and w.resource_id is not distinct from e.resource_id
         and w.is_idle = e.is_idle and w.team is not distinct from e.team
-    where l.kind = 'energy'
     union all
-    select l.*, r.day, r.sha256, r.row_number, r.charge_line, null, null, r.gpu_hours
-    from lines l
-    join int_energy_lines e on e.source_group = l.source_group and e.basis = 'estimated'
-    join charge_rows r on r.month = e.month and r.resource_id = e.resource_id and r.gpu_hours > 0
-    where l.kind = 'energy'
-),
-
-found as (
-    select * from charge_details
-    union all by name
-    select * from energy_details
-),
-
--- a line with no detail to go by (none expected; kept whole, so no amount is ever lost)
-details as (
-    select * from found
-    union all by name
-    select l.*, 1.0 as w
-    from lines l
-    anti join (select distinct source_group, team, rule, meter from found) f using (source_group, team, rule, meter)
+    -- estimated energy: the resource's billed GPU-hours, every meter alike
+    select e.source_group, null, r.day, r.file_rank, null::bigint, 0, null, null,
+        r.gpu_hours as w1, r.gpu_hours as w2, r.gpu_hours as w3, null as w4
+    from (select distinct source_group, month, resource_id from int_energy_lines where basis = 'estimated') e
+    join (select month, resource_id, day, file_rank, dsum(gpu_hours) as gpu_hours
+          from charge_rows where gpu_hours > 0 group by all) r
+        on r.month = e.month and r.resource_id = e.resource_id
 ),
 
 running as (
-    select * replace (coalesce(w, 0) as w),
+    select *,
         -- decimal sums (dsum, written out): a double running sum depends on the order the engine
         -- adds in, and a floor below flips a cent between two details when it does
-        sum(coalesce(w, 0)::decimal(38, 12)) over (partition by source_group, team, rule, meter
-                                                   order by day, sha256, source_row, charge_line, namespace, workload
-                                                   rows unbounded preceding) as cum_w,
-        sum(coalesce(w, 0)::decimal(38, 12)) over (partition by source_group, team, rule, meter) as total_w,
-        row_number() over (partition by source_group, team, rule, meter order by day, sha256, source_row, charge_line, namespace, workload) as k,
-        count(*) over (partition by source_group, team, rule, meter) as n
+        sum(coalesce(w1, 0)::decimal(38, 12)) over upto_here as cum1,
+        sum(coalesce(w2, 0)::decimal(38, 12)) over upto_here as cum2,
+        sum(coalesce(w3, 0)::decimal(38, 12)) over upto_here as cum3,
+        sum(coalesce(w4, 0)::decimal(38, 12)) over upto_here as cum4,
+        sum(coalesce(w1, 0)::decimal(38, 12)) over whole as total1,
+        sum(coalesce(w2, 0)::decimal(38, 12)) over whole as total2,
+        sum(coalesce(w3, 0)::decimal(38, 12)) over whole as total3,
+        sum(coalesce(w4, 0)::decimal(38, 12)) over whole as total4,
+        row_number() over upto_here as k,
+        count(*) over whole as n
     from details
+    window
+        upto_here as (partition by source_group, team_key
+                      order by day, file_rank, source_row, charge_line, namespace, workload
+                      rows between unbounded preceding and current row),
+        whole as (partition by source_group, team_key
+                  order by day, file_rank, source_row, charge_line, namespace, workload
+                  rows between unbounded preceding and unbounded following)
 ),
 
-cumulated as (
-    select *,
-        case when k = n then amount
-             -- no weight to go by (all zero): even parts
-             else (floor(amount::double * coalesce(cum_w / nullif(total_w, 0), k / n) / quantum::double)::hugeint
-                   * quantum)::decimal(38, 12) end as upto
+-- the share of the group's weight up to and before each detail (no weight at all: even parts)
+shares as (
+    select source_group, team_key, day, file_rank, source_row, charge_line, namespace, workload, k = n as is_last,
+        coalesce(cum1 / nullif(total1, 0), k / n) as upto1,
+        coalesce((cum1 - coalesce(w1, 0)::decimal(38, 12)) / nullif(total1, 0), (k - 1) / n) as before1,
+        coalesce(cum2 / nullif(total2, 0), k / n) as upto2,
+        coalesce((cum2 - coalesce(w2, 0)::decimal(38, 12)) / nullif(total2, 0), (k - 1) / n) as before2,
+        coalesce(cum3 / nullif(total3, 0), k / n) as upto3,
+        coalesce((cum3 - coalesce(w3, 0)::decimal(38, 12)) / nullif(total3, 0), (k - 1) / n) as before3,
+        coalesce(cum4 / nullif(total4, 0), k / n) as upto4,
+        coalesce((cum4 - coalesce(w4, 0)::decimal(38, 12)) / nullif(total4, 0), (k - 1) / n) as before4
     from running
 ),
 
+-- every line with its group's details (a line without any keeps its whole amount on one row)
+line_details as (
+    select l.*, s.day, s.file_rank, s.source_row, s.charge_line, s.namespace, s.workload,
+        coalesce(s.is_last, true) as is_last,
+        case when l.kind = 'charge' then
+                 case l.meter when 'billed_cost' then 1 when 'effective_cost' then 2 when 'list_cost' then 3 else 4 end
+             else case l.meter when 'gpu_hours_observed' then 1 when 'effective_gpu_hours' then 2 else 3 end
+        end as slot,
+        s.upto1, s.before1, s.upto2, s.before2, s.upto3, s.before3, s.upto4, s.before4
+    from lines l
+    left join shares s on s.source_group = l.source_group
+        and s.team_key is not distinct from case when l.kind = 'charge' and l.rule = 'telemetry_split' then l.team end
+),
+
 split as (
-    select *, (upto - coalesce(lag(upto) over (partition by source_group, team, rule, meter order by k), 0))::decimal(38, 12) as part
-    from cumulated
+    select *,
+        case when is_last then amount
+             else (floor(amount::double * (case slot when 1 then upto1 when 2 then upto2 when 3 then upto3 else upto4 end)
+                         / quantum::double)::hugeint * quantum)::decimal(38, 12) end
+        - (floor(amount::double * coalesce(case slot when 1 then before1 when 2 then before2 when 3 then before3 else before4 end, 0)
+                 / quantum::double)::hugeint * quantum)::decimal(38, 12) as part
+    from line_details
 )
 
-select month, day, team, resource_id, namespace, workload, rule, meter, part as amount, unit,
-    sha256 as source_sha256, source_row, charge_line as source_line, source_group
-from split
-where part <> 0
+select s.month, s.day, s.team, s.resource_id, s.namespace, s.workload, s.rule, s.meter, s.part::decimal(38, 12) as amount, s.unit,
+    f.sha256 as source_sha256, s.source_row, s.charge_line as source_line, s.source_group
+from split s
+left join (select distinct file_rank, sha256 from files) f using (file_rank)
+where s.part <> 0
