@@ -55,9 +55,14 @@ def _said_defaults(config) -> None:
 
 
 def _open(warehouse: Path, read_only: bool = False):
-    """An existing warehouse: only ingest creates one."""
+    """An existing warehouse: only ingest creates one. Closed when the command ends, failed or
+    not: run in-process (tests, a notebook), a failed command's traceback would otherwise keep
+    the file open, and the next connection to it with other settings is refused."""
     from pipelines.warehouse import connect
-    return connect(warehouse, read_only=read_only, create=False)
+    con = connect(warehouse, read_only=read_only, create=False)
+    if (ctx := click.get_current_context(silent=True)) is not None:
+        ctx.call_on_close(con.close)
+    return con
 
 
 def _verbatim(text: str) -> str:

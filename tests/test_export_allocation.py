@@ -54,26 +54,6 @@ def test_lines_sum_to_team_month_for_every_meter(exported):
     assert checked > 40
 
 
-def test_estimated_energy_details_by_day_and_billing_file(exported):
-    """Energy estimated from billed GPU-hours is detailed per day and billing file, not per
-    billing row: each of a group's 18 energy and carbon meters would otherwise repeat every
-    hourly GPU row of the resource (the drill-down's size grew with meters x rows)."""
-    with connect(exported / "wh.duckdb", read_only=True) as con:
-        per_line_day_file, rows_with_row, lines = con.execute("""
-            select max(n), sum(with_row), count(distinct (team, meter, rule, source_group))
-            from (select team, meter, rule, source_group, day, source_sha256, count(*) as n,
-                         count(source_row) as with_row
-                  from allocation_day
-                  where source_group in (select source_group from int_energy_lines where basis = 'estimated')
-                  group by all)""").fetchall()[0]
-        gpu_rows_per_day = con.execute("""
-            select max(n) from (select resource_id, charge_period_start::date, count(*) as n from int_charges_teams
-                                where gpu_hours > 0 and resource_id in (select resource_id from int_energy_lines
-                                                                        where basis = 'estimated') group by all)""").fetchall()[0][0]
-    assert lines > 0 and gpu_rows_per_day > 1        # the demo bills estimated GPUs hourly
-    assert per_line_day_file == 1 and rows_with_row == 0
-
-
 def test_lines_name_their_source_day_and_workload(exported):
     pq = exported / "exports" / f"allocation-{MONTH}.parquet"
     types = dict(duckdb.sql(f"select column_name, column_type from (describe select * from '{pq}')").fetchall())
@@ -109,3 +89,22 @@ def test_a_month_without_data_is_an_error_that_says_what_to_do(exported):
     assert res.exit_code == 1
     assert res.output.startswith("Error: --month 2031-01: no allocation for this month (") and "Ingest" in res.output
 
+
+def test_estimated_energy_details_by_day_and_billing_file(exported):
+    """Energy estimated from billed GPU-hours is detailed per day and billing file, not per
+    billing row: each of a group's 18 energy and carbon meters would otherwise repeat every
+    hourly GPU row of the resource (the drill-down's size grew with meters x rows)."""
+    with connect(exported / "wh.duckdb", read_only=True) as con:
+        per_line_day_file, rows_with_row, lines = con.execute("""
+            select max(n), sum(with_row), count(distinct (team, meter, rule, source_group))
+            from (select team, meter, rule, source_group, day, source_sha256, count(*) as n,
+                         count(source_row) as with_row
+                  from allocation_day
+                  where source_group in (select source_group from int_energy_lines where basis = 'estimated')
+                  group by all)""").fetchall()[0]
+        gpu_rows_per_day = con.execute("""
+            select max(n) from (select resource_id, charge_period_start::date, count(*) as n from int_charges_teams
+                                where gpu_hours > 0 and resource_id in (select resource_id from int_energy_lines
+                                                                        where basis = 'estimated') group by all)""").fetchall()[0][0]
+    assert lines > 0 and gpu_rows_per_day > 1        # the demo bills estimated GPUs hourly
+    assert per_line_day_file == 1 and rows_with_row == 0
