@@ -173,7 +173,7 @@ def _as_checked(con: duckdb.DuckDBPyConnection, table: str) -> str:
     check on money compares within a tolerance far above a double's rounding, so validation reads
     doubles, in SQL too (one reading of each rule); the table keeps its decimals."""
     rel = con.sql(f"select * from {table}")
-    return ", ".join(f'"{c}"::double as "{c}"' if str(t).startswith("DECIMAL") else f'"{c}"'
+    return ", ".join(f"{ident(c)}::double as {ident(c)}" if str(t).startswith("DECIMAL") else ident(c)
                      for c, t in zip(rel.columns, rel.types))
 
 
@@ -191,18 +191,17 @@ def sql_contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: typ
     probes = [(c.column, c.label, "Column", c.failing_sql) for c in sql_checks(model, set(columns))]
     probes += [(", ".join(r.columns) or (schema.name or table), r.name, "DataFrameSchema", f"not coalesce(({r.passes_sql}), true)")
                for r in frame_rules(model) if set(r.columns) <= set(columns)]
-    flagged = f"select *, {', '.join(f'({p[3]}) as _f{i}' for i, p in enumerate(probes))} from (select {_as_checked(con, table)} from {table})"
     if probes:
+        flagged = (f"select *, {', '.join(f'({p[3]}) as _f{i}' for i, p in enumerate(probes))} "
+                   f"from (select {_as_checked(con, table)} from {table})")
         counts = one_row(con, f"select {', '.join(f'count(*) filter (where _f{i})' for i in range(len(probes)))} from ({flagged})")
         for i, ((located, check, context, _), n) in enumerate(zip(probes, counts)):
             if n:
-                first = con.sql(f"select {', '.join(ident(c) for c in columns)} from ({flagged}) where _f{i} "
-                                "order by all limit 1").to_arrow_table().to_pandas()
-                case = pd.Series({"index": first.index[0], "schema_context": context,
-                                  "failure_case": _as_coerced(schema, located, first) if context == "Column" else None})
-                out.append((table, located, check, int(n), _example(first, case, key, located)[:200]))
+                first = _first(con, f"select {', '.join(ident(c) for c in columns)} from ({flagged}) where _f{i}")
+                value = _as_coerced(schema, located, first) if context == "Column" else None
+                out.append(_finding(table, located, check, n, first, context, value, key))
     if key and set(key) <= set(columns):
-        out += _duplicates(con, table, key, columns)
+        out += _duplicates(con, table, key)
     return sorted(out, key=lambda f: (f[1], f[2]))
 
 
@@ -214,7 +213,7 @@ def _as_coerced(schema: pa.DataFrameSchema, column: str, first: pd.DataFrame) ->
         return first[column].iloc[0]
 
 
-def _duplicates(con: duckdb.DuckDBPyConnection, table: str, key: list[str], columns: list[str]) -> list[tuple]:
+def _duplicates(con: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> list[tuple]:
     """The grain's uniqueness in SQL: rows sharing a key, counted (pandera reports every one)
     with the first such row as example. Hashed first, so the group-by holds 8 bytes a row,
     then confirmed on the keys themselves (a hash collision is no duplicate)."""
@@ -224,10 +223,20 @@ def _duplicates(con: duckdb.DuckDBPyConnection, table: str, key: list[str], colu
     n = one_row(con, f"select count(*) from ({dup})")[0]
     if not n:
         return []
-    first = con.sql(f"select {_as_checked(con, table)} from ({dup}) order by all limit 1").to_arrow_table().to_pandas()
-    case = pd.Series({"index": first.index[0], "schema_context": "DataFrameSchema", "failure_case": None})
-    located = ", ".join(key)
-    return [(table, located, "multiple_fields_uniqueness", int(n), _example(first, case, key, located)[:200])]
+    first = _first(con, f"select {_as_checked(con, table)} from ({dup})")
+    return [_finding(table, ", ".join(key), "multiple_fields_uniqueness", n, first, "DataFrameSchema", None, key)]
+
+
+def _first(con: duckdb.DuckDBPyConnection, rows_sql: str) -> pd.DataFrame:
+    """The first of the rows in the pandas path's order (order by all), as pandas reads it."""
+    return con.sql(f"{rows_sql} order by all limit 1").to_arrow_table().to_pandas()
+
+
+def _finding(table: str, located: str, check: str, n: int, first: pd.DataFrame, context: str, value: object,
+             key: list[str]) -> tuple:
+    """A finding of the SQL path, worded by _example as the pandas path words its own."""
+    case = pd.Series({"index": first.index[0], "schema_context": context, "failure_case": value})
+    return (table, located, check, int(n), _example(first, case, key, located)[:200])
 
 
 def _example(df: pd.DataFrame, case: pd.Series, key: list[str], column: str) -> str:
