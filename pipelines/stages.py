@@ -58,9 +58,10 @@ def stages() -> list[Model]:
 MARTS: tuple[str, ...] = tuple(f.removesuffix(".sql") for f in sql_files("30_marts")) + ("contract_findings",)
 
 
-# Line-level marts grow with the bill (tens of millions of rows a month for a large CUR): their
-# models run as SQL over the table, never as a pandas frame (sql_contract_failures).
-IN_SQL = frozenset({"allocation_lines", "allocation_day"})
+# Tables that grow with the bill (line-level marts: tens of millions of rows a month for a large
+# CUR) or the fleet (gpu_hours: GPUs x hours): their models run as SQL over the table, never as a
+# pandas frame (sql_contract_failures).
+IN_SQL = frozenset({"allocation_lines", "allocation_day", "gpu_hours"})
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).

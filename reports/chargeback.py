@@ -5,6 +5,7 @@ step, `meterbook build`, writes them): every figure here is computed once, in SQ
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -363,7 +364,22 @@ def _render_pool(workers: int) -> ProcessPoolExecutor:
     # workers fork from it, so they start clean and still skip the import.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_render_worker)
+
+
+# A layout allocates millions of small objects that live as long as the part does; at Python's
+# default threshold (700) the cycle collector re-scans them thousands of times per part. Rarer
+# young collections cut a part's CPU time by about a tenth (issue 24); each worker's garbage dies
+# with the pool.
+RENDER_GC_THRESHOLD = 50_000
+
+
+def _render_worker() -> None:
+    """A render worker: what was imported before the fork is frozen out of the collector's
+    scans, and young collections come RENDER_GC_THRESHOLD allocations apart."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(RENDER_GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def write_chargeback(con: duckdb.DuckDBPyConnection, config: Config, month: str, out: Path,
@@ -405,7 +421,10 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
         written = [_render_part(jobs[0])]
     else:
         with _render_pool(workers) as pool:
-            written = list(pool.map(_render_part, jobs))
+            # the team parts (the long ones) first, so the short front and appendix fill the
+            # last gaps instead of leaving a core idle behind the last team part
+            futures = {id(job): pool.submit(_render_part, job) for job in sorted(jobs, key=lambda j: j[1] != "teams")}
+            written = [futures[id(job)].result() for job in jobs]
     statements = sorted(p for w in written for p in w if p.parent.name == "teams")
     if not single:
         from reports.concat import concatenate_pdfs

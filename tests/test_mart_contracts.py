@@ -90,6 +90,7 @@ def test_allocation_lines_contract(demo_wh, breakage, expected):
     assert located(con, "allocation_lines") == {("allocation_lines", *e) for e in expected}
 
 
+GPU_HOUR = first_row("gpu_hours", "energy_kwh > 0 and board_max_kwh is not null and energy_kwh_high is not null")
 DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is not null")
 
 
@@ -112,12 +113,23 @@ DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is n
      {("meter, currency", "currency_only_on_charge_meters")}),
     ("allocation_lines", "update allocation_lines set meter = 'joules', month = '2026-13' where meter = 'co2e_kg'",
      {("meter", "isin"), ("month", "str_matches")}),
+    ("gpu_hours", f"insert into gpu_hours select * from gpu_hours where {GPU_HOUR}",
+     {("gpu_uuid, hour_start", "multiple_fields_uniqueness")}),
+    ("gpu_hours", f"update gpu_hours set energy_kwh_low = energy_kwh + 1 where {GPU_HOUR}",
+     {("energy_kwh_low, energy_kwh, energy_kwh_high", "range_holds_the_estimate")}),
+    ("gpu_hours", f"update gpu_hours set energy_kwh_high = null where {GPU_HOUR}",
+     {("energy_kwh_low, energy_kwh, energy_kwh_high", "range_holds_the_estimate")}),
+    ("gpu_hours", f"update gpu_hours set energy_kwh = 2 * board_max_kwh, energy_kwh_high = 2 * board_max_kwh where {GPU_HOUR}",
+     {("energy_kwh, board_max_kwh", "no_hour_above_the_board")}),
+    ("gpu_hours", f"update gpu_hours set util_mean = 1.5, energy_tier = 'guess' where {GPU_HOUR}",
+     {("util_mean", "in_range"), ("energy_tier", "isin")}),
 ], ids=["day-twice", "zero-detail", "unit", "sha-and-row", "no-team", "no-column", "line-twice", "sign-flipped",
-        "currency-on-energy", "meter-and-month"])
-def test_line_level_marts_checked_in_sql_as_pandera_finds(demo_wh, table, breakage, expected):
-    """The line-level marts are validated in SQL (they outgrow pandas at a large bill): the same
-    checks of the same model, with the same findings (rows counted, example row quoted) as
-    pandera over the frame."""
+        "currency-on-energy", "meter-and-month", "gpu-hour-twice", "low-above-energy", "known-energy-no-high",
+        "above-the-board", "util-and-tier"])
+def test_growing_tables_checked_in_sql_as_pandera_finds(demo_wh, table, breakage, expected):
+    """Tables that grow with the bill or the fleet (line-level marts, gpu_hours) are validated in
+    SQL, since they outgrow pandas: the same checks of the same model, with the same findings
+    (rows counted, example row quoted) as pandera over the frame."""
     con = copy_of(demo_wh, table)
     con.execute(breakage)
     in_sql, by_pandera = sql_contract_failures(con, table, VALIDATED[table]), pandas_contract_failures(con, table, VALIDATED[table])
