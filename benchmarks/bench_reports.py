@@ -45,9 +45,22 @@ def synthetic_context(ctx: dict, teams: int) -> dict:
 
 
 def _cpu() -> float:
-    import resource
-    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
-                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+    """CPU seconds of this process and every process below it, live or ended. The render workers
+    are children of the fork server, not of this process, so getrusage(RUSAGE_CHILDREN) misses
+    them; /proc counts each live process's own time and that of the children it has reaped."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pids, total = [os.getpid()], 0.0
+    while pids:
+        pid = pids.pop()
+        try:
+            # fields after the command: utime, stime, cutime, cstime are the 12th-15th
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / tick
+            for task in os.listdir(f"/proc/{pid}/task"):
+                pids += [int(c) for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        except OSError:
+            pass    # ended meanwhile: its time is in its parent's reaped children
+    return total
 
 
 def main() -> None:
