@@ -2,11 +2,11 @@
 (20 M lines) and the telemetry benchmark's fleet (1,000 GPUs x 1 day at 10 s, dcgm-exporter
 text), each ingested then built (`meterbook ingest` and `build`, --engine duckdb | spark).
 
-Printed per engine and input: wall time, rows/s, rows/s per core, peak memory (the process and
-its children: Spark's JVM included), then a projection for 10,000 GPUs x 30 days and 1 billion
-CUR lines from the measured per-core throughput of Spark: cores needed to finish within a
-target wall time, and the wall time on a few cluster sizes. The projection assumes throughput
-per core holds as cores are added (Spark's ingest and models are partition-parallel; per file,
+Printed per engine and input: wall time, CPU time, rows/s, rows/s per core, rows per CPU-second,
+peak memory (the process and its children: Spark's JVM included), then a projection for 10,000
+GPUs x 30 days and 1 billion CUR lines from Spark's measured rows per CPU-second: cores needed
+to finish within a target wall time, and the wall time on a few cluster sizes. The projection
+assumes throughput per core holds as cores are added (Spark's ingest and models are partition-parallel; per file,
 a .gz stream is one task, so it holds for split inputs, as exports are delivered) and adds the
 measured fixed cost (session start, per-stage overheads) once.
 
@@ -35,21 +35,33 @@ TARGET_H = float(os.environ.get("MB_BENCH_SPARK_TARGET_H", "1"))
 FLEET_GPUS, FLEET_DAYS, CUR_LINES = 10_000, 30, 1_000_000_000
 
 # Peak memory of a child and every process under it (the JVM pyspark starts is a grandchild,
-# outside RUSAGE_SELF): sampled from /proc twice a second.
+# outside RUSAGE_SELF), and the CPU time they used: sampled from /proc twice a second. CPU
+# seconds, unlike wall time, do not grow when other work shares the cores: the per-core rates
+# and the projection rest on them. A process's own user + system time is kept as last seen
+# (a reaped child's time is not taken again from its parent's), so one that ends loses at
+# most its last half second.
 PEAK_TREE = """
 import os, threading
-_peak = [0]
+_peak, _cpu, _lock = [0], {}, threading.Lock()
+_tick = os.sysconf("SC_CLK_TCK")
 def _tree_rss():
     pids, total = [os.getpid()], 0
     while pids:
         p = pids.pop()
         try:
             total += int(open(f"/proc/{p}/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            rest = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            with _lock:
+                _cpu[p] = (int(rest[11]) + int(rest[12])) / _tick
             for t in os.listdir(f"/proc/{p}/task"):
                 pids += [int(c) for c in open(f"/proc/{p}/task/{t}/children").read().split()]
         except OSError:
             pass
     return total
+def _cpu_s():
+    _tree_rss()
+    with _lock:
+        return sum(_cpu.values())
 def _sample():
     while True:
         _peak[0] = max(_peak[0], _tree_rss()); threading.Event().wait(0.5)
@@ -78,13 +90,14 @@ import json, time
 from pathlib import Path
 paths = [Path(p) for p in {[str(p) for p in inputs]!r}]
 {setup}
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), _cpu_s()
 {ingest}
-t_ingest = time.perf_counter() - t0
-t0 = time.perf_counter()
+t_ingest, c_ingest = time.perf_counter() - t0, _cpu_s() - c0
+t0, c0 = time.perf_counter(), _cpu_s()
 {build}
-t_build = time.perf_counter() - t0
+t_build, c_build = time.perf_counter() - t0, _cpu_s() - c0
 print(json.dumps({{"start_s": t_start, "ingest_s": t_ingest, "build_s": t_build, "peak_mb": _peak[0] / 2**20,
+                  "ingest_cpu_s": c_ingest, "build_cpu_s": c_build,
                   "rows_read": sum(r.rows_read for r in res), "rows_rejected": sum(r.rows_rejected for r in res),
                   "totals": [r.totals for r in res]}}, default=str))
 """
@@ -97,11 +110,12 @@ def per_core(rows: int, seconds: float) -> float:
 
 
 def projection(name: str, rows: int, spark: dict, fixed_s: float) -> dict:
-    """Cores for the target wall time, and wall time on a few cluster sizes, from rows/s/core."""
-    rate = per_core(spark["rows"], spark["work_s"])
+    """Cores for the target wall time, and wall time on a few cluster sizes, from rows per
+    CPU-second (what a busy core does, whatever else shared this machine's)."""
+    rate = spark["rows"] / spark["cpu_s"]
     core_s = rows / rate
     target_s = TARGET_H * 3600 - fixed_s
-    return {"input": name, "rows": rows, "spark_rows_per_s_per_core": round(rate),
+    return {"input": name, "rows": rows, "spark_rows_per_cpu_s": round(rate),
             "core_hours": round(core_s / 3600, 1),
             f"cores_for_{TARGET_H:g}h": int(-(-core_s // target_s)) if target_s > 0 else None,
             "wall_h_on_cores": {n: round((core_s / n + fixed_s) / 3600, 2) for n in (16, 64, 256, 1024)}}
@@ -117,21 +131,25 @@ def main() -> None:
     for name, path in (("cur", cur), ("telemetry", tel)):
         for engine in ("duckdb", "spark"):
             r = run(engine, [path], work)
-            work_s = r["ingest_s"] + r["build_s"]
-            r |= {"rows": r["rows_read"], "work_s": work_s, "rows_per_s": round(r["rows_read"] / work_s),
-                  "rows_per_s_per_core": round(per_core(r["rows_read"], work_s))}
+            work_s, cpu_s = r["ingest_s"] + r["build_s"], r["ingest_cpu_s"] + r["build_cpu_s"]
+            r |= {"rows": r["rows_read"], "work_s": work_s, "cpu_s": cpu_s, "rows_per_s": round(r["rows_read"] / work_s),
+                  "rows_per_s_per_core": round(per_core(r["rows_read"], work_s)),
+                  "rows_per_cpu_s": round(r["rows_read"] / cpu_s)}
             figures[(name, engine)] = r
             report(f"spark vs duckdb: {name} on {engine} ({CORES} cores)", {
                 "file": path.name, "size_mb": round(path.stat().st_size / 1e6, 1), "rows": r["rows_read"],
                 "rejected": r["rows_rejected"], "session_start_s": round(r["start_s"], 1),
                 "ingest_s": round(r["ingest_s"], 1), "build_s": round(r["build_s"], 1), "wall_s": round(r["wall_s"], 1),
+                "ingest_cpu_s": round(r["ingest_cpu_s"], 1), "build_cpu_s": round(r["build_cpu_s"], 1),
+                "load_average": round(os.getloadavg()[0], 2),
                 "rows_per_s": r["rows_per_s"], "rows_per_s_per_core": r["rows_per_s_per_core"],
+                "rows_per_cpu_s": r["rows_per_cpu_s"],
                 "peak_memory_mb": round(r["peak_mb"])})
             if engine == "spark":
                 fixed = max(fixed, r["start_s"])
     samples_per_gpu_day = figures[("telemetry", "spark")]["rows"] / (GPUS * DAYS)
-    report("projection (Spark, linear in cores from the measured rows/s per core)", {
-        "assumptions": "per-core throughput as measured on this machine holds on the cluster's cores; inputs split "
+    report("projection (Spark, linear in cores from the measured rows per CPU-second)", {
+        "assumptions": "rows per CPU-second as measured on this machine hold on the cluster's cores; inputs split "
                        "in many files or uncompressed parts; fixed cost = the measured session start",
         "fleet": projection(f"{FLEET_GPUS} GPUs x {FLEET_DAYS} days of DCGM text at {INTERVAL} s",
                             int(samples_per_gpu_day * FLEET_GPUS * FLEET_DAYS), figures[("telemetry", "spark")], fixed),
