@@ -20,10 +20,12 @@ import glob
 import hashlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,10 +39,11 @@ from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.stage_inputs import apply_config, file_energy_kwh
 from sources import REGISTRY
-from sources.base import Restage, check_count, detect, duck_error, read_head
+from sources.base import Head, Reader, Restage, check_count, detect, duck_error, read_head
 from sources.linecount import scan
 from sources.reference_data import load_reference
 from sources.tabular import ShortRows
+from sources.text_parts import TextParts
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
 SKIP_NAMES = {"readme.md", "provenance.md", "license", "license.md", "meterbook.toml"}
@@ -116,26 +119,72 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
             return done
     head = read_head(path)
     reader, version = detect(head, kind)
-    # One read on a second thread while DuckDB stages the file: the sha256 (unless known) and the
-    # independent count of its records that rows read are checked against (sources/linecount.py).
+    # One read on a second thread: the sha256 (unless known) and the independent count of the
+    # file's records that rows read are checked against (sources/linecount.py). It runs while
+    # DuckDB stages the file, except where the reader writes lines straight into their table:
+    # that staging needs the file's id, so the hash first, and a CSV is read by DuckDB as the
+    # parts this read cuts its text into (sources/text_parts.py), rows numbered on every thread.
+    in_place = reader.stages_in_place(head, options)
+    folder = part_folder(con) if in_place and reader.dialect(head) == "csv" else None
+    splitter = TextParts(folder, head.header_lines) if folder is not None else None
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan")
-    scanned = scanner.submit(scan, path, sha is None, reader.dialect(head))
+    scanned = scanner.submit(scan, path, sha is None, reader.dialect(head), parts=splitter)
     scanner.shutdown(wait=False)
+    try:
+        if in_place:
+            new_sha, _ = scanned.result()   # the whole read: the parts are complete
+            sha = sha or new_sha
+            assert sha is not None   # the scan hashed the file: it was asked to when sha was None
+            if done := unchanged(con, path, resolved, sha):
+                return done
+            parts = splitter.parts() if splitter is not None else None
+            options = {**options, "file_id": one_row(con, "select nextval('file_id_seq')")[0], "parts": parts}
+        return stage_and_load(con, path, resolved, sha, reader, head, version, options, scanned, this_run)
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
+    """A new hidden folder for a file's parts beside the warehouse (the system's temp folder for
+    a warehouse in memory); None when none can be made (the file is then read as it is)."""
+    db = one_row(con, "select path from duckdb_databases() where database_name = current_database()")[0]
+    try:
+        return Path(tempfile.mkdtemp(prefix=".meterbook-parts-", dir=Path(db).parent if db else None))
+    except OSError:
+        return None
+
+
+# Stagings of one file at most: parts, as it is in file order, the full way, padded.
+STAGINGS = 4
+
+
+def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str | None, reader: Reader,
+                   head: Head, version: str, options: dict[str, Any], scanned: Future, this_run: set[int]) -> FileResult:
+    """The file's transaction: stage (again, another way, when a staging asks), check the rows
+    read against the independent count, replace what it supersedes, load, record the file."""
     begin_staging(con)
     try:
-        try:
-            staged = reader.stage(con, head, options)
-        except ShortRows:
-            # A CSV row shorter than its header: DuckDB's failed read aborted the transaction,
-            # so start it again and read the file padded (slower, on one thread).
-            con.execute("rollback")
-            begin_staging(con)
-            staged = reader.stage(con, head, {**options, "padded": True})
-        except Restage as again:
-            # the reader's one-pass staging met rows only its full staging handles
-            con.execute("rollback")
-            begin_staging(con)
-            staged = reader.stage(con, head, {**options, **again.options})
+        attempt = options
+        for _ in range(STAGINGS):
+            try:
+                staged = reader.stage(con, head, attempt)
+                break
+            except ShortRows:
+                if attempt.get("padded"):
+                    raise
+                # A CSV row shorter than its header: DuckDB's failed read aborted the transaction,
+                # so start it again and read the file padded (slower, on one thread).
+                con.execute("rollback")
+                begin_staging(con)
+                attempt = {**attempt, "padded": True}
+            except Restage as again:
+                # the reader's faster staging met rows only another way handles
+                con.execute("rollback")
+                begin_staging(con)
+                attempt = {**attempt, **again.options}
+        else:
+            raise RuntimeError(f"{path}: staged {STAGINGS} times without a result")
         new_sha, count = scanned.result()
         if sha is None:
             sha = new_sha
@@ -144,7 +193,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
                 con.execute("rollback")
                 return done
         check_count(reader, con, head, staged, count)
-        file_id = one_row(con, "select nextval('file_id_seq')")[0]
+        file_id = options.get("file_id") or one_row(con, "select nextval('file_id_seq')")[0]
         notes = list(staged.notes)
         same_table = [k for k, r in REGISTRY.items() if r.table == reader.table]
         for old_id, old_kind, why in superseded(con, resolved, same_table, staged.delivery_key, this_run):
@@ -170,6 +219,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     except BaseException as exc:
         scan_error = scanned.exception()     # the scan thread must not outlive the file's turn
         con.execute("rollback")
+        con.execute("reset preserve_insertion_order")
         # bytes that are not UTF-8: the scan names the line and the byte, DuckDB only the line
         if isinstance(exc, InputError) and exc.what == "not UTF-8 text" and isinstance(scan_error, InputError):
             raise scan_error from None
@@ -183,7 +233,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
 
 def begin_staging(con: duckdb.DuckDBPyConnection) -> None:
     """Open the file's transaction with empty scratch: rejects (rows not loaded) and row findings
-    (rows loaded with a field left null)."""
+    (rows loaded with a field left null). A staging that failed may have left rows unordered
+    (sources.billing_in_place): the next one may number rows by their order."""
+    con.execute("reset preserve_insertion_order")
     con.execute("begin transaction")
     clear_scratch(con)
     for table in ("_rejects", "_row_findings"):
@@ -279,6 +331,7 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     finally:
         # staging turned off the optimizer that plans IN lists as joins (sources.tabular.file_order)
         con.execute("reset disabled_optimizers")
+        con.execute("reset preserve_insertion_order")
     return results
 
 

@@ -100,7 +100,8 @@ class AwsCurReader(BillingReader):
         return None
 
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
-        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES, numbered=False, padded=padded)
+        tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", extra_prefixes=TAG_PREFIXES, numbered=False, padded=padded,
+                                  parts=self.parts(head, options))
         tags = tags_map_sql(tag_cols, tag_key)
         return self.stage_lines(con, head, "stg_aws_cur__charges.sql", {"tags": tags}, options, self.sniff(head) or "legacy-csv")
 
@@ -117,5 +118,5 @@ class AwsCur2Reader(AwsCurReader):
         return None
 
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
-        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", numbered=False, padded=padded)
+        canonical_view(con, head, ALIASES, REQUIRED, "raw_cur", numbered=False, padded=padded, parts=self.parts(head, options))
         return self.stage_lines(con, head, "stg_aws_cur__charges.sql", {"tags": CUR2_TAGS}, options, "2.0")

@@ -72,6 +72,10 @@ class Reader:
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:  # pragma: no cover
         raise NotImplementedError
 
+    def stages_in_place(self, head: Head, options: dict[str, Any]) -> bool:
+        """Whether stage() writes rows straight into the fact table (sources.billing_in_place)."""
+        return False
+
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
         """Insert the staged rows that passed every check; returns how many source rows that is.
 

@@ -12,6 +12,7 @@ from sources.base import Head, Reader, Staged
 from sources.billing_in_place import stage_in_place, take_staged
 from sources.linecount import LineCount
 from sources.tabular import stage_sql, stage_view, tabular_dialect, tabular_expected_rows
+from sources.text_parts import Part
 
 # Units a cloud uses for instance time; only these rows carry GPU-hours.
 HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
@@ -33,15 +34,28 @@ class BillingReader(Reader):
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:  # pragma: no cover
         raise NotImplementedError
 
+    def stages_in_place(self, head: Head, options: dict[str, Any]) -> bool:
+        """Whether this staging writes the lines straight into charges (a padded read notes its
+        short rows, and options["full"] is the runner's staging after Restage: both go the full
+        way). The runner then hashes the file, cuts a CSV into parts and allots the file's id
+        before staging (options "file_id", "parts")."""
+        return self.in_place and not options.get("padded") and not options.get("full")
+
+    def parts(self, head: Head, options: dict[str, Any]) -> list[Part] | None:
+        """The CSV's parts to read, when this staging is in place and the runner cut the file."""
+        in_place = self.stages_in_place(head, options) and options.get("file_id") is not None
+        return options.get("parts") if in_place else None
+
     def stage_lines(self, con: duckdb.DuckDBPyConnection, head: Head, sql_name: str, slots: dict[str, str] | None,
                     options: dict[str, Any], version: str) -> Staged:
-        """Stage a model yielding one line per source row, in file order, without numbers: in
-        place when the reader allows it (a padded read notes its short rows, and
-        options["full"] is the runner's second staging after Restage: both go the full way)."""
-        if self.in_place and not options.get("padded") and not options.get("full"):
+        """Stage a model yielding one line per source row, numbered when read as parts or from
+        Parquet, else in file order without numbers: in place when the reader allows it."""
+        if self.stages_in_place(head, options) and options.get("file_id") is not None:
             stage_view(con, head.path, sql_name, slots)
             resolve_gpus(con)
-            return self.finish(con, stage_in_place(con, head.path), version, in_place=True)
+            parts = bool(self.parts(head, options))
+            rows = stage_in_place(con, head.path, options["file_id"], numbered=parts or head.parquet, parts=parts)
+            return self.finish(con, rows, version, in_place=True)
         return self.finish(con, stage_sql(con, head.path, sql_name, slots, rowid_numbers=True), version)
 
     def dialect(self, head: Head) -> str | None:
@@ -130,7 +144,14 @@ def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) ->
     con.execute(f"create or replace temp macro gpu_of(instance_type) as map {{{entries}}}[instance_type]"
                 if catalog else "create or replace temp macro gpu_of(instance_type) as "
                 "null::struct(gpu_model varchar, gpu_count double)")
-    con.execute("create or replace temp view _lines as " + lines_sql(currency, by_macro=True))
+    # the line item key as a BIGINT (62 bits, never negative), kept with the line: repeats are
+    # found by one integer group-by, then compared on the keys themselves
+    key = ", (hash(line_item_key) >> 2)::bigint as line_item_hash" if "line_item_key" in staged_columns(con) else ""
+    con.execute(f"create or replace temp view _lines as select *{key} from ({lines_sql(currency, by_macro=True)})")
+
+
+def staged_columns(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {r[0] for r in con.execute("describe _staged").fetchall()}
 
 
 def lines_sql(currency: str | None = None, by_macro: bool = False) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 from isal import isal_zlib
 
 from core.errors import InputError
+from sources.text_parts import TextParts
 
 CHUNK = 1 << 20
 OUT_MAX = 16 << 20
@@ -216,9 +217,11 @@ def raw_chunks(fh: BinaryIO) -> Iterator[bytes]:
     return iter(lambda: fh.read(CHUNK), b"")
 
 
-def scan(path: Path, hash_it: bool, dialect: str | None, precise: bool = False) -> tuple[str | None, LineCount | None]:
+def scan(path: Path, hash_it: bool, dialect: str | None, precise: bool = False,
+         parts: TextParts | None = None) -> tuple[str | None, LineCount | None]:
     """One read of the file: its sha256 (of the bytes as stored) and/or its record count (of the
-    decompressed text) in the reader's dialect ('csv', 'lines', 'prom'); either may be skipped."""
+    decompressed text) in the reader's dialect ('csv', 'lines', 'prom'); either may be skipped.
+    `parts` (with a dialect): the text is also cut into part files at record ends."""
     h = hashlib.sha256() if hash_it else None
     counter = None if dialect is None else LineCounter(quoted=dialect == "csv", comment=b"#" if dialect == "prom" else None,
                                                         precise=precise)
@@ -238,7 +241,10 @@ def scan(path: Path, hash_it: bool, dialect: str | None, precise: bool = False) 
                 utf8 = Utf8Check(path, lambda: reread(path))
                 for text in text_of(path, hashed()):
                     utf8.feed(text)
-                    counter.feed(text)
+                    if parts is None:
+                        counter.feed(text)
+                    else:
+                        parts.feed(text, counter)
     except OSError as exc:
         raise InputError(path, "cannot read the file", exc.strerror or str(exc), "Check the path and its permissions") from None
     return (h.hexdigest() if h is not None else None), (counter.result() if counter is not None else None)

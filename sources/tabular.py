@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -14,6 +15,7 @@ from core.errors import InputError
 from core.sql import ident, literal, one_row, read_sql
 from sources.base import Head, duck_error
 from sources.linecount import LineCount
+from sources.text_parts import Part
 
 
 def is_json_lines(head: Head) -> bool:
@@ -77,9 +79,11 @@ def raw_relation_sql(head: Head, nullstr: tuple[str, ...] = ("",), numbered: boo
     path = literal(str(head.path))
     # A window row number serialises the scan; readers with one line per row leave it out and
     # number rows by their insertion order instead (stage_sql(..., rowid_numbers=True)).
+    # Parquet numbers its rows itself, on every thread.
     rn = "row_number() over ()" if numbered else "null::bigint"
     if head.parquet:
-        return f"select {rn} as row_number, * from read_parquet({path})", []
+        return (f"select file_row_number + 1 as row_number, * exclude (file_row_number) "
+                f"from read_parquet({path}, file_row_number = true)"), []
     return (f"select {rn} as row_number, * from read_json({path}, format = 'newline_delimited', "
             "sample_size = -1)", [])
 
@@ -126,7 +130,8 @@ def as_text(column: str, dtype: str | None) -> str:
 def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]],
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
                    extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
-                   defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None) -> list[str]:
+                   defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None,
+                   parts: list[Part] | None = None) -> list[str]:
     """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -135,6 +140,8 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     exactly, else ignoring case (Azure writes PreTaxCost and preTaxCost). `defaults` gives an
     SQL literal for a canonical name the file lacks. CSV rows also get `_fields`: NULL for a
     whole row, else (padded reads only) how many fields a short row had.
+    `parts`: a CSV's text cut at record ends (sources.text_parts), read side by side, each
+    numbered from its first row: row numbers on every thread.
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
     keep_as_written: the source columns it accepts also go, by their header name and as text
     (nulls as above), into one MAP column `_source_columns`, for exports that carry them through.
@@ -142,6 +149,11 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written)
     if head.parquet or is_json_lines(head):
         raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
+    elif parts:
+        raw_sql = " union all ".join(
+            f"select {p.rows_before} + ordinality as row_number, * exclude (ordinality) "
+            f"from {csv_read(replace(head, path=p.path, gzip=False, header_lines=p.skip_lines), padded)} with ordinality"
+            for p in parts)
     else:
         rn = "row_number() over ()" if numbered else "null::bigint"
         raw_sql = f"select {rn} as row_number, * from {csv_read(head, padded)}"

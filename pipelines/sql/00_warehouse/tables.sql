@@ -72,8 +72,11 @@ create table if not exists charges (
     tags                      map(varchar, varchar),
     gpu_model                 varchar,
     gpu_count                 double,        -- fractional for GPU slices (Azure NVads A10 v5)
-    gpu_hours                 double
+    gpu_hours                 double,
+    line_item_hash            bigint         -- 62-bit hash of the line item key where the format has one (CUR)
 );
+-- warehouses created before the column
+alter table charges add column if not exists line_item_hash bigint;
 
 -- Per file, physical GPU and UTC hour: the pieces from which gpu_hours is built. Raw samples
 -- are streamed through, so a GPU-hour seen in several files (one scrape per file) is combined
