@@ -70,7 +70,7 @@ def generate(path, rows: int, compression: str = "gzip") -> None:
 # The ingest's statements by part (benchmarks/ingest_parts.py matches them by how they start).
 PARTS = {
     "one pass: read, type, check, write the lines": ("insert into charges (file_id, row_number, charge_line",),
-    "duplicate line items (key hashes)": ("select row_number from charges where file_id",),
+    "duplicate line items (key hashes)": ("select line_item_hash from charges where file_id",),
     "rows numbered, rejects, file id": ("update charges set", "insert into _rejects", "delete from charges"),
     "findings": ("create or replace temp table _findings",),
     "commit": ("commit",),

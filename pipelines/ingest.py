@@ -119,30 +119,32 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
             return done
     head = read_head(path)
     reader, version = detect(head, kind)
-    # One read on a second thread: the sha256 (unless known) and the independent count of the
-    # file's records that rows read are checked against (sources/linecount.py). It runs while
-    # DuckDB stages the file, except where the reader writes lines straight into their table:
-    # that staging needs the file's id, so the hash first, and a CSV is read by DuckDB as the
-    # parts this read cuts its text into (sources/text_parts.py), rows numbered on every thread.
+    # One read on a second thread while DuckDB stages the file: the sha256 (unless known) and the
+    # independent count of its records that rows read are checked against (sources/linecount.py).
+    # Where the reader writes lines straight into their table, a CSV's text is also cut into
+    # parts as it is read, which DuckDB loads side by side, numbering rows on every thread
+    # (sources/text_parts.py); the lines are written under the file's id, allotted before
+    # (and left unused, a gap in the ids, when the file turns out to be loaded already).
     in_place = reader.stages_in_place(head, options)
     folder = part_folder(con) if in_place and reader.dialect(head) == "csv" else None
-    splitter = TextParts(folder, head.header_lines) if folder is not None else None
+    splitter = TextParts(folder, head.header_lines, ahead=2 * threads(con)) if folder is not None else None
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan")
     scanned = scanner.submit(scan, path, sha is None, reader.dialect(head), parts=splitter)
     scanner.shutdown(wait=False)
     try:
         if in_place:
-            new_sha, _ = scanned.result()   # the whole read: the parts are complete
-            sha = sha or new_sha
-            assert sha is not None   # the scan hashed the file: it was asked to when sha was None
-            if done := unchanged(con, path, resolved, sha):
-                return done
-            parts = splitter.parts() if splitter is not None else None
-            options = {**options, "file_id": one_row(con, "select nextval('file_id_seq')")[0], "parts": parts}
+            options = {**options, "file_id": one_row(con, "select nextval('file_id_seq')")[0], "parts": splitter}
         return stage_and_load(con, path, resolved, sha, reader, head, version, options, scanned, this_run)
     finally:
+        if splitter is not None:
+            splitter.abandon()     # never leave the scan thread waiting for a staging that is over
+            scanned.exception()    # and let it end before its folder goes
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def threads(con: duckdb.DuckDBPyConnection) -> int:
+    return int(one_row(con, "select current_setting('threads')")[0])
 
 
 def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
@@ -175,14 +177,10 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
                     raise
                 # A CSV row shorter than its header: DuckDB's failed read aborted the transaction,
                 # so start it again and read the file padded (slower, on one thread).
-                con.execute("rollback")
-                begin_staging(con)
-                attempt = {**attempt, "padded": True}
+                attempt = restage(con, {**attempt, "padded": True})
             except Restage as again:
                 # the reader's faster staging met rows only another way handles
-                con.execute("rollback")
-                begin_staging(con)
-                attempt = {**attempt, **again.options}
+                attempt = restage(con, {**attempt, **again.options})
         else:
             raise RuntimeError(f"{path}: staged {STAGINGS} times without a result")
         new_sha, count = scanned.result()
@@ -217,6 +215,8 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
         con.execute("commit")
     except BaseException as exc:
+        if isinstance(parts := options.get("parts"), TextParts):
+            parts.abandon()                  # a scan thread waiting for the staging to take parts goes on
         scan_error = scanned.exception()     # the scan thread must not outlive the file's turn
         con.execute("rollback")
         con.execute("reset preserve_insertion_order")
@@ -229,6 +229,16 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
     this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
+
+
+def restage(con: duckdb.DuckDBPyConnection, options: dict[str, Any]) -> dict[str, Any]:
+    """Roll the file's staging back and open it again; the next staging reads the file as it
+    is (the scan thread stops cutting parts nobody will take)."""
+    con.execute("rollback")
+    if isinstance(parts := options.get("parts"), TextParts):
+        parts.abandon()
+    begin_staging(con)
+    return {**options, "parts": None}
 
 
 def begin_staging(con: duckdb.DuckDBPyConnection) -> None:

@@ -12,7 +12,7 @@ from sources.base import Head, Reader, Staged
 from sources.billing_in_place import stage_in_place, take_staged
 from sources.linecount import LineCount
 from sources.tabular import stage_sql, stage_view, tabular_dialect, tabular_expected_rows
-from sources.text_parts import Part
+from sources.text_parts import TextParts
 
 # Units a cloud uses for instance time; only these rows carry GPU-hours.
 HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
@@ -41,8 +41,8 @@ class BillingReader(Reader):
         before staging (options "file_id", "parts")."""
         return self.in_place and not options.get("padded") and not options.get("full")
 
-    def parts(self, head: Head, options: dict[str, Any]) -> list[Part] | None:
-        """The CSV's parts to read, when this staging is in place and the runner cut the file."""
+    def parts(self, head: Head, options: dict[str, Any]) -> TextParts | None:
+        """The CSV's parts to read, when this staging is in place and the runner cuts the file."""
         in_place = self.stages_in_place(head, options) and options.get("file_id") is not None
         return options.get("parts") if in_place else None
 
@@ -53,8 +53,8 @@ class BillingReader(Reader):
         if self.stages_in_place(head, options) and options.get("file_id") is not None:
             stage_view(con, head.path, sql_name, slots)
             resolve_gpus(con)
-            parts = bool(self.parts(head, options))
-            rows = stage_in_place(con, head.path, options["file_id"], numbered=parts or head.parquet, parts=parts)
+            parts = self.parts(head, options)
+            rows = stage_in_place(con, head, options["file_id"], numbered=parts is not None or head.parquet, parts=parts)
             return self.finish(con, rows, version, in_place=True)
         return self.finish(con, stage_sql(con, head.path, sql_name, slots, rowid_numbers=True), version)
 

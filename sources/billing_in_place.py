@@ -24,14 +24,13 @@ staging), all inside the file's transaction (nothing is seen before the commit):
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import duckdb
 
 from core.sql import one_row
 from schemas.contract import failing_sql, failures_sql
-from sources.base import Restage
-from sources.tabular import file_order, read_errors
+from sources.base import Head, Restage
+from sources.tabular import file_order, next_parts, read_errors
+from sources.text_parts import TextParts
 
 TOMBSTONE = -1        # charge_line of a rejected row (deleted before load)
 NEEDS_FULL = -2       # charge_line of a row only the full staging can load
@@ -47,12 +46,13 @@ def placeholder(dtype: str) -> str:
     return f"0::{dtype}"
 
 
-def stage_in_place(con: duckdb.DuckDBPyConnection, path: Path, file_id: int, numbered: bool, parts: bool = False) -> int:
+def stage_in_place(con: duckdb.DuckDBPyConnection, head: Head, file_id: int, numbered: bool,
+                   parts: TextParts | None = None) -> int:
     """Insert view _lines (the staging model with the instance catalog's GPUs) into charges as
     described above, under `file_id`; leave the loaded rows numbered, their rejects in
     _rejects, and view _lines over them. `numbered`: _lines carries its rows' numbers (else
-    they are taken from the order rows are written in); `parts`: read from a CSV's parts.
-    Returns the rows read."""
+    they are taken from the order rows are written in); `parts`: it reads a CSV's parts as
+    they are written, so the lines are inserted a batch of parts at a time. Returns the rows read."""
     cols = {r[0] for r in con.execute("describe _lines").fetchall()}
     # charge_description is always written: a tombstone carries its failures there
     target = [(c, t, n) for c, t, n in con.execute(
@@ -81,22 +81,26 @@ def stage_in_place(con: duckdb.DuckDBPyConnection, path: Path, file_id: int, num
         from (select *, {bad} as _bad from _lines)"""
     insert = f"""insert into charges (file_id, row_number, charge_line, {", ".join(c for c, _, _ in target)},
                                       charge_description, line_item_hash) {select}"""
-    with read_errors(path):
-        try:
-            if numbered:
-                # rows carry their numbers: written as the threads finish, not in file order.
-                # (The runner resets this before staging again after a failed statement.)
-                con.execute("set preserve_insertion_order = false")
-                rows_read = one_row(con, insert)[0]
-                con.execute("reset preserve_insertion_order")
-            else:
-                file_order(con, select)
-                rows_read = one_row(con, insert)[0]
-        except duckdb.Error as exc:
-            # a part is not the file: its error would locate the wrong line in the wrong file
-            if parts and not isinstance(exc, duckdb.InterruptException):
-                raise Restage({"parts": None}, f"read as parts: {str(exc).splitlines()[0]}") from exc
-            raise
+    with read_errors(head.path):
+        if not numbered:
+            file_order(con, select)
+            rows_read = one_row(con, insert)[0]
+        else:
+            # rows carry their numbers: written as the threads finish, not in file order.
+            # (The runner resets this before staging again after a failed statement.)
+            con.execute("set preserve_insertion_order = false")
+            rows_read = 0
+            try:
+                while True:
+                    rows_read += one_row(con, insert)[0]
+                    if parts is None or not next_parts(con, head, parts):
+                        break
+            except duckdb.Error as exc:
+                # a part is not the file: its error would locate the wrong line in the wrong file
+                if parts is not None and not isinstance(exc, duckdb.InterruptException):
+                    raise Restage({"parts": None}, f"read as parts: {str(exc).splitlines()[0]}") from exc
+                raise
+            con.execute("reset preserve_insertion_order")
     needs_full, first, last, low, high = one_row(con, f"""
         select count(*) filter (where charge_line = {NEEDS_FULL}), min(rowid), max(rowid), min(row_number), max(row_number)
         from charges where file_id = {int(file_id)}""")
@@ -110,7 +114,7 @@ def stage_in_place(con: duckdb.DuckDBPyConnection, path: Path, file_id: int, num
             raise Restage({"parts": None}, f"rows numbered {low} to {high}, but {rows_read} read (blank lines inside the file)")
     else:
         if rows_read and last - first + 1 != rows_read:
-            raise RuntimeError(f"{path}: {rows_read} rows staged in place, but their rowids span {last - first + 1}")
+            raise RuntimeError(f"{head.path}: {rows_read} rows staged in place, but their rowids span {last - first + 1}")
         con.execute(f"update charges set row_number = rowid - {int(first or 0)} + 1 where file_id = {int(file_id)}")
     con.execute(f"""insert into _rejects select row_number, f.column_name, f.check_name, f.value, f.message
                     from (select row_number, unnest(from_json(charge_description, '{FAILURES_JSON}')) as f

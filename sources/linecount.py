@@ -25,7 +25,7 @@ from core.errors import InputError
 from sources.text_parts import TextParts
 
 CHUNK = 1 << 20
-OUT_MAX = 16 << 20
+OUT_MAX = 1 << 20
 # Carried between chunks so a blank or comment line cut by a chunk boundary is still seen whole;
 # a comment may be indented by up to TAIL - 2 blanks.
 TAIL = 64
@@ -247,6 +247,9 @@ def scan(path: Path, hash_it: bool, dialect: str | None, precise: bool = False,
                         parts.feed(text, counter)
     except OSError as exc:
         raise InputError(path, "cannot read the file", exc.strerror or str(exc), "Check the path and its permissions") from None
+    finally:
+        if parts is not None:
+            parts.end()     # read or failed: the staging waiting for parts goes on
     return (h.hexdigest() if h is not None else None), (counter.result() if counter is not None else None)
 
 

@@ -13,9 +13,9 @@ import duckdb
 
 from core.errors import InputError
 from core.sql import ident, literal, one_row, read_sql
-from sources.base import Head, duck_error
+from sources.base import Head, Restage, duck_error
 from sources.linecount import LineCount
-from sources.text_parts import Part
+from sources.text_parts import TextParts
 
 
 def is_json_lines(head: Head) -> bool:
@@ -131,7 +131,7 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
                    extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
                    defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None,
-                   parts: list[Part] | None = None) -> list[str]:
+                   parts: TextParts | None = None) -> list[str]:
     """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -140,7 +140,8 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     exactly, else ignoring case (Azure writes PreTaxCost and preTaxCost). `defaults` gives an
     SQL literal for a canonical name the file lacks. CSV rows also get `_fields`: NULL for a
     whole row, else (padded reads only) how many fields a short row had.
-    `parts`: a CSV's text cut at record ends (sources.text_parts), read side by side, each
+    `parts`: a CSV's text being cut at record ends (sources.text_parts): the view reads the
+    parts written so far (view _raw_parts, which next_parts moves on), side by side, each
     numbered from its first row: row numbers on every thread.
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
     keep_as_written: the source columns it accepts also go, by their header name and as text
@@ -149,11 +150,10 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written)
     if head.parquet or is_json_lines(head):
         raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
-    elif parts:
-        raw_sql = " union all ".join(
-            f"select {p.rows_before} + ordinality as row_number, * exclude (ordinality) "
-            f"from {csv_read(replace(head, path=p.path, gzip=False, header_lines=p.skip_lines), padded)} with ordinality"
-            for p in parts)
+    elif parts is not None:
+        if not next_parts(con, head, parts):
+            raise Restage({"parts": None}, f"no parts: {parts.failed or 'empty'}")
+        raw_sql = f"select * from {PARTS_VIEW}"
     else:
         rn = "row_number() over ()" if numbered else "null::bigint"
         raw_sql = f"select {rn} as row_number, * from {csv_read(head, padded)}"
@@ -209,6 +209,29 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
     else:
         select.append("null::int as _fields")
     return select, extras
+
+
+PARTS_VIEW = "_raw_parts"
+
+
+def next_parts(con: duckdb.DuckDBPyConnection, head: Head, parts: TextParts) -> bool:
+    """Point view _raw_parts at the parts written since the last call (waiting for one): each
+    read on its own (one thread, ordinality) and numbered from its first row, all side by side.
+    The parts it pointed at before are loaded by then and deleted. False once every part was
+    taken; Restage when splitting stopped (the file is then read as it is)."""
+    for done in parts.taken:
+        done.path.unlink(missing_ok=True)
+    batch = parts.take()
+    if batch is None:
+        raise Restage({"parts": None}, f"the text could not be cut: {parts.failed}")
+    parts.taken = batch
+    if not batch:
+        return False
+    con.execute(f"create or replace temp view {PARTS_VIEW} as " + " union all ".join(
+        f"select {p.rows_before} + ordinality as row_number, * exclude (ordinality) "
+        f"from {csv_read(replace(head, path=p.path, gzip=False, header_lines=p.skip_lines))} with ordinality"
+        for p in batch))
+    return True
 
 
 def source_expr(alts: tuple[str, ...], present: dict[str, str], types: dict[str, str]) -> str:

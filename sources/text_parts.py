@@ -1,31 +1,45 @@
-"""A CSV's text cut into part files at record ends, each knowing how many data rows come before
-it, so that DuckDB numbers a large file's rows on every core (issue 24).
+"""A CSV's text cut into part files at record ends while it is read, each knowing how many data
+rows come before it, so that DuckDB numbers a large file's rows on every core (issue 24).
 
 DuckDB numbers rows on one thread only (`with ordinality`, or a window), or by the order rows
 land in a table, which is file order only when the whole insert keeps it; numbering the lines
 afterwards (an UPDATE of lines written in the same transaction) made the commit write every
 line again: 15 of the 78 s of a 20M-line CUR. Read as parts, each part is numbered by its own
-scan (its first row + ordinality) and the parts are read side by side, so every line is written
+scan (its first row + ordinality), the parts are read side by side, and every line is written
 once, with its final number, in whatever order the threads finish.
 
-The parts are written by the thread that already reads every byte of the file for its sha256
-and its independent record count (sources/linecount.py), from the text it decompressed: a
-gzip is inflated once, by ISA-L, instead of again by DuckDB's zlib. They take disk space for the
-file's text while it is staged. When their folder runs short of space (or a write fails)
-splitting stops, what was written is deleted, and the file is read as it is, the slower way.
+The thread that already reads every byte of the file for its sha256 and its independent record
+count (sources/linecount.py) writes the parts from the text it decompressed (a gzip is inflated
+once, by ISA-L, instead of again by DuckDB's zlib), while DuckDB loads the parts written so far;
+a part is deleted once loaded, and the writer waits while AHEAD parts are waiting, so the parts
+never take more than a few hundred MB of disk whatever the file's size.
+
+A part holds a whole number of DuckDB row groups (ROWS_PER_PART data rows): parts loaded side by
+side then leave no half-filled row groups behind, which DuckDB's next checkpoint would merge by
+writing them again (4.3 s for a 5M-line CUR cut into 64 MB parts). When the folder runs short of
+space, or a write fails, splitting stops, what was written is deleted, and the file is read as it
+is, the slower way.
 """
 from __future__ import annotations
 
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-# Large enough that a part's scan start-up is noise, small enough that a file of a few hundred
-# MB still becomes several parts and the last ones to finish leave no core idle for long.
-PART_BYTES = 64 << 20
+import numpy as np
+
+# DuckDB's rows per row group (its storage constant, not a setting); a test checks that an
+# ingest leaves no partial row group but the last.
+DUCKDB_ROW_GROUP = 122_880
+# Two row groups, about 90 MB of CUR text: the unit the scan thread hands over.
+ROWS_PER_PART = 2 * DUCKDB_ROW_GROUP
+# Parts written and not yet loaded, at most (disk bound; DuckDB loads all of them at once).
+AHEAD = 4
 # Stop splitting while this much room is left beside the parts (DuckDB spills and writes too).
 RESERVE_BYTES = 1 << 30
+NEWLINE, QUOTE = ord("\n"), ord('"')
 
 
 @dataclass(frozen=True)
@@ -49,93 +63,149 @@ class Counter(Protocol):
 
 
 class TextParts:
-    """Feed the file's text in order, with the counter that counts its records; `parts()` gives
-    the part files, or None when splitting stopped (`failed` says why).
+    """Written by the scan thread (`feed`, then `end`), taken by the staging (`take`).
 
-    header_lines: physical lines of the header record (skipped in the first part); the header
-    is one record, so the data rows before a part are the records before it less one."""
+    header_lines: physical lines of the header record (skipped in the first part); the header is
+    one record, so the first part holds one record more than the others."""
 
-    def __init__(self, folder: Path, header_lines: int, part_bytes: int | None = None,
-                 reserve_bytes: int | None = None) -> None:
+    def __init__(self, folder: Path, header_lines: int, rows_per_part: int | None = None,
+                 reserve_bytes: int | None = None, ahead: int | None = None) -> None:
         self.folder = folder
         self.header_lines = header_lines
-        self.part_bytes = part_bytes or PART_BYTES
+        self.rows_per_part = rows_per_part or ROWS_PER_PART
         self.reserve_bytes = RESERVE_BYTES if reserve_bytes is None else reserve_bytes
-        self.done: list[Part] = []
+        self.ahead = ahead or AHEAD
         self.out: BinaryIO | None = None
-        self.path = folder         # the open part's file
-        self.size = 0              # bytes in the open part
-        self.records_before = 0    # records (header included) before the open part
+        self.path = folder           # the open part's file
+        self.written = 0             # parts closed so far
+        self.start = 0               # records (header included) before the open part
         self.failed: str | None = None
+        self.ended = False
+        self.ready: list[Part] = []  # closed and not yet taken
+        self.taken: list[Part] = []  # the staging's: the parts it loads now
+        self.cond = threading.Condition()
+
+    # --- the scan thread ---------------------------------------------------------------------
 
     def feed(self, text: bytes, counter: Counter) -> None:
-        """Count `text` and write it, ending a part at the first record end past its size."""
-        while text:
-            cut = None if self.failed else self._cut(text, counter)
-            piece, text = (text, b"") if cut is None else (text[:cut], text[cut:])
-            counter.feed(piece)
-            self._write(piece)
-            if cut is not None:
-                self._close(counter.newlines)
-
-    def parts(self) -> list[Part] | None:
-        if self.out is not None:
-            self._close(None)
-        return None if self.failed else self.done
-
-    def _cut(self, text: bytes, counter: Counter) -> int | None:
-        """Where in `text` the open part should end (after a line break outside quotes), or None."""
+        """Count `text` and write it, ending a part after its last record."""
+        in_quote, records = counter.in_quote, counter.newlines
         # The counter decides whether lines end in CR alone at the first line feed, or after 64
-        # KiB without one, holding the bytes until then; a file without LF is never cut.
-        undecided = counter.cr_only is None and not counter.pending and b"\n" in text
-        if not (counter.cr_only is False or undecided) or self.size + len(text) < self.part_bytes:
-            return None
-        inside, seen = counter.in_quote and counter.quoted, 0
-        at = text.find(b"\n", max(self.part_bytes - self.size, 0))
-        while at != -1:
-            if counter.quoted:
-                # a doubled quote inside a field toggles twice: parity alone says inside or not
-                inside ^= bool(text.count(b'"', seen, at) & 1)
-                seen = at
-            if not inside:
-                return at + 1
-            at = text.find(b"\n", at + 1)
-        return None
+        # KiB without one, holding the bytes until then: only text it counted at once can be
+        # cut (a file without LF never is).
+        whole = counter.cr_only is False or (counter.cr_only is None and not counter.pending)
+        counter.feed(text)
+        if self.failed:
+            self._drop()
+            return
+        at, ends = 0, None
+        while whole and counter.cr_only is False and counter.newlines >= self.start + self._records():
+            if ends is None:
+                ends = record_ends(text, in_quote if counter.quoted else None)
+            cut = int(ends[self.start + self._records() - records - 1]) + 1
+            self._write(text[at:cut])
+            if self.failed:
+                self._drop()
+                return
+            self._close(self.start + self._records())
+            at = cut
+        self._write(text[at:])
+
+    def end(self) -> None:
+        """The file is read (or its read failed): the last part is closed, a waiting take returns."""
+        if self.failed:
+            self._drop()
+        elif self.out is not None:
+            self._close(None)
+        with self.cond:
+            self.ended = True
+            self.cond.notify_all()
+
+    # --- the staging ---------------------------------------------------------------------------
+
+    def take(self) -> list[Part] | None:
+        """The parts written since the last take (waiting for one); [] once the file is read and
+        every part taken; None when splitting stopped: the file must be read as it is."""
+        with self.cond:
+            while not self.ready and not self.ended and not self.failed:
+                self.cond.wait()
+            if self.failed:
+                return None
+            got, self.ready = self.ready, []
+            self.cond.notify_all()
+            return got
+
+    def abandon(self) -> None:
+        """The staging gives up on the parts (or failed): the scan thread stops writing them and
+        never waits for a take again."""
+        self._fail("abandoned")
+
+    # --- inside ----------------------------------------------------------------------------------
+
+    def _records(self) -> int:
+        """Records in a whole part: its data rows, and the header in the first."""
+        return self.rows_per_part + (0 if self.written else 1)
 
     def _write(self, piece: bytes) -> None:
         if self.failed or not piece:
             return
         try:
             if self.out is None:
-                if shutil.disk_usage(self.folder).free < self.part_bytes + self.reserve_bytes:
-                    self._fail(f"less than {(self.part_bytes + self.reserve_bytes) >> 20} MiB free in {self.folder}")
+                with self.cond:
+                    # hold back while the staging has enough to load (disk stays bounded)
+                    while len(self.ready) >= self.ahead and not self.failed:
+                        self.cond.wait()
+                if self.failed:
                     return
-                path = self.folder / f"part-{len(self.done):05d}.csv"
-                self.out = open(path, "wb")
-                self.path = path
-                self.size = 0
+                if shutil.disk_usage(self.folder).free < self.reserve_bytes:
+                    self._fail(f"less than {self.reserve_bytes >> 20} MiB free in {self.folder}")
+                    self._drop()
+                    return
+                self.path = self.folder / f"part-{self.written:05d}.csv"
+                self.out = open(self.path, "wb")
             self.out.write(piece)
-            self.size += len(piece)
         except OSError as exc:
             self._fail(f"cannot write {self.folder}: {exc.strerror or exc}")
+            self._drop()
 
     def _close(self, records: int | None) -> None:
-        """End the open part; `records` is the record count after it (None at the end of the file)."""
+        """End the open part; `records`: the file's records up to its end (None at the file's end)."""
         if self.out is None:
             return
         self.out.close()
-        self.out, self.size = None, 0
-        first = not self.done
-        self.done.append(Part(self.path, rows_before=max(self.records_before - 1, 0),
-                              skip_lines=self.header_lines if first else 0))
+        self.out = None
+        part = Part(self.path, rows_before=max(self.start - 1, 0), skip_lines=0 if self.written else self.header_lines)
+        self.written += 1
         if records is not None:
-            self.records_before = records
+            self.start = records
+        with self.cond:
+            self.ready.append(part)
+            self.cond.notify_all()
 
     def _fail(self, why: str) -> None:
-        self.failed = why
+        with self.cond:
+            if not self.failed:
+                self.failed = why
+            self.ready = []
+            self.cond.notify_all()
+
+    def _drop(self) -> None:
+        """Scan thread only: close the open part and delete every part file (splitting stopped)."""
         if self.out is not None:
             self.out.close()
             self.out = None
         for p in self.folder.glob("part-*.csv"):
             p.unlink(missing_ok=True)
-        self.done = []
+
+
+def record_ends(text: bytes, in_quote: bool | None) -> np.ndarray:
+    """Offsets of the line feeds in `text` that end a record: all of them, or (CSV quoting,
+    `in_quote` the state at the text's start) those with an even number of quotes before them
+    in the file; a doubled quote inside a field counts twice, so parity alone tells."""
+    data = np.frombuffer(text, dtype=np.uint8)
+    ends = np.flatnonzero(data == NEWLINE)
+    if in_quote is None or not (in_quote or QUOTE in data):
+        return ends
+    quotes = np.flatnonzero(data == QUOTE)
+    before = np.searchsorted(quotes, ends) + int(in_quote)
+    return ends[before % 2 == 0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import threading
 from pathlib import Path
 
 import pytest
@@ -35,22 +36,30 @@ def records(data: bytes) -> list[list[str]]:
     return list(csv.reader(io.StringIO(data.decode(), newline="")))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(st.lists(FIELD, min_size=3, max_size=3), min_size=1, max_size=40), crlf=st.booleans(),
-       part_bytes=st.integers(1, 64), reads=st.lists(st.integers(1, 50), min_size=1, max_size=8))
-def test_parts_hold_the_text_cut_at_record_ends(tmp_path, rows, crlf, part_bytes, reads):
-    data = csv_bytes(rows, crlf)
-    folder = tmp_path / f"p{len(list(tmp_path.iterdir()))}"
-    folder.mkdir()
-    parts = TextParts(folder, header_lines=1, part_bytes=part_bytes, reserve_bytes=0)
+def split(folder: Path, data: bytes, rows_per_part: int, reads: list[int]) -> tuple[list, LineCounter]:
+    """Feed `data` in reads of the given sizes (cycled), then take every part."""
+    parts = TextParts(folder, header_lines=1, rows_per_part=rows_per_part, reserve_bytes=0, ahead=1 << 30)
     counter = LineCounter(quoted=True)
     at, i = 0, 0
     while at < len(data):                 # the text arrives in reads of any size
         n = reads[i % len(reads)]
         parts.feed(data[at:at + n], counter)
         at, i = at + n, i + 1
-    got = parts.parts()
-    assert got is not None and got[0].skip_lines == 1 and all(p.skip_lines == 0 for p in got[1:])
+    parts.end()
+    got = parts.take()
+    assert got is not None and parts.take() == []
+    return got, counter
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(FIELD, min_size=3, max_size=3), min_size=1, max_size=40), crlf=st.booleans(),
+       rows_per_part=st.integers(1, 7), reads=st.lists(st.integers(1, 50), min_size=1, max_size=8))
+def test_parts_hold_the_text_cut_after_whole_records(tmp_path, rows, crlf, rows_per_part, reads):
+    data = csv_bytes(rows, crlf)
+    folder = tmp_path / f"p{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    got, counter = split(folder, data, rows_per_part, reads)
+    assert got[0].skip_lines == 1 and all(p.skip_lines == 0 for p in got[1:])
     texts = [p.path.read_bytes() for p in got]
     assert b"".join(texts) == data
     assert counter.result().records == len(records(data))
@@ -60,15 +69,33 @@ def test_parts_hold_the_text_cut_at_record_ends(tmp_path, rows, crlf, part_bytes
         mine = records(text)[1 if p.skip_lines else 0:]
         assert p.rows_before == before
         assert mine == whole[before:before + len(mine)]      # a part starts at a record
+        # every part but the last holds exactly rows_per_part rows (whole DuckDB row groups)
+        assert len(mine) == rows_per_part or p is got[-1]
         before += len(mine)
     assert before == len(whole)
 
 
 def test_a_file_with_cr_line_ends_is_one_part(tmp_path):
-    parts = TextParts(tmp_path, header_lines=1, part_bytes=4, reserve_bytes=0)
+    got, _ = split(tmp_path, b"h1,h2\r1,2\r3,4\r5,6\r", 1, [100])
+    assert [p.rows_before for p in got] == [0]
+
+
+def test_the_writer_waits_for_the_staging_and_an_abandoned_staging_frees_it(tmp_path):
+    parts = TextParts(tmp_path, header_lines=1, rows_per_part=1, reserve_bytes=0, ahead=2)
     counter = LineCounter(quoted=True)
-    parts.feed(b"h1,h2\r1,2\r3,4\r5,6\r", counter)
-    assert [p.rows_before for p in parts.parts() or []] == [0]
+    done = threading.Event()
+
+    def write() -> None:
+        for n in range(10):
+            parts.feed(f"row,{n}\n".encode() if n else b"h1,h2\n", counter)
+        parts.end()
+        done.set()
+
+    threading.Thread(target=write, daemon=True).start()
+    assert not done.wait(0.5) and len(list(tmp_path.glob("part-*"))) <= 3   # two waiting, one being written
+    assert len(parts.take() or []) == 2
+    parts.abandon()
+    assert done.wait(5) and parts.take() is None
 
 
 # --- a CUR ingested as parts -------------------------------------------------------------------
@@ -99,26 +126,27 @@ def cur_text(bad: set[int] = frozenset(), blank_after: int | None = None) -> str
 
 @pytest.fixture
 def small_parts(monkeypatch):
-    """Parts of 4 KiB (the file then has about 25) and a record of how the file was staged."""
-    monkeypatch.setattr(text_parts, "PART_BYTES", 4096)
+    """Parts of 24 rows (the file then has 25) and a record of how the file was staged: per
+    staging, whether its rows came numbered and from parts, and the parts taken."""
+    monkeypatch.setattr(text_parts, "ROWS_PER_PART", 24)
     monkeypatch.setattr(text_parts, "RESERVE_BYTES", 0)
     staged: list[tuple[bool, bool]] = []
     real = in_place.stage_in_place
 
-    def spy(con, path, file_id, numbered, parts=False):
-        staged.append((numbered, parts))
-        return real(con, path, file_id, numbered, parts)
+    def spy(con, head, file_id, numbered, parts=None):
+        staged.append((numbered, parts is not None))
+        return real(con, head, file_id, numbered, parts)
 
     monkeypatch.setattr("sources.billing.stage_in_place", spy)
     counted: list[int] = []
-    real_parts = TextParts.parts
+    real_take = TextParts.take
 
-    def parts_spy(self):
-        got = real_parts(self)
-        counted.append(len(got) if got else 0)
+    def take_spy(self):
+        got = real_take(self)
+        counted.append(-1 if got is None else len(got))
         return got
 
-    monkeypatch.setattr(TextParts, "parts", parts_spy)
+    monkeypatch.setattr(TextParts, "take", take_spy)
     return staged, counted
 
 
@@ -142,7 +170,7 @@ def test_a_cur_read_as_parts_keeps_every_row_number(tmp_path, small_parts, gz):
     staged, counted = small_parts
     con, r = load(tmp_path, "cur.csv.gz" if gz else "cur.csv", cur_text(), gz)
     assert (r.rows_read, r.rows_loaded, r.rows_rejected) == (ROWS, ROWS, 0)
-    assert counted[0] > 10 and staged == [(True, True)]     # many parts, one staging
+    assert sum(n for n in counted if n > 0) == 25 and staged == [(True, True)]     # 25 parts, one staging
     numbers_hold(con)
     # the parts are gone with the file's turn
     assert not list(tmp_path.glob(".meterbook-parts-*"))
@@ -173,7 +201,7 @@ def test_no_room_for_the_parts_reads_the_file_as_it_is(tmp_path, small_parts, mo
     staged, counted = small_parts
     monkeypatch.setattr(text_parts, "RESERVE_BYTES", 1 << 62)
     con, r = load(tmp_path, "cur.csv", cur_text())
-    assert counted == [0] and staged == [(False, False)]
+    assert counted == [-1] and staged == [(False, False)]
     assert (r.rows_read, r.rows_loaded) == (ROWS, ROWS)
     numbers_hold(con)
 
@@ -195,6 +223,29 @@ def test_scan_with_parts_counts_as_without(tmp_path):
     path.write_bytes(gzip.compress(cur_text().encode()))
     folder = tmp_path / "parts"
     folder.mkdir()
-    splitter = TextParts(folder, header_lines=1, part_bytes=1000, reserve_bytes=0)
+    splitter = TextParts(folder, header_lines=1, rows_per_part=50, reserve_bytes=0, ahead=1 << 30)
     assert scan(path, True, "csv", parts=splitter) == scan(path, True, "csv")
-    assert sum(p.path.stat().st_size for p in splitter.parts() or []) == len(cur_text().encode())
+    got = splitter.take() or []
+    assert len(got) == 12 and sum(p.path.stat().st_size for p in got) == len(cur_text().encode())
+
+
+def test_an_ingest_leaves_no_partial_row_group_but_the_last(tmp_path, monkeypatch):
+    # parts of whole row groups loaded side by side: DuckDB's next checkpoint has nothing to
+    # merge (half-filled groups were written again there). Fails if DuckDB's row group size
+    # is no longer the one text_parts assumes.
+    monkeypatch.setattr(text_parts, "ROWS_PER_PART", text_parts.DUCKDB_ROW_GROUP)
+    rows = 3 * text_parts.DUCKDB_ROW_GROUP + 5000
+    path = tmp_path / "big2.csv"
+    with open(path, "w") as fh:
+        fh.write(",".join(HEADER) + "\n")
+        for n in range(1, rows + 1):
+            fh.write(f"li-{n},444455556666,2026-10-01T00:00:00.000Z,Usage,2026-10-01T00:00:00Z,2026-10-01T01:00:00Z,"
+                     f"USE1-BoxUsage:m5.large,r-{n},1.0,USD,{n / 100:.2f},row {n},m5.large,Hrs,research\n")
+    con = connect(tmp_path / "big2.duckdb")
+    (r,) = ingest(con, [path])
+    assert r.rows_loaded == rows
+    sizes = [n for (n,) in con.execute("""select max(count) from pragma_storage_info('charges')
+                                           where column_name = 'provider' and segment_type <> 'VALIDITY'
+                                           group by row_group_id order by row_group_id""").fetchall()]
+    assert len(sizes) == 4 and sorted(sizes)[1:] == [text_parts.DUCKDB_ROW_GROUP] * 3
+    numbers_hold(con)
