@@ -83,8 +83,9 @@ def run(engine: str, inputs: list[Path], work: Path) -> dict:
              f"con = connect(Path({str(wh)!r})); con.execute('set threads = {CORES}'); t_start = 0.0\n")
     ingest = ("res = se.ingest(store, paths, 'auto', {}, config)" if engine == "spark" else
               "from pipelines.ingest import ingest\nres = ingest(con, paths, config=config)")
-    build = (f"se.build(store, config, Path({str(wh)!r}))" if engine == "spark" else
-             "from pipelines.stages import run_stages\nrun_stages(con, config)")
+    build = ("from pipelines.progress import BuildProgress\nprogress = BuildProgress()\n"
+             + (f"se.build(store, config, Path({str(wh)!r}), progress)" if engine == "spark" else
+                "from pipelines.stages import run_stages\nrun_stages(con, config, progress)"))
     code = f"""{PEAK_TREE}
 import json, time
 from pathlib import Path
@@ -97,7 +98,7 @@ t0, c0 = time.perf_counter(), _cpu_s()
 {build}
 t_build, c_build = time.perf_counter() - t0, _cpu_s() - c0
 print(json.dumps({{"start_s": t_start, "ingest_s": t_ingest, "build_s": t_build, "peak_mb": _peak[0] / 2**20,
-                  "ingest_cpu_s": c_ingest, "build_cpu_s": c_build,
+                  "ingest_cpu_s": c_ingest, "build_cpu_s": c_build, "slowest_models": progress.slowest(8),
                   "rows_read": sum(r.rows_read for r in res), "rows_rejected": sum(r.rows_rejected for r in res),
                   "totals": [r.totals for r in res]}}, default=str))
 """
@@ -144,6 +145,7 @@ def main() -> None:
                 "load_average": round(os.getloadavg()[0], 2),
                 "rows_per_s": r["rows_per_s"], "rows_per_s_per_core": r["rows_per_s_per_core"],
                 "rows_per_cpu_s": r["rows_per_cpu_s"],
+                "slowest_models_s": {name: round(sec, 1) for name, sec in r["slowest_models"]},
                 "peak_memory_mb": round(r["peak_mb"])})
             if engine == "spark":
                 fixed = max(fixed, r["start_s"])

@@ -23,8 +23,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -37,6 +35,7 @@ from core.errors import InputError
 from core.sql import one_row
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
+from pipelines.progress import ticking
 from pipelines.stage_inputs import apply_config, file_energy_kwh
 from sources import REGISTRY
 from sources.base import Head, Reader, Restage, check_count, detect, duck_error, read_head
@@ -350,23 +349,12 @@ def print_progress(i: int, n: int, r: FileResult) -> None:
     print(f"[{i}/{n}] {r.status:9} {r.kind:10} {r.rows_loaded} rows{extra}  {r.path}", file=sys.stderr)
 
 
-@contextlib.contextmanager
-def ticker(con: duckdb.DuckDBPyConnection, prefix: str, path: Path, every_s: float = 10.0):
+def ticker(con: duckdb.DuckDBPyConnection, prefix: str, path: Path,
+           every_s: float | None = None) -> contextlib.AbstractContextManager[None]:
     """While one file takes long (a month of CUR or telemetry is minutes), say so every
-    `every_s` seconds on stderr, with DuckDB's estimate of how far the running statement is."""
-    done = threading.Event()
-
-    def tick() -> None:
-        t0 = time.monotonic()
-        while not done.wait(every_s):
-            pct = con.query_progress()
-            where = f", current step {pct:.0f}% done" if pct >= 0 else ""
-            print(f"{prefix} working {time.monotonic() - t0:.0f} s{where}  {path}", file=sys.stderr, flush=True)
-
-    thread = threading.Thread(target=tick, name="ingest-ticker", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
+    `every_s` seconds (pipelines.progress.TICK_S) on stderr, with DuckDB's estimate of how far
+    the running statement is."""
+    def status() -> str:
+        pct = con.query_progress()
+        return str(path) + (f", current step {pct:.0f}% done" if pct >= 0 else "")
+    return ticking(prefix, status, every_s)

@@ -15,6 +15,7 @@ import pandera.pandas as pa
 from core.sql import ident, one_row, read_sql, sql_files
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
+from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.stage_inputs import apply_config
 from schemas.allocation_day import AllocationDay
@@ -94,19 +95,25 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
 }
 
 
-def run_stages(con: duckdb.DuckDBPyConnection, config: Config) -> None:
+def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildProgress | None = None) -> None:
+    """Every model in build order, then the contracts, in one transaction; every TICK_S seconds
+    a line on stderr says which model runs. `progress` (optional) keeps each model's seconds."""
     load_reference(con)
     apply_config(con, config)
     order = stages()
+    progress = progress or BuildProgress()
+    progress.total, progress.percent = len(order), con.query_progress
     tables = [r[0] for r in con.execute("select table_name from duckdb_tables() union all select view_name from duckdb_views()").fetchall()]
     if missing := unprovided_reads(order, tables):
         model, table = missing[0]
         raise ModelGraphError(f"model {model} reads {table}, which no model builds and the warehouse lacks")
     con.execute("begin transaction")
     try:
-        for step in order:
-            build_model(con, step)
-        findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
+        with ticking("build", progress.status):
+            for step in order:
+                with progress.model(step.name):
+                    build_model(con, step)
+            findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")
         if findings:

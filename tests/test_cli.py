@@ -7,7 +7,7 @@ import click
 from click.testing import CliRunner
 
 from pipelines.cli import main
-from tests.conftest import ROOT
+from tests.conftest import DATA, ROOT
 
 
 def commands(group: click.Group, prefix: tuple[str, ...] = ()):
@@ -33,6 +33,25 @@ def test_readme_commands_are_real():
     makefile = (ROOT / "Makefile").read_text()
     for target in ("report", "test"):
         assert f"make {target}" in readme and re.search(rf"^{target}:", makefile, flags=re.M)
+
+
+def test_a_build_says_which_model_runs_and_keeps_each_models_time(tmp_path, capsys, monkeypatch):
+    """A build of a large month takes minutes (on Spark, hours): every TICK_S seconds a line on
+    stderr names the model running; the seconds of every model are kept."""
+    import pipelines.progress
+    from pipelines.config import Config
+    from pipelines.ingest import ingest
+    from pipelines.progress import BuildProgress
+    from pipelines.stages import run_stages, stages
+    from pipelines.warehouse import connect
+    monkeypatch.setattr(pipelines.progress, "TICK_S", 0.01)
+    con = connect(tmp_path / "wh.duckdb")
+    ingest(con, [DATA / "focus" / "focus_1.2_minimal.csv"])
+    progress = BuildProgress()
+    run_stages(con, Config(), progress)
+    out, err = capsys.readouterr()
+    assert out == "" and re.search(r"build working \d+ s: \d+ of \d+ models done; running \w+", err)
+    assert sorted(progress.seconds) == sorted(m.name for m in stages()) and progress.total == len(stages())
 
 
 def test_long_ingest_says_it_is_working(tmp_path, capsys):

@@ -16,6 +16,7 @@ import duckdb
 from core.sql import read_sql
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError
+from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.stage_inputs import config_tables, config_variables
@@ -85,23 +86,30 @@ def columns_of(spark) -> Callable[[str], list[str]]:
 
 
 def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None],
-               keep: Callable[[str, object], object] | None = None, workers: int | None = None) -> None:
+               keep: Callable[[str, object], object] | None = None, workers: int | None = None,
+               progress: BuildProgress | None = None) -> None:
     """Every stage after the stages it reads; `materialize(folder, name, df)` stores a result and
     makes it the view of that name for the stages after it; `keep` stores a CTE used more than
     once (run_model). `workers` models run at once (default: the session's parallelism, at most
-    MAX_WORKERS)."""
+    MAX_WORKERS). Every TICK_S seconds a line on stderr names the models running; `progress`
+    (optional) keeps each model's seconds."""
     register_reference(spark)
     register_config(spark, config)
     variables = config_variables(config)
+    order = stages()
+    progress = progress or BuildProgress()
+    progress.total = len(order)
 
     def run(model: Model) -> None:
-        if model.folder == PYTHON:
-            materialize(model.folder, model.name, scaling_fits(spark))
-        else:
-            sql = read_sql(model.folder, model.name + ".sql")
-            materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))
+        with progress.model(model.name):
+            if model.folder == PYTHON:
+                materialize(model.folder, model.name, scaling_fits(spark))
+            else:
+                sql = read_sql(model.folder, model.name + ".sql")
+                materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))
 
-    run_graph(stages(), run, workers or min(MAX_WORKERS, spark.sparkContext.defaultParallelism))
+    with ticking("build", progress.status):
+        run_graph(order, run, workers or min(MAX_WORKERS, spark.sparkContext.defaultParallelism))
 
 
 # Models built at once. Each query is analysed and planned on one driver thread, and a small one

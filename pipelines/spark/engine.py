@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from pipelines.config import Config
 from pipelines.ingest import FileResult
+from pipelines.progress import BuildProgress
 from pipelines.spark.build import run_stages
 from pipelines.spark.session import spark_session
 from pipelines.spark.storage import LINEAGE, SparkStore, local_path
@@ -36,9 +37,9 @@ def ingest(store: SparkStore, paths: Iterable[str | Path], kind: str, options: d
     return run(store.spark, store, paths, kind, options, config)
 
 
-def build(store: SparkStore, config: Config, duck_path: Path) -> list[str]:
+def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildProgress | None = None) -> list[str]:
     """Stages on Spark, marts to the Spark warehouse, then published to `duck_path`; returns the
-    months built."""
+    months built. `progress` (optional) keeps each model's seconds."""
     spark = store.spark
     store.register_inputs()
 
@@ -46,7 +47,7 @@ def build(store: SparkStore, config: Config, duck_path: Path) -> list[str]:
         stored = store.write_mart(name, df) if folder == "30_marts" else store.write_stage(name, df)
         stored.createOrReplaceTempView(name)
 
-    run_stages(spark, config, materialize)
+    run_stages(spark, config, materialize, progress=progress)
     publish(store, duck_path)
     return [r[0] for r in spark.sql("select distinct month from team_month order by 1").collect()]
 
