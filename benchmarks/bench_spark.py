@@ -13,7 +13,8 @@ measured fixed cost (session start, per-stage overheads) once.
 The CUR is written uncompressed here: a single .gz cannot be read by more than one core on any
 engine, which would measure gzip, not the engines.
 Sizes: MB_BENCH_SPARK_CUR_ROWS (20,000,000), MB_BENCH_SPARK_GPUS (1000), MB_BENCH_SPARK_DAYS (1),
-MB_BENCH_INTERVAL (10 s), MB_BENCH_SPARK_CORES (2), MB_BENCH_SPARK_TARGET_H (1).
+MB_BENCH_INTERVAL (10 s), MB_BENCH_SPARK_CORES (2), MB_BENCH_SPARK_TARGET_H (1),
+MB_BENCH_SPARK_DUCKDB_MEMORY (4GB).
 """
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ DAYS = float(os.environ.get("MB_BENCH_SPARK_DAYS", "1"))
 INTERVAL = int(os.environ.get("MB_BENCH_INTERVAL", "10"))
 CORES = int(os.environ.get("MB_BENCH_SPARK_CORES", "2"))
 TARGET_H = float(os.environ.get("MB_BENCH_SPARK_TARGET_H", "1"))
+# DuckDB's memory limit in both runs (the DuckDB engine, and the file the Spark build publishes
+# to). The synthetic CUR bills every line to its own resource, account and team mix (5 million
+# source groups at 5M lines, where a real CUR has a resource in one account), and DuckDB's one
+# build transaction over that has run out of the default 2 GB at 20M lines (one run of two).
+DUCKDB_MEMORY = os.environ.get("MB_BENCH_SPARK_DUCKDB_MEMORY", "4GB")
 # The sizes the projection is for (issue 20).
 FLEET_GPUS, FLEET_DAYS, CUR_LINES = 10_000, 30, 1_000_000_000
 
@@ -88,6 +94,7 @@ def run(engine: str, inputs: list[Path], work: Path) -> dict:
                 "from pipelines.stages import run_stages\nrun_stages(con, config, progress)"))
     code = f"""{PEAK_TREE}
 import json, time
+os.environ["MB_MEMORY_LIMIT"] = {DUCKDB_MEMORY!r}
 from pathlib import Path
 paths = [Path(p) for p in {[str(p) for p in inputs]!r}]
 {setup}
