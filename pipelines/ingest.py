@@ -37,6 +37,7 @@ from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.progress import ticking
 from pipelines.stage_inputs import apply_config, file_energy_kwh
+from pipelines.warehouse import out_of_memory
 from sources import REGISTRY
 from sources.base import Head, Reader, Restage, check_count, detect, duck_error, read_head
 from sources.linecount import scan
@@ -224,6 +225,8 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
             raise scan_error from None
         if is_data_error(exc, path):
             raise duck_error(path, exc) from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise out_of_memory(path, "staging the file") from None
         raise
     this_run.add(file_id)
     return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",

@@ -18,6 +18,7 @@ from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_mo
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.stage_inputs import apply_config
+from pipelines.warehouse import out_of_memory
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
@@ -103,6 +104,7 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
     order = stages()
     progress = progress or BuildProgress()
     progress.total, progress.percent = len(order), con.query_progress
+    db = one_row(con, "select path from duckdb_databases() where database_name = current_database()")[0] or "warehouse"
     tables = [r[0] for r in con.execute("select table_name from duckdb_tables() union all select view_name from duckdb_views()").fetchall()]
     if missing := unprovided_reads(order, tables):
         model, table = missing[0]
@@ -112,7 +114,10 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
         with ticking("build", progress.status):
             for step in order:
                 with progress.model(step.name):
-                    build_model(con, step)
+                    try:
+                        build_model(con, step)
+                    except duckdb.OutOfMemoryException:
+                        raise out_of_memory(db, f"building {step.name}") from None
             findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")

@@ -36,10 +36,7 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False, creat
         raise InputError(p, "cannot open the warehouse", str(exc).splitlines()[0], "Check the path and its permissions") from None
     con.execute("set TimeZone = 'UTC'")
     # Bounded memory whatever the input size: DuckDB spills to disk past this (MB_MEMORY_LIMIT).
-    limit = os.environ.get("MB_MEMORY_LIMIT", "2GB")
-    if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
-        raise InputError("MB_MEMORY_LIMIT", f"not a memory size: {limit!r}", "environment", "Use e.g. 2GB or 512MiB")
-    con.execute(f"set memory_limit = '{limit}'")
+    con.execute(f"set memory_limit = '{memory_limit()}'")
     # Progress is tracked (the ingest ticker reads it) but never drawn: stdout carries --json.
     con.execute("set enable_progress_bar_print = false")
     con.execute("set enable_progress_bar = true")
@@ -50,6 +47,22 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False, creat
                 con.execute(read_sql("00_warehouse", name))
     add_macros(con)
     return con
+
+
+def memory_limit() -> str:
+    """DuckDB's memory limit for meterbook's connections (MB_MEMORY_LIMIT, default 2GB)."""
+    limit = os.environ.get("MB_MEMORY_LIMIT", "2GB")
+    if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
+        raise InputError("MB_MEMORY_LIMIT", f"not a memory size: {limit!r}", "environment", "Use e.g. 2GB or 512MiB")
+    return limit
+
+
+def out_of_memory(file: str | Path, doing: str) -> InputError:
+    """DuckDB spills to disk, but some work (a join's or an aggregate's state it cannot split,
+    a transaction's own tables) must fit in its memory limit: the error says which limit and
+    how to raise it. (The failed transaction is aborted: nothing is asked of the connection.)"""
+    return InputError(file, f"{doing} needs more memory than DuckDB may use", f"MB_MEMORY_LIMIT {memory_limit()}",
+                      "Raise it for this run, e.g. MB_MEMORY_LIMIT=4GB meterbook ..., or load fewer months at once")
 
 
 def missing_warehouse(p: Path) -> InputError:

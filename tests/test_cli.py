@@ -54,6 +54,22 @@ def test_a_build_says_which_model_runs_and_keeps_each_models_time(tmp_path, caps
     assert sorted(progress.seconds) == sorted(m.name for m in stages()) and progress.total == len(stages())
 
 
+def test_a_build_out_of_memory_is_one_error_line_naming_the_limit(tmp_path):
+    """DuckDB spills, but some of a build must fit in its memory limit: past it, one Error: line
+    says which model, the limit and how to raise it (not a DuckDB traceback)."""
+    import os
+    import subprocess
+    import sys
+    wh = tmp_path / "wh.duckdb"
+    assert CliRunner().invoke(main, ["ingest", str(DATA / "focus" / "focus_1.2_minimal.csv"), "--warehouse", str(wh)]).exit_code == 0
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "build", "--warehouse", str(wh)], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "MB_MEMORY_LIMIT": "16MB"})
+    lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("build working")]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert re.fullmatch(r"Error: .*wh\.duckdb: building \w+ needs more memory than DuckDB may use \(MB_MEMORY_LIMIT 16MB\)\. "
+                        r"Raise it for this run, e\.g\. MB_MEMORY_LIMIT=4GB .*", lines[0]), lines[0]
+
+
 def test_long_ingest_says_it_is_working(tmp_path, capsys):
     """A month of CUR or telemetry takes minutes in one file: the ticker reports on stderr, with
     DuckDB's estimate of the running step, and never on stdout (which carries --json)."""
