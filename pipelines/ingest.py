@@ -149,10 +149,16 @@ def threads(con: duckdb.DuckDBPyConnection) -> int:
 
 def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
     """A new hidden folder for a file's parts beside the warehouse (the system's temp folder for
-    a warehouse in memory); None when none can be made (the file is then read as it is)."""
+    a warehouse in memory); None when none can be made (the file is then read as it is). This
+    process holds the warehouse's lock, so a parts folder of the same warehouse left there is a
+    killed run's: it goes first."""
     db = one_row(con, "select path from duckdb_databases() where database_name = current_database()")[0]
+    prefix = f".meterbook-parts-{Path(db).name}-" if db else ".meterbook-parts-"
     try:
-        return Path(tempfile.mkdtemp(prefix=".meterbook-parts-", dir=Path(db).parent if db else None))
+        if db:
+            for stale in Path(db).parent.glob(prefix + "*"):
+                shutil.rmtree(stale, ignore_errors=True)
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=Path(db).parent if db else None))
     except OSError:
         return None
 

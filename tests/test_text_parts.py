@@ -178,6 +178,16 @@ def test_a_cur_read_as_parts_keeps_every_row_number(tmp_path, small_parts, gz):
     assert con.execute("select count(distinct line_item_hash) from charges").fetchone() == (ROWS,)
 
 
+def test_a_killed_runs_parts_go_at_the_next_ingest(tmp_path, small_parts):
+    left = tmp_path / ".meterbook-parts-cur.csv.duckdb-x1y2"     # as a killed ingest leaves them
+    left.mkdir()
+    (left / "part-00007.csv").write_text("stale")
+    other = tmp_path / ".meterbook-parts-other.duckdb-a1b2"      # another warehouse's: not ours to touch
+    other.mkdir()
+    load(tmp_path, "cur.csv", cur_text())
+    assert not left.exists() and other.exists()
+
+
 def test_bad_rows_in_parts_are_rejects_at_their_own_rows(tmp_path, small_parts):
     staged, _ = small_parts
     con, r = load(tmp_path, "cur.csv", cur_text(bad={3, 350, 599}))
