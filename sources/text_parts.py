@@ -98,17 +98,22 @@ class TextParts:
         if self.failed:
             self._drop()
             return
-        at, ends = 0, None
-        while whole and counter.cr_only is False and counter.newlines >= self.start + self._records():
+        at, ends, used = 0, None, 0    # used: this text's record ends already in closed parts
+        while whole and counter.cr_only is False:
+            # the k-th record end of this text closes the part: its last record's, or (the first
+            # part, when the counter held the file's first bytes until a line feed) the next one
+            k = max(self.start + self._records() - records, used + 1)
+            if counter.newlines < records + k:
+                break
             if ends is None:
                 ends = record_ends(text, in_quote if counter.quoted else None)
-            cut = int(ends[self.start + self._records() - records - 1]) + 1
+            cut = int(ends[k - 1]) + 1
             self._write(text[at:cut])
             if self.failed:
                 self._drop()
                 return
-            self._close(self.start + self._records())
-            at = cut
+            self._close(records + k)
+            at, used = cut, k
         self._write(text[at:])
 
     def end(self) -> None:

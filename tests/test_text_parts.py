@@ -69,8 +69,9 @@ def test_parts_hold_the_text_cut_after_whole_records(tmp_path, rows, crlf, rows_
         mine = records(text)[1 if p.skip_lines else 0:]
         assert p.rows_before == before
         assert mine == whole[before:before + len(mine)]      # a part starts at a record
-        # every part but the last holds exactly rows_per_part rows (whole DuckDB row groups)
-        assert len(mine) == rows_per_part or p is got[-1]
+        # every part but the last holds exactly rows_per_part rows (whole DuckDB row groups);
+        # the first may hold more when its rows end before the file's first line feed was read
+        assert len(mine) == rows_per_part or p is got[-1] or (p is got[0] and len(mine) > rows_per_part)
         before += len(mine)
     assert before == len(whole)
 
