@@ -63,10 +63,10 @@ def test_a_build_out_of_memory_is_one_error_line_naming_the_limit(tmp_path):
     wh = tmp_path / "wh.duckdb"
     assert CliRunner().invoke(main, ["ingest", str(DATA / "focus" / "focus_1.2_minimal.csv"), "--warehouse", str(wh)]).exit_code == 0
     proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "build", "--warehouse", str(wh)], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "MB_MEMORY_LIMIT": "16MB"})
+                          cwd=ROOT, env={**os.environ, "MB_MEMORY_LIMIT": "8MB"})
     lines = [ln for ln in proc.stderr.splitlines() if not ln.startswith("build working")]
     assert proc.returncode == 1 and len(lines) == 1, proc.stderr
-    assert re.fullmatch(r"Error: .*wh\.duckdb: building \w+ needs more memory than DuckDB may use \(MB_MEMORY_LIMIT 16MB\)\. "
+    assert re.fullmatch(r"Error: .*wh\.duckdb: building \w+ needs more memory than DuckDB may use \(MB_MEMORY_LIMIT 8MB\)\. "
                         r"Raise it for this run, e\.g\. MB_MEMORY_LIMIT=4GB .*", lines[0]), lines[0]
 
 
