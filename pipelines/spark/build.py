@@ -19,6 +19,7 @@ from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
+from pipelines.spark.storage import checkpoint
 from pipelines.stage_inputs import config_tables, config_variables
 from pipelines.stages import stages
 from sources.reference_data import load_reference
@@ -67,10 +68,10 @@ def run_model(spark, sql: str, variables: dict, prefix: str,
     computed once by `keep(view, df)` into a frame whose plan starts there. Caching is not
     enough: Spark analyses a view's whole definition wherever it is used, so a chain whose CTEs
     are used many times (int_alloc_targets) grows, if only in analysis, to more than the
-    driver's heap. The default keep is a local checkpoint (executors' memory, spilling to disk):
+    driver's heap. The default keep is a local checkpoint (storage.checkpoint, executors' disks):
     a model's CTEs live as long as its run; what outlives it, the model's result, is written to
     the warehouse by the caller. (Parquet for every such CTE cost a third more of the build.)"""
-    keep = keep or (lambda view, df: df.localCheckpoint())
+    keep = keep or (lambda view, df: checkpoint(df))
     steps = cte_steps(sql, variables, prefix)
     for view, tree, refs in steps[:-1]:
         df = spark.sql(step_sql(tree, columns_of(spark)))

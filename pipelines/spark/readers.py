@@ -18,6 +18,7 @@ import duckdb
 from core.errors import InputError
 from core.sql import fill, literal, read_sql, sql_text
 from pipelines.spark.steps import to_spark
+from pipelines.spark.storage import checkpoint
 from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
@@ -63,11 +64,11 @@ def numbered(df, spark, name: str = "row_number"):
 
 
 def kept(df):
-    """The rows computed once and the plan cut there: later queries over a staged view start
-    from these rows, not from the staging model (whose macro-expanded expressions Spark would
-    otherwise analyse again under every query that reads it: tens of seconds per file, even a
-    small one). Eager; in executor memory, spilling to disk."""
-    return df.localCheckpoint(eager=True)
+    """The rows computed once and the plan cut there (storage.checkpoint): later queries over a
+    staged view start from these rows, not from the staging model (whose macro-expanded
+    expressions Spark would otherwise analyse again under every query that reads it: tens of
+    seconds per file, even a small one)."""
+    return checkpoint(df)
 
 
 def sql(spark, duck_sql: str, variables: dict | None = None):
