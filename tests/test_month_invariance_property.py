@@ -226,7 +226,7 @@ def _stable(v):
         return float(f"{v:.10g}")
     if isinstance(v, list):
         return tuple(_stable(x) for x in v)
-    return repr(v) if isinstance(v, dict) else v
+    return repr({k: _stable(x) for k, x in v.items()}) if isinstance(v, dict) else v
 
 
 def build(root: Path, runs: list[list[Path]]) -> Path:

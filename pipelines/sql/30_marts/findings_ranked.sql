@@ -27,16 +27,18 @@ thr as (
 ),
 
 charged as (
-    select month, resource_id, team, sum(amount)::double as cost
+    select month, resource_id, team, sum(amount) as cost
     from allocation_lines
     where meter = 'effective_cost' and resource_id is not null
     group by all
     having sum(amount) <> 0
 ),
 
+-- The resource's total summed as decimals, exact in any order: a sum of doubles over the window
+-- moved the shares' last digits when another month's rows changed the order it was read in.
 payers as (
     select month, resource_id,
-        list({'team': team, 'share': cost / total} order by cost desc, team asc) as paying_teams
+        list({'team': team, 'share': cost::double / total::double} order by cost desc, team asc) as paying_teams
     from (select *, sum(cost) over (partition by month, resource_id) as total from charged)
     group by month, resource_id
 ),
