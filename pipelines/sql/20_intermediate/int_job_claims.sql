@@ -6,7 +6,8 @@
 --     idle - a job pinned by host runs where telemetry may carry no pod labels.
 --   A pod names the job's own pods, whose rows already hold only the time they ran: an hour the
 --   window touches counts whole. Without a pod the row counts for the part of the hour inside
---   the window. Two jobs claiming more than a whole row share it in proportion (never counted twice).
+--   the window. Two jobs claiming more than a whole row share it in proportion (never counted twice;
+--   their claims summed as decimals, the same in any row order).
 --   team: the row's team; time telemetry saw idle, the team owning the billed resource.
 -- billed: a job placed on a host whose billed resource has no telemetry in the month takes the
 --   resource's billed GPU-hours inside its window (its share of the node: gpus or gpu_uuids over
@@ -54,7 +55,7 @@ in_window as (
 ),
 
 shared as (
-    select *, frac / greatest(1.0, sum(frac) over (partition by gpu_uuid, hour_start, namespace, pod)) as claim
+    select *, frac / greatest(1.0, sum(frac::decimal(38, 12)) over (partition by gpu_uuid, hour_start, namespace, pod)::double) as claim
     from in_window
 ),
 

@@ -62,10 +62,11 @@ workloads as (
     group by all
 ),
 
--- a team's share of a resource's observed GPU-hours on a day, by namespace and pod
+-- a team's share of a resource's observed GPU-hours on a day, by namespace and pod (totals summed
+-- as decimals: a double sum's last digits follow the order rows are read in)
 team_day_pods as (
     select month, day, resource_id, coalesce(team, getvariable('unallocated')) as team, namespace, pod,
-        hours / sum(hours) over (partition by month, day, resource_id, coalesce(team, getvariable('unallocated'))) as frac
+        hours / sum(hours::decimal(38, 12)) over (partition by month, day, resource_id, coalesce(team, getvariable('unallocated')))::double as frac
     from (select month, day, resource_id, team, namespace, pod, dsum(hours) as hours
           from workloads where not is_idle group by all)
     where hours > 0

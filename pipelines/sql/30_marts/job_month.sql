@@ -139,9 +139,10 @@ work as (
 ),
 
 split as (
-    -- a job's work goes to its teams by GPU-hours; a job no GPU time was found for is one row
+    -- a job's work goes to its teams by GPU-hours (summed as decimals, in any order the same);
+    -- a job no GPU time was found for is one row
     select w.*, coalesce(o.team, getvariable('unallocated')) as team,
-        coalesce(o.gpu_hours / nullif(sum(o.gpu_hours) over (partition by w.month, w.job_id), 0),
+        coalesce(o.gpu_hours / nullif(sum(o.gpu_hours::decimal(38, 12)) over (partition by w.month, w.job_id), 0)::double,
                  1.0 / count(*) over (partition by w.month, w.job_id)) as work_share
     from work w
     left join own o using (month, job_id)
