@@ -37,7 +37,7 @@ from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.progress import ticking
 from pipelines.stage_inputs import apply_config, file_energy_kwh
-from pipelines.warehouse import out_of_memory
+from pipelines.warehouse import database_path, out_of_memory
 from sources import REGISTRY
 from sources.base import Head, Reader, Restage, check_count, detect, duck_error, read_head
 from sources.linecount import scan
@@ -152,7 +152,7 @@ def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
     a warehouse in memory); None when none can be made (the file is then read as it is). This
     process holds the warehouse's lock, so a parts folder of the same warehouse left there is a
     killed run's: it goes first."""
-    db = one_row(con, "select path from duckdb_databases() where database_name = current_database()")[0]
+    db = database_path(con)
     prefix = f".meterbook-parts-{Path(db).name}-" if db else ".meterbook-parts-"
     try:
         if db:

@@ -18,7 +18,7 @@ from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_mo
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.stage_inputs import apply_config
-from pipelines.warehouse import out_of_memory
+from pipelines.warehouse import database_path, out_of_memory
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
 from schemas.carbon_month import CarbonMonth
@@ -104,7 +104,7 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
     order = stages()
     progress = progress or BuildProgress()
     progress.total, progress.percent = len(order), con.query_progress
-    db = one_row(con, "select path from duckdb_databases() where database_name = current_database()")[0] or "warehouse"
+    db = database_path(con) or "warehouse"
     tables = [r[0] for r in con.execute("select table_name from duckdb_tables() union all select view_name from duckdb_views()").fetchall()]
     if missing := unprovided_reads(order, tables):
         model, table = missing[0]

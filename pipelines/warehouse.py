@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from core.errors import InputError
-from core.sql import read_sql, sql_files
+from core.sql import one_row, read_sql, sql_files
 from core.units import DCGM_BLANK_MIN, DCGM_INT32_BLANK_MAX, DCGM_INT32_BLANK_MIN, S_PER_H
 
 DEFAULT_WAREHOUSE = Path("build/meterbook.duckdb")
@@ -47,6 +47,11 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False, creat
                 con.execute(read_sql("00_warehouse", name))
     add_macros(con)
     return con
+
+
+def database_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The file of the connection's warehouse; None for one in memory."""
+    return one_row(con, "select path from duckdb_databases() where database_name = current_database()")[0]
 
 
 def memory_limit() -> str:
