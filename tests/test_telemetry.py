@@ -314,3 +314,18 @@ def test_dmon_line_that_is_no_sample_is_one_reject(tmp_path):
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
     (row, check, value), = con.execute("select row_number, check_name, value from rejects where column_name = 'dmon_line'").fetchall()
     assert check == "sample_syntax" and value.startswith("line 13: Error: Unable to get latest values")
+
+
+def test_long_csv_row_with_an_empty_metric_cell_is_one_located_reject(tmp_path):
+    """An empty metric cell was counted as read but neither loaded nor rejected (the ingest
+    stopped on its own check, with a traceback): its group's metric is NULL, and NULL failed no
+    name test. Found by tests/test_telemetry_typed_read.py."""
+    path = write_long_csv(tmp_path / "samples.csv", [trace(hours=0.05)])
+    lines = path.read_text().splitlines()
+    cells = lines[3].split(",")
+    cells[1] = ""
+    path.write_text("\n".join([*lines[:3], ",".join(cells), *lines[4:]]) + "\n")
+    (f,) = ingest_json(tmp_path / "wh.duckdb", path)["files"]
+    assert f["rows_read"] == len(lines) - 1 and (f["rows_loaded"], f["rows_rejected"]) == (len(lines) - 2, 1)
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    assert con.execute("select row_number, check_name from rejects").fetchall() == [(3, "sample_syntax")]

@@ -9,7 +9,8 @@ select
     l.gpu_uuid,
     f.field,
     f.to_canonical,
-    not regexp_full_match(g.metric, '[a-zA-Z_:][a-zA-Z0-9_:]*') as bad_metric,
+    -- an empty metric cell (a long CSV's) is NULL here: a bad name too, as the reject pass says
+    coalesce(not regexp_full_match(g.metric, '[a-zA-Z_:][a-zA-Z0-9_:]*'), true) as bad_metric,
     l.gpu_uuid is null as no_gpu
 from _tel_groups g
 join _tel_labelsets l using (labels)
