@@ -43,7 +43,8 @@ def csv_names(head: Head) -> tuple[str, ...]:
     return tuple(names)
 
 
-def csv_read(head: Head, padded: bool = False) -> str:
+def csv_read(head: Head, padded: bool = False, types: dict[int, str] | None = None,
+             timestamp_format: str | None = None) -> str:
     """read_csv with the dialect stated, never sniffed: comma, double quote doubled to escape it,
     no comment character (DuckDB once took ` # notsecret` ending every CUR row for a comment and
     read none), columns c0..cN by position (header names may repeat, differ only in case, or hold
@@ -51,11 +52,14 @@ def csv_read(head: Head, padded: bool = False) -> str:
 
     padded: short rows are filled with NULL (and, since DuckDB cannot pad rows beside a quoted
     line break in parallel, read on one thread); the width is then the header's full field count.
+    types: column position -> DuckDB type, where the caller wants the parser to type a column
+    (every other column is VARCHAR); a cell that does not parse fails the whole read.
     """
     width = len(head.columns) if padded else len(csv_names(head))
-    cols = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(max(width, 1)))
+    cols = ", ".join(f"'c{i}': '{(types or {}).get(i, 'VARCHAR')}'" for i in range(max(width, 1)))
+    fmt = f"timestampformat = {literal(timestamp_format)}, " if timestamp_format else ""
     return (f"read_csv({literal(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = false, "
-            f"columns = {{{cols}}}, delim = ',', quote = '\"', escape = '\"', comment = '', "
+            f"columns = {{{cols}}}, delim = ',', quote = '\"', escape = '\"', comment = '', {fmt}"
             f"nullstr = '{NEVER}', strict_mode = true, null_padding = {str(padded).lower()}, parallel = {str(not padded).lower()}, "
             f"compression = '{'gzip' if head.gzip else 'none'}')")
 

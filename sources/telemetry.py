@@ -10,15 +10,18 @@ from typing import Any
 import duckdb
 
 from core.sql import fill, one_row, read_sql
-from sources.base import Head, Reader, duck_error
+from sources.base import Head, Reader, Restage, duck_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
 
 
-# How a reader's samples name their series (see stg_telemetry__groups.sql): by default the
-# Prometheus series string `metric{labels`, split into metric and label text once per group.
+# The slots of stg_telemetry__groups.sql: the samples view, how it names a series and where its
+# value is. By default the Prometheus series string `metric{labels`, split into metric and label
+# text once per group, and a text value.
 SERIES_KEYS = {
+    "samples": "_tel_samples",
     "keys": "series",
+    "value": "try_cast(value_text as double)",
     "metric": "split_part(series, '{', 1)",
     "labels": "case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end",
 }
@@ -37,12 +40,21 @@ class TelemetryReader(Reader):
         for view, number in (("_tel_samples", "null::bigint"), ("_tel_samples_numbered", numbering)):
             con.execute(f"create or replace temp view {view} as " + fill(name, sql, {**slots, "row_number": number}))
 
-    def group(self, con: duckdb.DuckDBPyConnection, head: Head, keys: dict[str, str] = SERIES_KEYS) -> tuple[int, int]:
-        """One pass over the reader's `_tel_samples` view into `_tel_groups`, then fold; rejected
-        samples are located (a second, numbered pass) only when there are some."""
+    def group(self, con: duckdb.DuckDBPyConnection, head: Head, keys: dict[str, str] = SERIES_KEYS,
+              restage: dict[str, Any] | None = None) -> tuple[int, int]:
+        """One pass over the reader's samples view into `_tel_groups`, then fold; rejected
+        samples are located (a second, numbered pass) only when there are some.
+
+        restage: the view's cells are typed by DuckDB's CSV parser, which fails the whole read on
+        the first cell it cannot parse; the file is then staged again with these options (the
+        text view, where such a cell is a located reject or the Error it has always been)."""
         sql = read_sql("10_staging", "stg_telemetry__groups.sql", **keys)
         try:
             con.execute("create or replace temp table _tel_groups as " + sql)
+        except duckdb.ConversionException as exc:
+            if restage is None:
+                raise duck_error(head.path, exc) from None
+            raise Restage(restage, "a time or value the typed read could not parse") from None
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         rows_read, rejected = self.fold(con)
