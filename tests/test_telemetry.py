@@ -329,3 +329,19 @@ def test_long_csv_row_with_an_empty_metric_cell_is_one_located_reject(tmp_path):
     assert f["rows_read"] == len(lines) - 1 and (f["rows_loaded"], f["rows_rejected"]) == (len(lines) - 2, 1)
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
     assert con.execute("select row_number, check_name from rejects").fetchall() == [(3, "sample_syntax")]
+
+
+def test_prom_text_line_starting_with_a_brace_is_one_located_reject(tmp_path):
+    """DuckDB reads a line that starts with '}' with a NULL first field; the comment filter took
+    NULL for false and dropped the line, and the independent line count then refused the file."""
+    t = trace(hours=0.25)
+    path = write_prom_text(tmp_path / "scrapes.prom", [t])
+    lines = path.read_text().splitlines()
+    bad = len(lines) - 3
+    lines[bad - 1] = "}" + lines[bad - 1].split("}", 1)[1]
+    path.write_text("\n".join(lines) + "\n")
+    (f,) = ingest_json(tmp_path / "wh.duckdb", path)["files"]
+    assert (f["rows_read"] - f["rows_loaded"], f["rows_rejected"]) == (1, 1)
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    (row, check, value), = con.execute("select row_number, check_name, value from rejects").fetchall()
+    assert (row, check) == (bad, "sample_syntax") and value.startswith("} ")

@@ -10,8 +10,10 @@
 -- is computed once: no nullif/coalesce over a repeated split, which DuckDB would evaluate for
 -- every row whichever branch is taken.
 with lines as (
+    -- Comments (# first, blanks before it allowed) are no samples. DuckDB skips empty lines
+    -- itself; a line starting with '}' has a NULL `a` and is a sample to reject, not to drop.
     select * from (select {{ row_number }} as row_number, a, b, c, d from raw_prom_cols)
-    where a <> '' and not starts_with(a, '#') and not (starts_with(a, ' ') and starts_with(ltrim(a), '#'))
+    where a is null or not (starts_with(a, '#') or (starts_with(a, ' ') and starts_with(ltrim(a), '#')))
 ),
 
 split as (
@@ -23,7 +25,7 @@ split as (
              else a || '}' || b || '}' || c end as series,
         -- 'value [timestamp]' after the labels; a label-less sample is 'metric value [timestamp]'
         ltrim(case when b is null then substr(trim(a), strpos(trim(a), ' ')) else coalesce(d, c, b) end) as rest,
-        left(concat_ws('}', a, b, c, d), 200) as line
+        left(concat_ws('}', coalesce(a, ''), b, c, d), 200) as line
     from lines
 ),
 
