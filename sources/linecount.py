@@ -3,7 +3,7 @@ checked against (issue 15). DuckDB's CSV sniffer once took ` # notsecret` at the
 CUR row for a comment marker and read 0 of 26 rows without a word; a plain byte count cannot
 make that mistake, because it knows nothing but line breaks and (for CSV) quotes.
 
-One streaming pass over the (decompressed) bytes in 1 MiB chunks, in C-speed bytes operations:
+One streaming pass over the (decompressed) bytes in 256 KiB chunks, in C-speed bytes operations:
 no per-line Python. Line breaks inside a quoted CSV field are not record breaks; blank records
 (nothing but an optional CR) are counted apart, since DuckDB skips them; for line formats with
 a comment prefix (Prometheus text), comment lines are counted apart too.
@@ -24,8 +24,12 @@ from isal import isal_zlib
 from core.errors import InputError
 from sources.text_parts import TextParts
 
-CHUNK = 1 << 20
-OUT_MAX = 1 << 20
+# Read and inflate in pieces that stay in the core's cache while the sha256, the UTF-8 check and
+# the line count each pass over them: 256 KiB pieces took 8-10 % less CPU than 1 MiB ones for
+# plain text, and half for gzip, whose inflater copies the input it has not used yet at every
+# call (issue 24; measured on 1.2-2.2 GB of telemetry and a 5M-line CUR .gz).
+CHUNK = 256 << 10
+OUT_MAX = 256 << 10
 # Carried between chunks so a blank or comment line cut by a chunk boundary is still seen whole;
 # a comment may be indented by up to TAIL - 2 blanks.
 TAIL = 64
