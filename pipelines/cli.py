@@ -8,9 +8,8 @@ import click
 
 from core.errors import InputError
 from core.sql import one_row
-from pipelines.cli_support import user_errors
+from pipelines.cli_support import LazyGroup, user_errors
 from pipelines.config import example_text
-from pipelines.reconstruct_cli import reconstruct
 from pipelines.warehouse import DEFAULT_WAREHOUSE
 from sources import REGISTRY
 
@@ -71,7 +70,8 @@ def _verbatim(text: str) -> str:
     return "\n\n".join("\b\n" + block for block in text.strip("\n").split("\n\n"))
 
 
-@click.group(epilog="Example: meterbook ingest exports/ telemetry/ && meterbook report chargeback --month 2026-10\n\n"
+@click.group(cls=LazyGroup, lazy={"reconstruct": "pipelines.reconstruct_cli.reconstruct"},
+             epilog="Example: meterbook ingest exports/ telemetry/ && meterbook report chargeback --month 2026-10\n\n"
                     "Configuration (meterbook.toml; this example is pipelines/meterbook.example.toml, "
                     "check yours with `meterbook config check`):\n\n" + _verbatim(example_text()))
 @click.version_option(package_name="meterbook")
@@ -159,9 +159,6 @@ def validate(warehouse: Path, as_json: bool) -> None:
         click.echo(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}")
     for r in summary["row_findings_by_check"]:
         click.echo(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}")
-
-
-main.add_command(reconstruct)
 
 
 def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | None = None):

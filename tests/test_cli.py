@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import click
 from click.testing import CliRunner
@@ -11,7 +13,10 @@ from tests.conftest import DATA, ROOT
 
 
 def commands(group: click.Group, prefix: tuple[str, ...] = ()):
-    for name, cmd in group.commands.items():
+    # through click's own lookup: some subcommands are imported only when asked for (LazyGroup)
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
         if isinstance(cmd, click.Group):
             yield from commands(cmd, prefix + (name,))
         else:
@@ -82,3 +87,13 @@ def test_long_ingest_says_it_is_working(tmp_path, capsys):
     assert out == ""
     assert "[1/1] working" in err and "big.csv" in err
     assert "% done" in err
+
+
+def test_ingest_starts_without_the_reconstruction_engine():
+    """`meterbook ingest` paid for SciPy (half a second of imports) because the CLI imported
+    `reconstruct` at start-up; it is now imported when that command is asked for."""
+    code = ("import sys, pipelines.cli; from click.testing import CliRunner; "
+            "CliRunner().invoke(pipelines.cli.main, ['ingest', '--help']); "
+            "print(sorted(m for m in ('scipy', 'pandas', 'pipelines.reconstruct') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
