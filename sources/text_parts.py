@@ -26,9 +26,10 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 # DuckDB's rows per row group (its storage constant, not a setting); a test checks that an
 # ingest leaves no partial row group but the last.
@@ -207,6 +208,8 @@ def record_ends(text: bytes, in_quote: bool | None) -> np.ndarray:
     """Offsets of the line feeds in `text` that end a record: all of them, or (CSV quoting,
     `in_quote` the state at the text's start) those with an even number of quotes before them
     in the file; a doubled quote inside a field counts twice, so parity alone tells."""
+    # imported on the scan thread, as in sources.linecount.newlines
+    import numpy as np
     data = np.frombuffer(text, dtype=np.uint8)
     ends = np.flatnonzero(data == NEWLINE)
     if in_quote is None or not (in_quote or QUOTE in data):
