@@ -345,3 +345,28 @@ def test_prom_text_line_starting_with_a_brace_is_one_located_reject(tmp_path):
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
     (row, check, value), = con.execute("select row_number, check_name, value from rejects").fetchall()
     assert (row, check) == (bad, "sample_syntax") and value.startswith("} ")
+
+
+def test_prom_text_time_that_is_no_number_is_a_reject_not_the_scrape_time(tmp_path):
+    """A written time that did not parse fell back to the scrape's time (the file's mtime for a
+    timestamped dump), so '999 garbage' loaded as a sample of another hour, and a time past what
+    milliseconds hold stopped the whole file with a conversion error. Both are located rejects;
+    a value followed by blanks only is still a sample of the scrape."""
+    t = trace(hours=0.25)
+    path = write_prom_text(tmp_path / "dump.prom", [t])
+    lines = path.read_text().splitlines()
+    n = len(lines)
+    metric_labels = lines[-1].rsplit(" ", 2)[0]
+    path.write_text("\n".join([*lines, f"{metric_labels} 999 garbage", f"{metric_labels} 998 1e30"]) + "\n")
+    (f,) = ingest_json(tmp_path / "wh.duckdb", path)["files"]
+    assert (f["rows_read"] - f["rows_loaded"], f["rows_rejected"]) == (2, 2)
+    assert not any("scrape time" in note for note in f["notes"])
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    assert con.execute("select row_number, check_name from rejects order by 1").fetchall() == [
+        (n + 1, "sample_syntax"), (n + 2, "sample_syntax")]
+
+    untimed = tmp_path / "scrape-2026-10-06T10-00-00.prom"
+    untimed.write_text(f"{metric_labels} 250.5 \n{metric_labels.replace('POWER_USAGE', 'GPU_UTIL')} 40\n")
+    (g,) = ingest_json(tmp_path / "wh2.duckdb", untimed)["files"]
+    assert (g["rows_loaded"], g["rows_rejected"]) == (2, 0)
+    assert any("scrape time from file_name: 2026-10-06T10:00:00Z" in note for note in g["notes"])

@@ -35,7 +35,7 @@ fields as (
 ),
 
 timed as (
-    select row_number, series, line,
+    select row_number, series, line, rest, gap,
            case when gap > 0 then left(rest, gap - 1) else rest end as value_text,
            -- whatever follows the value, however many blanks apart
            try_cast(case when gap > 0 then substr(rest, gap + 1) end as double) as ts
@@ -46,6 +46,10 @@ select
     row_number,
     series,
     value_text,
-    coalesce((case when ts < 1e11 then ts * 1000 else ts end)::bigint, {{ scrape_ms }}) as ts_ms,
+    -- The scrape's time only where no time is written after the value (blanks are none): a
+    -- written time that is no number, or past what milliseconds hold, is a reject (NULL), not
+    -- a sample moved to the scrape's hour. The second test runs only where `ts` is NULL.
+    case when ts is not null then try_cast(case when ts < 1e11 then ts * 1000 else ts end as bigint)
+         when gap = 0 or trim(substr(rest, gap + 1)) = '' then {{ scrape_ms }} end as ts_ms,
     line
 from timed
