@@ -34,23 +34,30 @@ class TelemetryReader(Reader):
         con.execute("create or replace temp table dcgm_fields as select * from read_csv(?, header = true)", [str(FIELDS_CSV)])
 
     def sample_views(self, con: duckdb.DuckDBPyConnection, name: str, sql: str, numbering: str = "row_number() over ()",
-                     **slots: str) -> None:
+                     fast: dict[str, str] | None = None, **slots: str) -> None:
         """The reader's samples as two views of one text: `_tel_samples` without row numbers (the
-        one fast pass) and `_tel_samples_numbered`, read only to locate rejects when there are some."""
-        for view, number in (("_tel_samples", "null::bigint"), ("_tel_samples_numbered", numbering)):
-            con.execute(f"create or replace temp view {view} as " + fill(name, sql, {**slots, "row_number": number}))
+        one fast pass; `fast` slots replace those of `slots` there) and `_tel_samples_numbered`,
+        read only to locate rejects when there are some."""
+        for view, extra in (("_tel_samples", {"row_number": "null::bigint", **(fast or {})}),
+                            ("_tel_samples_numbered", {"row_number": numbering})):
+            con.execute(f"create or replace temp view {view} as " + fill(name, sql, {**slots, **extra}))
 
     def group(self, con: duckdb.DuckDBPyConnection, head: Head, keys: dict[str, str] = SERIES_KEYS,
-              restage: dict[str, Any] | None = None) -> tuple[int, int]:
+              restage: dict[str, Any] | None = None, no_samples: str | None = None) -> tuple[int, int]:
         """One pass over the reader's samples view into `_tel_groups`, then fold; rejected
         samples are located (a second, numbered pass) only when there are some.
 
         restage: the view's cells are typed by DuckDB's CSV parser, which fails the whole read on
         the first cell it cannot parse; the file is then staged again with these options (the
-        text view, where such a cell is a located reject or the Error it has always been)."""
+        text view, where such a cell is a located reject or the Error it has always been).
+        no_samples: a test on a group's metric for the groups of lines that are no samples
+        (comments the view left in), deleted once grouped. Deleted by a statement of its own: as
+        a WHERE on the pass, DuckDB pushed the test below the grouping, onto every line."""
         sql = read_sql("10_staging", "stg_telemetry__groups.sql", **keys)
         try:
             con.execute("create or replace temp table _tel_groups as " + sql)
+            if no_samples is not None:
+                con.execute(f"delete from _tel_groups where {no_samples}")
         except duckdb.ConversionException as exc:
             if restage is None:
                 raise duck_error(head.path, exc) from None

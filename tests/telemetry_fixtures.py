@@ -5,6 +5,9 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import duckdb
 
 EPOCH = datetime(1970, 1, 1)
 LABELS = 'gpu="{i}",UUID="{uuid}",pci_bus_id="00000000:{bus:02X}:00.0",device="nvidia{i}",modelName="NVIDIA A100-SXM4-80GB",Hostname="node-a"'
@@ -77,3 +80,19 @@ def write_query_range(path: Path, traces: list[Trace]) -> Path:
                        "values": [[ms(ts) / 1000, f"{p:.3f}"] for ts, p, _ in samples]})
     path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}))
     return path
+
+
+def rows_of(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
+    """A query's rows in a fixed order, doubles made stable: for comparing two warehouses."""
+    return sorted((tuple(stable(v) for v in row) for row in con.execute(sql).fetchall()), key=repr)
+
+
+def stable(v: Any) -> Any:
+    """Doubles to ten significant digits: summation order may differ between two reads."""
+    if isinstance(v, float):
+        return float(f"{v:.10g}")
+    if isinstance(v, dict):
+        return repr({k: stable(x) for k, x in sorted(v.items())})
+    if isinstance(v, list):
+        return tuple(stable(x) for x in v)
+    return v

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -17,6 +16,7 @@ import pipelines.ingest as runner
 from pipelines.warehouse import connect
 from sources import prom_export
 from sources.base import HEAD_BYTES, Restage, read_head
+from tests.telemetry_fixtures import rows_of, stable
 
 HEADER = "timestamp,__name__,Hostname,UUID,gpu,modelName,namespace,pod,value"
 START = datetime(2026, 10, 6)
@@ -76,21 +76,6 @@ def ingest(warehouse: Path, path: Path, typed: bool, monkeypatch) -> dict[str, A
             got[table] = rows_of(con, f"select * exclude (file_id) from {table}")
         got["rejects"] = rows_of(con, "select row_number, column_name, check_name, value, message from rejects")
     return got
-
-
-def rows_of(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
-    return sorted((tuple(stable(v) for v in row) for row in con.execute(sql).fetchall()), key=repr)
-
-
-def stable(v: Any) -> Any:
-    """Doubles to ten significant digits: summation order may differ between two reads."""
-    if isinstance(v, float):
-        return float(f"{v:.10g}")
-    if isinstance(v, dict):
-        return repr({k: stable(x) for k, x in sorted(v.items())})
-    if isinstance(v, list):
-        return tuple(stable(x) for x in v)
-    return v
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
 from sources.base import Head
 from sources.billing import findings_sql, lines_sql
-from sources.dcgm_prom import scrape_time
+from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.tabular import canonical_select, csv_names, is_json_lines
 from sources.telemetry import FIELDS_CSV, SERIES_KEYS
 
@@ -215,7 +215,7 @@ def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> Samples:
                          "Fix or re-export the file")
     spark.sql("select line_no, a, b, c, d from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
     name = "stg_dcgm_prom__samples.sql"
-    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms)}, SERIES_KEYS,
+    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms), "comment_line": COMMENT_LINE}, SERIES_KEYS,
             [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)])
 
 

@@ -10,10 +10,11 @@
 -- is computed once: no nullif/coalesce over a repeated split, which DuckDB would evaluate for
 -- every row whichever branch is taken.
 with lines as (
-    -- Comments (# first, blanks before it allowed) are no samples. DuckDB skips empty lines
-    -- itself; a line starting with '}' has a NULL `a` and is a sample to reject, not to drop.
+    -- Comments are no samples. {{ comment_line }} tells them here, line by line (the numbered
+    -- pass; a file whose head has comments), or is `false`: a comment then becomes a series of
+    -- its own, dropped per group by stg_telemetry__groups (a test per series, not per line).
     select * from (select {{ row_number }} as row_number, a, b, c, d from raw_prom_cols)
-    where a is null or not (starts_with(a, '#') or (starts_with(a, ' ') and starts_with(ltrim(a), '#')))
+    where not ({{ comment_line }})
 ),
 
 split as (
