@@ -96,3 +96,18 @@ def stable(v: Any) -> Any:
     if isinstance(v, list):
         return tuple(stable(x) for x in v)
     return v
+
+
+def ingested(warehouse: Path, path: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ingest one telemetry file into a new warehouse: what was loaded, to the last located
+    reject, doubles made stable (for holding two ways of reading a file to the same result)."""
+    import pipelines.ingest as runner
+    from pipelines.warehouse import connect
+    warehouse.unlink(missing_ok=True)
+    with connect(warehouse) as con:
+        r = runner.ingest(con, [path], options=options)[0]
+        got: dict[str, Any] = {"result": (r.kind, r.rows_read, r.rows_loaded, r.rows_rejected, stable(r.totals))}
+        for table in ("gpu_hour_parts", "gpu_pod_parts"):
+            got[table] = rows_of(con, f"select * exclude (file_id) from {table}")
+        got["rejects"] = rows_of(con, "select row_number, column_name, check_name, value, message from rejects")
+    return got

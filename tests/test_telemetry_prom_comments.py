@@ -10,11 +10,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import pipelines.ingest as runner
-from pipelines.warehouse import connect
 from sources import dcgm_prom
 from sources.base import HEAD_BYTES
-from tests.telemetry_fixtures import rows_of, stable
+from tests.telemetry_fixtures import ingested
 
 START_MS = 1791244800000      # 2026-10-06T00:00:00Z
 SERIES = ['DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-aaaa",Hostname="node-a"}',
@@ -52,15 +50,9 @@ def write(path: Path, body: list[int | str]) -> Path:
 
 
 def ingest(warehouse: Path, path: Path, per_group: bool, monkeypatch) -> dict[str, Any]:
+    """Ingest with comments dropped per group (where the head has none) or always per line."""
     monkeypatch.setattr(dcgm_prom.DcgmPromReader, "comments_per_group", per_group)
-    warehouse.unlink(missing_ok=True)
-    with connect(warehouse) as con:
-        r = runner.ingest(con, [path], options={"scrape_time": "2026-10-06T12:00:00Z"})[0]
-        got: dict[str, Any] = {"result": (r.kind, r.rows_read, r.rows_loaded, r.rows_rejected, stable(r.totals))}
-        for table in ("gpu_hour_parts", "gpu_pod_parts"):
-            got[table] = rows_of(con, f"select * exclude (file_id) from {table}")
-        got["rejects"] = rows_of(con, "select row_number, column_name, check_name, value, message from rejects")
-    return got
+    return ingested(warehouse, path, {"scrape_time": "2026-10-06T12:00:00Z"})
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -16,7 +16,7 @@ import pipelines.ingest as runner
 from pipelines.warehouse import connect
 from sources import prom_export
 from sources.base import HEAD_BYTES, Restage, read_head
-from tests.telemetry_fixtures import rows_of, stable
+from tests.telemetry_fixtures import ingested
 
 HEADER = "timestamp,__name__,Hostname,UUID,gpu,modelName,namespace,pod,value"
 START = datetime(2026, 10, 6)
@@ -66,16 +66,9 @@ def write(path: Path, body: list[tuple[int, int, int, str | None, str | None]], 
 
 
 def ingest(warehouse: Path, path: Path, typed: bool, monkeypatch) -> dict[str, Any]:
-    """Ingest with the typed read on or off; what was loaded, to the last located reject."""
+    """Ingest with the typed read on or off."""
     monkeypatch.setattr(prom_export.PromCsvReader, "typed_read", typed)
-    warehouse.unlink(missing_ok=True)
-    with connect(warehouse) as con:
-        r = runner.ingest(con, [path])[0]
-        got: dict[str, Any] = {"result": (r.kind, r.rows_read, r.rows_loaded, r.rows_rejected, stable(r.totals))}
-        for table in ("gpu_hour_parts", "gpu_pod_parts"):
-            got[table] = rows_of(con, f"select * exclude (file_id) from {table}")
-        got["rejects"] = rows_of(con, "select row_number, column_name, check_name, value, message from rejects")
-    return got
+    return ingested(warehouse, path)
 
 
 @pytest.fixture
