@@ -13,17 +13,29 @@ from pathlib import Path
 BENCH_DIR = Path(os.environ.get("MB_BENCH_DIR", "build/bench"))
 
 
+# Run last in each measured child: its peak RSS in kB (ru_maxrss where /proc is missing).
+PEAK_RSS = """
+import resource
+def _peak_kb():
+    try:
+        with open('/proc/self/status') as f:
+            return next(int(line.split()[1]) for line in f if line.startswith('VmHWM:'))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print('__RSS__', _peak_kb())"""
+
+
 def measure(code: str) -> dict[str, float]:
     """Run Python `code` in a fresh interpreter; wall seconds and that child's peak RSS in MB.
 
-    Each measurement gets its own process so peak RSS is the child's alone (ru_maxrss of
-    RUSAGE_CHILDREN is the maximum over children, so one child per call keeps it honest).
+    Each measurement gets its own process, and its peak is the kernel's high-water mark of that
+    process's own memory (VmHWM). Not ru_maxrss: Linux carries it across exec, so a child
+    started by a large bench process (vfork) reported at least the parent's size (every
+    telemetry case once showed the same 384 MB).
     """
     t0 = time.perf_counter()
     code = "import duckdb; duckdb.default_connection().execute('set enable_progress_bar = false')\n" + code
-    proc = subprocess.run([sys.executable, "-c", code + "\nimport resource, json; "
-                           "print('__RSS__', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code + "\n" + PEAK_RSS], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
