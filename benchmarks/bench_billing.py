@@ -20,7 +20,7 @@ import os
 
 import duckdb
 
-from benchmarks.common import BENCH_DIR, measure, measure_best, report, target
+from benchmarks.common import BENCH_DIR, ingest_code, measure, measure_best, report, target
 
 SIZES = [int(n) for n in os.environ.get("MB_BENCH_CUR_ROWS", "5000000,20000000").split(",")]
 # issue 24: within 1.5x of copying the file's text into DuckDB (the floor of any ingest that keeps
@@ -111,13 +111,7 @@ print(con.execute("create table copied as select * from read_csv('{path}', all_v
 con.close()
 os.remove('{copy_wh}')""")
     copy_wh.unlink(missing_ok=True)
-    ingest = measure_best(f"""
-import os
-from benchmarks.ingest_parts import main
-main({str(path)!r}, {str(wh)!r}, {PARTS!r})
-for p in ({str(wh)!r}, {str(wh) + '.wal'!r}):
-    if os.path.exists(p):
-        os.remove(p)""")
+    ingest = measure_best(ingest_code(path, wh, PARTS))
     got = json.loads(ingest["stdout"].splitlines()[-1])
     for p in (wh, wh.with_suffix(".duckdb.wal")):
         p.unlink(missing_ok=True)

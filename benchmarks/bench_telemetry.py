@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from benchmarks.common import BENCH_DIR, measure, measure_best, report, target
+from benchmarks.common import BENCH_DIR, ingest_code, measure, measure_best, report, target
 
 GPUS = int(os.environ.get("MB_BENCH_GPUS", "1000"))
 DAYS = [float(d) for d in os.environ.get("MB_BENCH_DAYS", "0.25,1").split(",")]
@@ -126,11 +126,7 @@ def run_case(path: Path, shape: str) -> dict:
     lineage = scan_with_lineage(PARSE_SCAN[shape].format(path=path), path, "prom" if shape == "prom" else "csv")
     wh = BENCH_DIR / f"{path.stem}.duckdb"
     wh.unlink(missing_ok=True)
-    ingest = measure_best(f"""
-import os
-from benchmarks.ingest_parts import main
-main({str(path)!r}, {str(wh)!r}, {PARTS!r})
-os.remove({str(wh)!r})""")
+    ingest = measure_best(ingest_code(path, wh, PARTS))
     wh.unlink(missing_ok=True)
     got = json.loads(ingest["stdout"].splitlines()[-1])
     start = ingest["wall_s"] - got["ingest_s"]

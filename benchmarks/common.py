@@ -55,6 +55,19 @@ def measure_best(code: str, repeat: int | None = None) -> dict[str, float]:
     return {**best, "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "runs_s": [round(r["wall_s"], 2) for r in runs]}
 
 
+def ingest_code(path: Path, warehouse: Path, parts: dict[str, tuple[str, ...]]) -> str:
+    """Child code for `measure`: one ingest into a new warehouse with its time split into
+    `parts` (benchmarks.ingest_parts), the warehouse removed after it, so that a repeat is a
+    first ingest again and not an 'unchanged' file."""
+    return f"""
+import os
+from benchmarks.ingest_parts import main
+main({str(path)!r}, {str(warehouse)!r}, {parts!r})
+for p in ({str(warehouse)!r}, {str(warehouse) + '.wal'!r}):
+    if os.path.exists(p):
+        os.remove(p)"""
+
+
 def report(name: str, figures: dict) -> None:
     print(json.dumps({"benchmark": name, **figures}, indent=2, default=str), flush=True)
 

@@ -75,11 +75,11 @@ class DcgmPromReader(TelemetryReader):
         scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
         self.prepare(con)
         lines_view(con, head)
-        # an integer we computed, inlined: a one-row table here became a per-sample cross product
         # Comments in the head (HELP and TYPE before every scrape, say) are dropped line by line;
         # a file without them (a dump of samples) leaves the odd one to the groups, sparing the
         # test on every line (a tenth of the pass's DuckDB time). Either way, the same samples.
         per_line = not self.comments_per_group or any(ln.lstrip(" ").startswith("#") for ln in head.text.splitlines())
+        # scrape_ms: an integer we computed, inlined (a one-row table here became a per-sample cross product)
         self.sample_views(con, "stg_dcgm_prom__samples.sql", sql_text("10_staging", "stg_dcgm_prom__samples.sql"),
                           fast={"comment_line": COMMENT_LINE if per_line else "false"},
                           scrape_ms=str(int(scrape_ms)), comment_line=COMMENT_LINE)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -30,6 +31,32 @@ def long_columns(cols: tuple[str, ...]) -> tuple[str, str, str] | None:
     """The long CSV's time, metric and value columns, or None when one of them is missing."""
     time_c, metric_c, value_c = (first_present(cols, o) for o in (TIME_COLUMNS, METRIC_COLUMNS, VALUE_COLUMNS))
     return (time_c, metric_c, value_c) if time_c and metric_c and value_c else None
+
+
+@dataclass(frozen=True)
+class LongLayout:
+    """Where a long CSV keeps its time, metric and value (positions of c0..cN; a repeated name
+    is its first column), and its labels: every other column, by name and position."""
+    time: int
+    metric: int
+    value: int
+    labels: tuple[str, ...]
+    label_positions: tuple[int, ...]
+
+    def key_select(self) -> str:
+        """The series keys under fixed names, k0 the metric and k1.. the labels (a label called
+        `line` or `series` must not collide with a view's own columns), as the cells are written."""
+        return ", ".join(f"c{p} as k{i}" for i, p in enumerate((self.metric, *self.label_positions)))
+
+
+def long_layout(head: Head) -> LongLayout | None:
+    """The layout of a long CSV's header, or None when it has no time, metric or value column."""
+    cols = csv_names(head)
+    if (found := long_columns(cols)) is None:
+        return None
+    first = {c: i for i, c in reversed(list(enumerate(cols)))}
+    labels = tuple(c for c in cols if c not in found)
+    return LongLayout(first[found[0]], first[found[1]], first[found[2]], labels, tuple(first[c] for c in labels))
 
 
 @register
@@ -79,33 +106,27 @@ class PromCsvReader(TelemetryReader):
     def samples_sql(self, head: Head, src: str) -> tuple[str, dict[str, str]]:
         """The samples of the CSV read by relation `src` (text columns c0..cN by position) and
         the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
-        cols = csv_names(head)
-        if (found := long_columns(cols)) is None:   # detect() sniffed this header, so only a direct call gets here
+        layout = long_layout(head)
+        if layout is None:   # detect() sniffed this header, so only a direct call gets here
             raise InputError(head.path, "not a long CSV", "no time, metric or value column", "Pass the --kind this file is")
-        time_c, metric_c, value_c = found
         # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
         # Header names enter SQL only as escaped literals and quoted identifiers.
-        label_cols = [c for c in cols if c not in (time_c, metric_c, value_c)]
-        # Key columns under fixed names (k0 the metric, k1.. the labels): a label called `line`
-        # or `series` must not collide with the view's own columns.
         parts = ", ".join(f"case when nullif(k{i}, '') is not null then {literal(c + '=' + chr(34))} || k{i} || '\"' end"
-                          for i, c in enumerate(label_cols, 1))
-        pos = {c: f"c{i}" for i, c in reversed(list(enumerate(cols)))}
-        labels = f"concat_ws(',', {parts})" if label_cols else "''"
-        key_cols = [f"k{i}" for i in range(len(label_cols) + 1)]
+                          for i, c in enumerate(layout.labels, 1))
+        labels = f"concat_ws(',', {parts})" if layout.labels else "''"
         # Grouped on the columns themselves: the label text is built once per series and hour,
         # not once per sample (half the cost of the pass when it was). The keys are the cells as
         # written ('' and NULL part the same rows): '' becomes NULL once per group, in `metric`
         # and `labels`, instead of in seven CASEs per sample.
-        keys = {"samples": "_tel_samples", "keys": ", ".join(key_cols), "value": "try_cast(value_text as double)",
-                "metric": "nullif(k0, '')", "labels": labels}
+        keys = {"samples": "_tel_samples", "keys": ", ".join(f"k{i}" for i in range(len(layout.labels) + 1)),
+                "value": "try_cast(value_text as double)", "metric": "nullif(k0, '')", "labels": labels}
         # '' cells as NULL
-        t, m, v = (f"nullif({pos[c]}, '')" for c in (time_c, metric_c, value_c))
+        t, m, v = (f"nullif(c{i}, '')" for i in (layout.time, layout.metric, layout.value))
         sql = f"""
             select *, k0 || '{{' || {labels} as series from (
             select
                 row_number,
-                {", ".join(f"{pos[c]} as k{i}" for i, c in enumerate((metric_c, *label_cols)))},
+                {layout.key_select()},
                 {v} as value_text,
                 -- a CASE, not coalesce(): DuckDB evaluated the epoch-number fallback on every
                 -- row (a third of the pass for a file of ISO times)
@@ -126,19 +147,12 @@ class PromCsvReader(TelemetryReader):
         the same format first; try_cast and the parser read the same numbers; a test holds the
         two views to the same groups); a cell it cannot parse fails the read, and the file is
         staged again through the text view (TelemetryReader.group's restage)."""
-        cols = csv_names(head)
-        found = long_columns(cols)
-        if found is None:
+        layout = long_layout(head)
+        fmt = None if layout is None else typed_time_format(head, layout.time, layout.value)
+        if layout is None or fmt is None:
             return None
-        pos = {c: i for i, c in reversed(list(enumerate(cols)))}
-        time_i, value_i = pos[found[0]], pos[found[2]]
-        fmt = typed_time_format(head, time_i, value_i)
-        if fmt is None:
-            return None
-        labels = [c for c in cols if c not in found]
-        src = csv_read(head, types={time_i: "TIMESTAMP", value_i: "DOUBLE"}, timestamp_format=fmt)
-        sql = (f"select {', '.join(f'c{pos[c]} as k{i}' for i, c in enumerate((found[1], *labels)))}, "
-               f"c{value_i} as value_num, epoch_ms(c{time_i}) as ts_ms from {src}")
+        src = csv_read(head, types={layout.time: "TIMESTAMP", layout.value: "DOUBLE"}, timestamp_format=fmt)
+        sql = f"select {layout.key_select()}, c{layout.value} as value_num, epoch_ms(c{layout.time}) as ts_ms from {src}"
         return sql, {**keys, "samples": "_tel_samples_typed", "value": "value_num"}
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
