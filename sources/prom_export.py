@@ -13,10 +13,10 @@ import duckdb
 
 from core.errors import InputError
 from core.sql import literal, sql_text
-from sources.base import Head, Staged, register
+from sources.base import Head, Restage, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import csv_names, csv_read, tabular_dialect, tabular_expected_rows
-from sources.telemetry import TelemetryReader
+from sources.telemetry import TYPED_READ_FAILS, TelemetryReader
 
 TIME_COLUMNS = ("timestamp", "time", "Time", "_time", "ts")
 METRIC_COLUMNS = ("__name__", "metric", "name", "Metric")
@@ -151,7 +151,7 @@ class PromCsvReader(TelemetryReader):
         fmt = None if layout is None else typed_time_format(head, layout.time, layout.value)
         if layout is None or fmt is None:
             return None
-        src = csv_read(head, types={layout.time: "TIMESTAMP", layout.value: "DOUBLE"}, timestamp_format=fmt)
+        src = csv_read(head, types={layout.time: "TIMESTAMP", layout.value: "DOUBLE"}, timestamp_format=fmt, sniffed=True)
         sql = f"select {layout.key_select()}, c{layout.value} as value_num, epoch_ms(c{layout.time}) as ts_ms from {src}"
         return sql, {**keys, "samples": "_tel_samples_typed", "value": "value_num"}
 
@@ -164,7 +164,10 @@ class PromCsvReader(TelemetryReader):
         if typed is None:
             rows_read, _ = self.group(con, head, keys)
         else:
-            con.execute("create or replace temp view _tel_samples_typed as " + typed[0])
+            try:    # binding the view runs the sniffer (csv_read's `sniffed`)
+                con.execute("create or replace temp view _tel_samples_typed as " + typed[0])
+            except TYPED_READ_FAILS:
+                raise Restage({"text_read": True}, "a sample the typed read's sniffer could not read") from None
             rows_read, _ = self.group(con, head, typed[1], restage={"text_read": True})
         return Staged(rows_read=rows_read, format_version="long-csv")
 

@@ -13,6 +13,10 @@ from core.sql import fill, one_row, read_sql
 from sources.base import Head, Reader, Restage, duck_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
+# What fails a typed read (a reader's cells typed by DuckDB's CSV parser, or its sniffer's
+# sample) where the text read may still succeed: a cell that does not parse, a line the parser
+# or sniffer rejects. The text read is then the judge: its rows, rejects or Error stand.
+TYPED_READ_FAILS = (duckdb.ConversionException, duckdb.InvalidInputException)
 
 
 # The slots of stg_telemetry__groups.sql: the samples view, how it names a series and where its
@@ -48,8 +52,9 @@ class TelemetryReader(Reader):
         samples are located (a second, numbered pass) only when there are some.
 
         restage: the view's cells are typed by DuckDB's CSV parser, which fails the whole read on
-        the first cell it cannot parse; the file is then staged again with these options (the
-        text view, where such a cell is a located reject or the Error it has always been).
+        the first cell or line it cannot parse (TYPED_READ_FAILS); the file is then staged again
+        with these options (the text view, where such a cell is a located reject or the Error
+        it has always been).
         no_samples: a test on a group's metric for the groups of lines that are no samples
         (comments the view left in), deleted once grouped. Deleted by a statement of its own: as
         a WHERE on the pass, DuckDB pushed the test below the grouping, onto every line."""
@@ -58,10 +63,10 @@ class TelemetryReader(Reader):
             con.execute("create or replace temp table _tel_groups as " + sql)
             if no_samples is not None:
                 con.execute(f"delete from _tel_groups where {no_samples}")
-        except duckdb.ConversionException as exc:
+        except TYPED_READ_FAILS as exc:
             if restage is None:
                 raise duck_error(head.path, exc) from None
-            raise Restage(restage, "a time or value the typed read could not parse") from None
+            raise Restage(restage, "a time, value or line the typed read could not parse") from None
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         rows_read, rejected = self.fold(con)

@@ -4,17 +4,20 @@ and the same located rejects; a cell the typed read cannot parse sends the file 
 read instead of failing it."""
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import pipelines.ingest as runner
+from core.errors import InputError
 from pipelines.warehouse import connect
-from sources import prom_export
+from sources import prom_export, tabular
 from sources.base import HEAD_BYTES, Restage, read_head
 from tests.telemetry_fixtures import ingested
 
@@ -138,3 +141,33 @@ def test_restage_is_what_a_conversion_error_raises(tmp_path):
             reader.stage(con, head, {})
         assert caught.value.options == {"text_read": True}
         con.execute("rollback")
+
+
+def test_the_typed_read_gives_duckdb_an_estimate_of_the_rows(tmp_path):
+    """The sniffed read's sample is DuckDB's estimate of the file's rows (issue 24: a GB planned as
+    ~42 rows grouped 0.25 s slower on two cores); the text read keeps the sniffer off."""
+    path = write(tmp_path / "many.csv", [(1, 1, 1, None, None)] * 2000)
+    rows = sum(1 for _ in path.open()) - 1
+    head = read_head(path)
+    typed = prom_export.PromCsvReader().typed_samples_sql(head, {})
+    assert typed is not None
+
+    def estimate(sql: str) -> int:
+        plan = duckdb.sql("explain " + sql).fetchall()[0][1]
+        return max(int(m.replace(",", "")) for m in re.findall(r"~([\d,]+) rows?", plan))
+    assert rows / 4 <= estimate(typed[0]) <= rows * 4
+    assert estimate(f"select * from {tabular.csv_read(head)}") < rows / 4
+
+
+def test_a_file_the_sniffer_cannot_read_is_judged_by_the_text_read(tmp_path, monkeypatch, restaged):
+    """Line breaks that change from LF to CRLF inside the head: the typed read's sniffer fails
+    first; the text read then gives its own Error, as it does with the typed read off."""
+    path = write(tmp_path / "mixed.csv", [(1, 1, 1, None, None)] * 5)
+    text = path.read_text().splitlines()
+    path.write_text("\n".join(text[:20]) + "\n" + "\r\n".join(text[20:]) + "\r\n")
+    errors = []
+    for typed in (True, False):
+        with pytest.raises(InputError) as caught:
+            ingest(tmp_path / f"m{typed}.duckdb", path, typed, monkeypatch)
+        errors.append(str(caught.value))
+    assert len(restaged) == 1 and errors[0] == errors[1]
