@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import json
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ import duckdb
 
 from core.errors import InputError
 from core.sql import one_row
-from sources.linecount import LineCount, scan
+from sources.linecount import LineCount, line_break_change, scan
 
 HEAD_BYTES = 256 * 1024
 
@@ -204,6 +205,9 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
                      f"Pass --kind with one of {', '.join(sorted(REGISTRY))}, or check that this is the export you meant")
 
 
+LINE_AT = re.compile(r"\bline\b\s*:?\s*(\d+)", re.IGNORECASE)
+
+
 def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file") -> InputError:
     """Turn a DuckDB read error into an Error: line that names the place when DuckDB gives it."""
     msg = str(exc)
@@ -212,7 +216,8 @@ def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file
     # DuckDB's "LINE 1: <query>" and its caret point into meterbook's own SQL, not the user's file.
     lines = [ln.strip() for ln in msg.splitlines()
              if ln.strip() and not ln.lstrip().startswith(("Original Line", "LINE ")) and ln.strip().strip("^")]
-    where = next((ln for ln in lines if "line" in ln.lower()), lines[0] if lines else "")
+    # a location ("CSV Error on Line: 12"), not a setting that names lines ("new_line = \n")
+    where = next((ln for ln in lines if LINE_AT.search(ln)), lines[0] if lines else "")
     if len(lines) > 1 and lines[0] == where and not lines[1].startswith(("Possible Solution", "file =")):
         where += ": " + lines[1]
     # A truncated .gz or non-UTF-8 bytes are the common causes; name them so the fix is obvious
@@ -222,7 +227,24 @@ def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file
         return InputError(path, "truncated or corrupt gzip", msg.splitlines()[0][:200], "Download or copy the file again")
     if "encoding" in low or "utf-8" in low or "unicode" in low:
         return InputError(path, "not UTF-8 text", where[:200], "Save or export the file as UTF-8")
+    if (change := changed_line_break(path, low, where)) is not None:
+        line, was, now = change
+        return InputError(path, f"line breaks change from {was} to {now}", f"line {line}",
+                          "Convert the file to one kind of line break (dos2unix, say) and ingest it again")
     return InputError(path, "cannot parse the file", where[:200], fix)
+
+
+def changed_line_break(path: Path, low: str, where: str) -> tuple[int, str, str] | None:
+    """Where a CSV parse error is a change of line break (LF to CRLF or back) at or before the
+    line DuckDB blames: then its own words (an invalid state, a quote left open by the CR) miss
+    the cause. Looked for only on such errors, and only up to that line."""
+    if "state machine reached an invalid state" in low:
+        return line_break_change(path)
+    if "unterminated quote" in low or "expected number of columns" in low:
+        blamed = int(at.group(1)) if (at := LINE_AT.search(where)) else None
+        change = line_break_change(path, blamed)
+        return change if change is not None and (blamed is None or change[0] <= blamed) else None
+    return None
 
 
 def gzip_ok(path: Path) -> None:

@@ -262,3 +262,37 @@ def reread(path: Path) -> Iterator[bytes]:
     """The file's text once more (to locate a bad byte)."""
     with open(path, "rb") as fh:
         yield from text_of(path, raw_chunks(fh))
+
+
+
+LONE_LF = re.compile(rb"(?<!\r)\n")
+BREAK_NAMES = {b"\n": "LF", b"\r\n": "CRLF"}
+
+
+def line_break_change(path: Path, until: int | None = None) -> tuple[int, str, str] | None:
+    """The first line ended by another break than the first line (LF, CRLF): its 1-based number
+    and the two breaks' names; None when all agree (up to line `until`, when given). Read only to
+    explain a parse DuckDB gave up on: its CSV parser keeps the break it saw first and fails
+    where it changes, naming no line or blaming a quote."""
+    first: bytes | None = None
+    lines, carry = 0, b""     # line feeds before `text`; the last byte before it (a CR, maybe)
+    for text in reread(path):
+        data = carry + text
+        if first is None and (nl := data.find(b"\n")) >= 0:
+            first = b"\r\n" if data[nl - 1:nl] == b"\r" else b"\n"
+        if first == b"\n":
+            at = data.find(b"\r\n", len(carry) and len(carry) - 1)
+            lf = at + 1 if at >= 0 else -1
+        elif first == b"\r\n":
+            m = LONE_LF.search(data, len(carry))     # the lookbehind still sees the carried byte
+            lf = m.start() if m else -1
+        else:
+            lf = -1
+        if lf >= 0:
+            other = b"\r\n" if first == b"\n" else b"\n"
+            return lines + data[len(carry):lf].count(b"\n") + 1, BREAK_NAMES[first or b"\n"], BREAK_NAMES[other]
+        lines += text.count(b"\n")
+        carry = text[-1:]
+        if until is not None and lines >= until:
+            break
+    return None

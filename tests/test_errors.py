@@ -49,3 +49,36 @@ def test_row_level_problems_go_to_rejects_with_location(warehouse):
     rej = con.execute("select row_number, column_name, check_name, value from rejects order by row_number").fetchall()
     assert (2, "BilledCost", "parses_as_decimal", "12,50") in rej
     assert any(r[0] == 4 and r[1] == "charge_category" for r in rej)
+
+
+def mixed_breaks(lines: list[bytes], at: int, first: bytes) -> bytes:
+    """The lines with `first` ending the first `at` of them and the other break the rest."""
+    other = b"\r\n" if first == b"\n" else b"\n"
+    return b"".join(ln + first for ln in lines[:at]) + b"".join(ln + other for ln in lines[at:])
+
+
+@pytest.mark.parametrize("first", [b"\n", b"\r\n"], ids=["LF then CRLF", "CRLF then LF"])
+@pytest.mark.parametrize("source", ["focus sample", "long csv", "long csv gz"])
+def test_a_change_of_line_break_is_named_with_its_line(warehouse, samples, tmp_path, source, first):
+    """DuckDB's parser keeps the first line break it sees; where the file changes it, DuckDB says
+    'invalid state' or blames a quote. The Error names the change and its line instead."""
+    import gzip
+    if source == "focus sample":
+        lines = (samples / "billing" / "focus-1.0__focus-sample-data__focus_sample.csv").read_bytes().splitlines()
+        at = 600
+    else:
+        lines = [b"timestamp,__name__,Hostname,UUID,gpu,modelName,namespace,pod,value"] + [
+            f"2026-10-06T00:{i // 60 % 60:02d}:{i % 60:02d}Z,DCGM_FI_DEV_POWER_USAGE,node-a,GPU-1,0,NVIDIA H100,ns,pod-0,{200 + i}".encode()
+            for i in range(3000)]
+        at = 2700
+    data = mixed_breaks(lines, at, first)
+    path = tmp_path / ("mixed.csv.gz" if source.endswith("gz") else "mixed.csv")
+    path.write_bytes(gzip.compress(data) if source.endswith("gz") else data)
+    ingest_json(warehouse, DATA / "focus" / "focus_1.2_minimal.csv")
+    before = table_state(warehouse)
+    code, _, err = run_cli("ingest", str(path), "--warehouse", str(warehouse))
+    was, now = ("LF", "CRLF") if first == b"\n" else ("CRLF", "LF")
+    assert code == 1 and "Traceback" not in err
+    assert err.strip() == (f"Error: {path}: line breaks change from {was} to {now} (line {at + 1}). "
+                           "Convert the file to one kind of line break (dos2unix, say) and ingest it again")
+    assert table_state(warehouse) == before

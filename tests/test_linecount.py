@@ -117,3 +117,21 @@ def test_a_gzip_bomb_is_read_in_bounded_pieces(tmp_path):
     path.write_bytes(gzip.compress(b"h\n" + b"1\n" * (32 << 20), compresslevel=9))
     sizes = [len(p) for p in decompressed(iter([path.read_bytes()]), path)]
     assert max(sizes) <= OUT_MAX and sum(sizes) == 2 + (64 << 20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ends=st.lists(st.sampled_from([b"\n", b"\r\n"]), min_size=1, max_size=12),
+       widths=st.lists(st.integers(0, 5), min_size=12, max_size=12), chunk=st.integers(1, 7))
+def test_line_break_change_finds_the_first_line_ending_otherwise(tmp_path_factory, ends, widths, chunk):
+    """Against a plain walk over the lines, for any chunk size (a CRLF may be split by a chunk
+    boundary); reading only up to that line finds it too."""
+    import sources.linecount as linecount
+    path = tmp_path_factory.mktemp("lb") / "f.csv"
+    path.write_bytes(b"".join(b"x" * w + e for w, e in zip(widths, ends)))
+    names = {b"\n": "LF", b"\r\n": "CRLF"}
+    want = next(((i + 1, names[ends[0]], names[e]) for i, e in enumerate(ends) if e != ends[0]), None)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(linecount, "CHUNK", chunk)
+        assert linecount.line_break_change(path) == want
+        if want is not None:
+            assert linecount.line_break_change(path, until=want[0]) == want
