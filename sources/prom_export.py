@@ -157,10 +157,13 @@ class PromCsvReader(TelemetryReader):
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         self.prepare(con)
-        # dialect stated, columns by position (sources/tabular.py csv_read)
-        sql, keys = self.samples_sql(head, csv_read(head))
+        # dialect stated, columns by position (sources/tabular.py csv_read); padded after a row
+        # came short (ShortRows): its missing cells are NULL, and the row a located reject
+        padded = bool(options.get("padded"))
+        sql, keys = self.samples_sql(head, csv_read(head, padded))
         self.sample_views(con, "long-csv samples", sql)
-        typed = None if options.get("text_read") or not self.typed_read else self.typed_samples_sql(head, keys)
+        text = options.get("text_read") or padded or not self.typed_read
+        typed = None if text else self.typed_samples_sql(head, keys)
         if typed is None:
             rows_read, _ = self.group(con, head, keys)
         else:

@@ -11,6 +11,7 @@ import duckdb
 
 from core.sql import fill, one_row, read_sql
 from sources.base import Head, Reader, Restage, duck_error
+from sources.tabular import ShortRows, column_count_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
 # What fails a typed read (a reader's cells typed by DuckDB's CSV parser, or its sniffer's
@@ -64,9 +65,12 @@ class TelemetryReader(Reader):
             if no_samples is not None:
                 con.execute(f"delete from _tel_groups where {no_samples}")
         except TYPED_READ_FAILS as exc:
-            if restage is None:
-                raise duck_error(head.path, exc) from None
-            raise Restage(restage, "a time, value or line the typed read could not parse") from None
+            if restage is not None:
+                raise Restage(restage, "a time, value or line the typed read could not parse") from None
+            err = duck_error(head.path, exc)
+            if column_count_error(exc):     # a CSV row short of fields: read again, padded
+                raise ShortRows(err.file, err.what, err.where, err.fix) from None
+            raise err from None
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         rows_read, rejected = self.fold(con)

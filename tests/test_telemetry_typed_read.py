@@ -171,3 +171,22 @@ def test_a_file_the_sniffer_cannot_read_is_judged_by_the_text_read(tmp_path, mon
             ingest(tmp_path / f"m{typed}.duckdb", path, typed, monkeypatch)
         errors.append(str(caught.value))
     assert len(restaged) == 1 and errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["typed read first", "text read"])
+def test_a_row_short_of_fields_is_a_located_reject_and_one_too_long_an_error(tmp_path, monkeypatch, typed):
+    """A short row is the row's problem, not the file's: read again padded, it is one reject at its
+    own row (as in every CSV reader); a row with a field too many stops the file, since which
+    cell is the extra one is unknown."""
+    path = write(tmp_path / "short.csv", [(1, 1, 1, None, None)] * 6)
+    lines = path.read_text().splitlines()
+    lines[-3] = lines[-3].rsplit(",", 2)[0]          # no pod, no value
+    path.write_text("\n".join(lines) + "\n")
+    got = ingest(tmp_path / "s.duckdb", path, typed, monkeypatch)
+    read, loaded, rejected = got["result"][1:4]
+    assert (read, loaded, rejected) == (len(lines) - 1, len(lines) - 2, 1)
+    assert [(r[0], r[2]) for r in got["rejects"]] == [(len(lines) - 3, "sample_syntax")]
+    lines[-3] = lines[-2] + ",extra"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=f"Line: {len(lines) - 2}: Expected Number of Columns: 9 Found: 10"):
+        ingest(tmp_path / "l.duckdb", path, typed, monkeypatch)
