@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from benchmarks.common import BENCH_DIR, ingest_code, measure, measure_best, report, target
+from benchmarks.common import BENCH_DIR, ingest_code, measure, measure_in_turn, report, target
 
 GPUS = int(os.environ.get("MB_BENCH_GPUS", "1000"))
 DAYS = [float(d) for d in os.environ.get("MB_BENCH_DAYS", "0.25,1").split(",")]
@@ -114,19 +114,19 @@ def scan(sql: str) -> dict:
     return measure(f"import duckdb\nprint(duckdb.sql({sql!r}).fetchall())")
 
 
-def scan_with_lineage(sql: str, path: Path, dialect: str) -> dict:
-    """A bare scan (`sql`) with what any ingest that keeps lineage does beside it: the file's
-    sha256 and its record count without DuckDB (sources.linecount.scan, on a second thread, as
-    the ingest runs it). Not the issue's target; with the parse scan and the grouped scan it
-    splits the ingest's time into the parts any such ingest has to pay."""
-    return measure_best(f"""
+def with_lineage(sql: str, path: Path, dialect: str) -> str:
+    """Child code: a bare scan (`sql`) with what any ingest that keeps lineage does beside it: the
+    file's sha256 and its record count without DuckDB (sources.linecount.scan, on a second
+    thread, as the ingest runs it). Not the issue's target; with the parse scan and the grouped
+    scan it splits the ingest's time into the parts any such ingest has to pay."""
+    return f"""
 import duckdb, threading
 from pathlib import Path
 from sources.linecount import scan
 side = threading.Thread(target=scan, args=(Path({str(path)!r}), True, {dialect!r}))
 side.start()
 print(duckdb.sql({sql!r}).fetchall())
-side.join()""")
+side.join()"""
 
 
 # The ingest's statements by part (benchmarks/ingest_parts.py matches them by how they start).
@@ -142,13 +142,14 @@ PARTS = {
 def run_case(path: Path, shape: str) -> dict:
     size = path.stat().st_size
     lines = scan(LINE_SCAN.format(path=path))
-    bare = measure_best(f"import duckdb\nprint(duckdb.sql({PARSE_SCAN[shape].format(path=path)!r}).fetchall())")
     dialect = "prom" if shape == "prom" else "csv"
-    lineage = scan_with_lineage(PARSE_SCAN[shape].format(path=path), path, dialect)
-    grouped = scan_with_lineage(GROUPED_SCAN[shape].format(path=path), path, dialect)
     wh = BENCH_DIR / f"{path.stem}.duckdb"
     wh.unlink(missing_ok=True)
-    ingest = measure_best(ingest_code(path, wh, PARTS))
+    bare, lineage, grouped, ingest = measure_in_turn([
+        f"import duckdb\nprint(duckdb.sql({PARSE_SCAN[shape].format(path=path)!r}).fetchall())",
+        with_lineage(PARSE_SCAN[shape].format(path=path), path, dialect),
+        with_lineage(GROUPED_SCAN[shape].format(path=path), path, dialect),
+        ingest_code(path, wh, PARTS)])
     wh.unlink(missing_ok=True)
     got = json.loads(ingest["stdout"].splitlines()[-1])
     start = ingest["wall_s"] - got["ingest_s"]
