@@ -264,7 +264,6 @@ def reread(path: Path) -> Iterator[bytes]:
         yield from text_of(path, raw_chunks(fh))
 
 
-
 LONE_LF = re.compile(rb"(?<!\r)\n")
 BREAK_NAMES = {b"\n": "LF", b"\r\n": "CRLF"}
 
@@ -281,7 +280,7 @@ def line_break_change(path: Path, until: int | None = None) -> tuple[int, str, s
         if first is None and (nl := data.find(b"\n")) >= 0:
             first = b"\r\n" if data[nl - 1:nl] == b"\r" else b"\n"
         if first == b"\n":
-            at = data.find(b"\r\n", len(carry) and len(carry) - 1)
+            at = data.find(b"\r\n")      # from the carried byte: a CR may end the last chunk
             lf = at + 1 if at >= 0 else -1
         elif first == b"\r\n":
             m = LONE_LF.search(data, len(carry))     # the lookbehind still sees the carried byte

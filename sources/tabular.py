@@ -45,10 +45,10 @@ def csv_names(head: Head) -> tuple[str, ...]:
 
 def csv_read(head: Head, padded: bool = False, types: dict[int, str] | None = None,
              timestamp_format: str | None = None, sniffed: bool = False) -> str:
-    """read_csv with the dialect stated, never sniffed (see `sniffed`): comma, double quote doubled to escape it,
-    no comment character (DuckDB once took ` # notsecret` ending every CUR row for a comment and
-    read none), columns c0..cN by position (header names may repeat, differ only in case, or hold
-    quotes). The header is skipped by line count, not parsed by DuckDB.
+    """read_csv with the dialect stated, never sniffed (but see `sniffed`): comma, double quote
+    doubled to escape it, no comment character (DuckDB once took ` # notsecret` ending every CUR
+    row for a comment and read none), columns c0..cN by position (header names may repeat,
+    differ only in case, or hold quotes). The header is skipped by line count, not parsed by DuckDB.
 
     padded: short rows are filled with NULL (and, since DuckDB cannot pad rows beside a quoted
     line break in parallel, read on one thread); the width is then the header's full field count.
