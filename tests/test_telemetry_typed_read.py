@@ -190,3 +190,14 @@ def test_a_row_short_of_fields_is_a_located_reject_and_one_too_long_an_error(tmp
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=f"Line: {len(lines) - 2}: Expected Number of Columns: 9 Found: 10"):
         ingest(tmp_path / "l.duckdb", path, typed, monkeypatch)
+
+
+def test_a_crlf_file_is_read_typed_like_the_text_read(tmp_path, monkeypatch, restaged):
+    """Windows line breaks throughout: the typed read's sniffer takes CRLF as the break (no
+    restage), and both reads load the same samples."""
+    path = write(tmp_path / "crlf.csv", [(1, 1, 1, None, None)] * 30)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    typed = ingest(tmp_path / "t.duckdb", path, True, monkeypatch)
+    assert restaged == []
+    assert typed == ingest(tmp_path / "x.duckdb", path, False, monkeypatch)
+    assert typed["result"][2:4] == (typed["result"][1], 0)
