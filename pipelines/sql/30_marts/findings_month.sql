@@ -122,15 +122,17 @@ run_overlap as (
 ),
 
 observed as (
-    -- telemetry per month and host, with the billed resource int_gpu_workloads resolved for it
+    -- telemetry per month and host, with the billed resource int_gpu_workloads resolved for it;
+    -- decimal sums (dsum): a double sum's last digits follow the row order, and a finding printed
+    -- 4.8 GPU-h or 4.9 when another month was loaded first
     select strftime(hour_start, '%Y-%m') as month, host, resource_id, any_value(resource_match) as resource_match,
-        sum(gpu_hours_observed) as gpu_hours, sum(energy_kwh) as energy_kwh
+        dsum(gpu_hours_observed) as gpu_hours, dsum(energy_kwh) as energy_kwh
     from int_gpu_workloads
     group by all
 ),
 
 billed as (
-    select month, resource_id, mode_det(list(resolved_team)) as team, coalesce(sum(gpu_hours), 0) as gpu_hours,
+    select month, resource_id, mode_det(list(resolved_team)) as team, coalesce(dsum(gpu_hours), 0) as gpu_hours,
         sum(effective_cost)::double as cost_usd
     from int_charges_teams
     where resource_id is not null
@@ -140,7 +142,7 @@ billed as (
 bill_vs_telemetry as (
     -- each billed resource next to the telemetry mapped to it (hosts = 0: none at all)
     select b.month, b.resource_id, b.team, b.gpu_hours as billed_h, b.cost_usd,
-        coalesce(sum(o.gpu_hours), 0) as observed_h, count(o.month) as hosts
+        coalesce(dsum(o.gpu_hours), 0) as observed_h, count(o.month) as hosts
     from billed b
     left join observed o on o.month = b.month and o.resource_id = b.resource_id
     group by all
