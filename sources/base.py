@@ -237,10 +237,11 @@ def duck_error(path: Path, exc: Exception, fix: str = "Fix or re-export the file
 def changed_line_break(path: Path, low: str, where: str) -> tuple[int, str, str] | None:
     """Where a CSV parse error is a change of line break (LF to CRLF or back) at or before the
     line DuckDB blames: then its own words (an invalid state, a quote left open by the CR) miss
-    the cause. Looked for only on such errors, and only up to that line."""
+    the cause. Looked for only on those two errors (not on a row's field count, which a padded
+    read handles), and only up to that line."""
     if "state machine reached an invalid state" in low:
         return line_break_change(path)
-    if "unterminated quote" in low or "expected number of columns" in low:
+    if "unterminated quote" in low:
         blamed = int(at.group(1)) if (at := LINE_AT.search(where)) else None
         change = line_break_change(path, blamed)
         return change if change is not None and (blamed is None or change[0] <= blamed) else None

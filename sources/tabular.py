@@ -287,17 +287,20 @@ def file_order(con: duckdb.DuckDBPyConnection, select_sql: str) -> None:
         nodes.extend(node.get("children", []))
 
 
+def read_error(path: Path, exc: Exception) -> InputError:
+    """A DuckDB error reading a CSV as the Error: line it stands for; a row with the wrong number
+    of fields as ShortRows (the runner reads the file again, padded)."""
+    err = duck_error(path, exc)
+    return ShortRows(err.file, err.what, err.where, err.fix) if column_count_error(exc) else err
+
+
 @contextlib.contextmanager
 def read_errors(path: Path) -> Iterator[None]:
-    """A statement reading the file: its DuckDB read errors become an Error: line, a row with
-    the wrong number of fields becomes ShortRows (the runner reads the file again, padded)."""
+    """A statement reading the file: its DuckDB read errors raised as `read_error` gives them."""
     try:
         yield
     except duckdb.Error as exc:
-        err = duck_error(path, exc)
-        if column_count_error(exc):
-            raise ShortRows(err.file, err.what, err.where, err.fix) from None
-        raise err from None
+        raise read_error(path, exc) from None
 
 
 def stage_view(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replacements: dict[str, str] | None = None) -> None:

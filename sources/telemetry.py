@@ -11,7 +11,7 @@ import duckdb
 
 from core.sql import fill, one_row, read_sql
 from sources.base import Head, Reader, Restage, duck_error
-from sources.tabular import ShortRows, column_count_error
+from sources.tabular import read_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
 # What fails a typed read (a reader's cells typed by DuckDB's CSV parser, or its sniffer's
@@ -67,10 +67,7 @@ class TelemetryReader(Reader):
         except TYPED_READ_FAILS as exc:
             if restage is not None:
                 raise Restage(restage, "a time, value or line the typed read could not parse") from None
-            err = duck_error(head.path, exc)
-            if column_count_error(exc):     # a CSV row short of fields: read again, padded
-                raise ShortRows(err.file, err.what, err.where, err.fix) from None
-            raise err from None
+            raise read_error(head.path, exc) from None     # a CSV row short of fields: read again, padded
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         rows_read, rejected = self.fold(con)
