@@ -10,7 +10,7 @@ tests/test_spark_dialect.py:
 - getvariable('name') becomes the value as a literal, rendered by sqlglot (never pasted text);
 - constructs Spark lacks or reads differently: UNPIVOT statements, hugeint, epoch(),
   make_timestamp(), to_hours(), strftime/strptime patterns, list(), any_value() and string_agg()
-  with ORDER BY, list_distinct (DuckDB drops nulls), any_value (DuckDB skips nulls), len() of a
+  with ORDER BY, list_distinct (DuckDB drops nulls), list_sum, any_value (DuckDB skips nulls), len() of a
   list, GLOB, regexp_full_match, isinf, try_strptime with a list of formats, `\\1` in
   regexp_replace, printf of DECIMALs, `/` (a DOUBLE division in DuckDB), date_trunc's result
   type, unnest in a join, text slices s[a:b], json_valid, QUALIFY (kept, as Spark 4.3 reads it).
@@ -262,6 +262,16 @@ def _not_null(array: exp.Expression) -> exp.Expression:
                                              expressions=[e]))
 
 
+def _list_sum(node: exp.Anonymous) -> exp.Expression:
+    """DuckDB's list_sum: the values left to right (osum sorts them first, and the same order
+    gives the same double), nulls skipped, null for a list with no values; as a DOUBLE."""
+    acc, e = exp.to_identifier("acc"), exp.to_identifier("e")
+    step = exp.Add(this=exp.Coalesce(this=exp.column("acc"), expressions=[_cast(exp.Literal.number(0), "double")]),
+                   expression=exp.column("e"))
+    return _anon("aggregate", _not_null(node.expressions[0]), _cast(exp.Null(), "double"),
+                 exp.Lambda(this=step, expressions=[acc, e]))
+
+
 def _try_strptime(node: exp.Anonymous) -> exp.Expression:
     value, formats = node.expressions
     fmts = formats.expressions if isinstance(formats, exp.Array) else [formats]
@@ -373,6 +383,8 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and node.name.lower() == "to_hours":
         # DuckDB's to_hours(n): an interval of n hours
         return _anon("make_dt_interval", exp.Literal.number(0), node.expressions[0])
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "list_sum":
+        return _list_sum(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
         return _try_strptime(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "json_valid":

@@ -66,6 +66,10 @@ create or replace temp macro instance_label(labels) as coalesce(
 -- exact to 1e-12 before the sum, and a decimal sum is exact. (A FILTER or OVER clause needs the
 -- same written out: sum(x::decimal(38, 12)) filter (...).)
 create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
+-- The same for values a decimal(38, 12) cannot hold (FLOP counts reach 1e25): the values summed
+-- in sorted order, so the result depends on the values alone. It builds a list per group: for
+-- small groups (a job's rows of a month), not for telemetry.
+create or replace temp macro osum(x) as list_sum(list_sort(list(x)));
 -- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
 -- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
 create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;

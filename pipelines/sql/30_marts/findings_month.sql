@@ -58,14 +58,14 @@ thr as (
 ),
 
 resource_rate as (
-    select month, resource_id, sum(effective_cost)::double / nullif(sum(gpu_hours), 0) as usd_per_gpu_h
+    select month, resource_id, sum(effective_cost)::double / nullif(dsum(gpu_hours), 0) as usd_per_gpu_h
     from int_charges_teams where gpu_hours > 0 group by all
 ),
 
 low_util as (
     select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, w.resource_id,
         mode_det(list(coalesce(w.team, getvariable('unallocated')))) as team,
-        sum(w.gpu_hours_observed) as hours, sum(w.gpu_hours_observed * w.util_mean) / sum(w.gpu_hours_observed) as util
+        dsum(w.gpu_hours_observed) as hours, dsum(w.gpu_hours_observed * w.util_mean) / dsum(w.gpu_hours_observed) as util
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
     group by all
@@ -74,7 +74,7 @@ low_util as (
 on_demand as (
     select month, resource_id, mode_det(list(resolved_team)) as team, any_value(instance_type) as instance_type,
         max(gpu_count) as gpus, sum(effective_cost)::double as cost,
-        sum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
+        dsum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
         (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
     from int_charges_teams
     where gpu_hours > 0 and coalesce(pricing_category, 'Standard') in ('Standard', 'On-Demand')
@@ -109,13 +109,13 @@ run_overlap as (
     select r.file_id, r.row_number, r.project, r.run_id, r.start_utc, r.end_utc, r.gpu_count,
         r.gpu_energy_kwh / coalesce(nullif(r.pue, 0), 1) as run_kwh,
         count(distinct g.gpu_uuid) as gpus,
-        sum(g.energy_kwh * (1 - w.idle_share)
+        dsum(g.energy_kwh * (1 - w.idle_share)
             * (epoch(least(g.hour_start + interval 1 hour, r.end_utc)) - epoch(greatest(g.hour_start, r.start_utc)))
             / (epoch(g.hour_start + interval 1 hour) - epoch(g.hour_start))) as tel_kwh
     from runs r
     join gpu_hours g on g.hour_start < r.end_utc and g.hour_start + interval 1 hour > r.start_utc
     join ref_gpu_aliases al on al.alias = g.gpu_model_raw and al.gpu_model = r.gpu_model
-    join (select gpu_uuid, hour_start, coalesce(sum(share) filter (where is_idle), 0) as idle_share
+    join (select gpu_uuid, hour_start, coalesce(sum(share::decimal(38, 12)) filter (where is_idle), 0)::double as idle_share
           from int_gpu_workloads group by all) w using (gpu_uuid, hour_start)
     where r.start_utc is not null and r.gpu_energy_kwh > 0 and w.idle_share < 1
     group by all
@@ -171,13 +171,13 @@ unmatched_hosts as (
 gpu_month as (
     select strftime(g.hour_start, '%Y-%m') as month, coalesce(g.host, 'no host label') || '/' || g.gpu_uuid as subject,
         any_value(w.resource_id) as resource_id,
-        sum(g.excess_kwh) as excess_kwh,
+        dsum(g.excess_kwh) as excess_kwh,
         count(*) filter (where g.excess_kwh > 0) as excess_hours,
-        sum(g.gap_kwh) as gap_kwh,
-        sum(g.energy_kwh - g.energy_kwh_low) filter (where g.gap_kwh > 0) as gap_below_kwh,
-        sum(g.energy_kwh_high - g.energy_kwh) filter (where g.gap_kwh > 0) as gap_above_kwh,
-        sum(least(g.estimated_kwh, g.gap_kwh)) as gap_estimated_kwh,
-        sum(g.energy_coverage - g.coverage) filter (where g.gap_kwh > 0) as gap_h,
+        dsum(g.gap_kwh) as gap_kwh,
+        sum((g.energy_kwh - g.energy_kwh_low)::decimal(38, 12)) filter (where g.gap_kwh > 0)::double as gap_below_kwh,
+        sum((g.energy_kwh_high - g.energy_kwh)::decimal(38, 12)) filter (where g.gap_kwh > 0)::double as gap_above_kwh,
+        dsum(least(g.estimated_kwh, g.gap_kwh)) as gap_estimated_kwh,
+        sum((g.energy_coverage - g.coverage)::decimal(38, 12)) filter (where g.gap_kwh > 0)::double as gap_h,
         max(g.gap_s) filter (where g.gap_kwh > 0) as longest_gap_s
     from gpu_hours g
     left join (select distinct gpu_uuid, hour_start, resource_id from int_gpu_workloads) w using (gpu_uuid, hour_start)
@@ -204,10 +204,10 @@ telemetry_findings as (
 
 job_mfu as (
     -- a job's MFU over all its rows of the month (teams, currencies): work over GPU-seconds at peak
-    select month, job_id, mode(team) as team, sum(effective_cost) as cost,
-        sum(work_flops) / nullif(sum(available_flop), 0) as mfu,
-        sum(work_flops) / nullif(sum(available_flop_high), 0) as mfu_low,
-        sum(work_flops) / nullif(sum(available_flop_low), 0) as mfu_high,
+    select month, job_id, mode_det(list(team)) as team, sum(effective_cost) as cost,
+        osum(work_flops) / nullif(osum(available_flop), 0) as mfu,
+        osum(work_flops) / nullif(osum(available_flop_high), 0) as mfu_low,
+        osum(work_flops) / nullif(osum(available_flop_low), 0) as mfu_high,
         max(tensor_active_mean) as tensor_active_mean, dsum(gpu_hours) as gpu_hours, string_agg(distinct gpu_models, ', ') as gpu_models
     from job_month
     where workload = 'training' and work_flops is not null and available_flop > 0
