@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 import duckdb
 
+from core.figures import settled
 from core.units import KWH_PER_MWH
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
@@ -50,7 +51,7 @@ def miss_finding(estimate: Mapping[str, Any], measured_kwh: float, sensitivity: 
     if low is None or low <= measured_kwh <= high:
         return None
     side = "above its 95th percentile" if measured_kwh > high else "below its 5th percentile"
-    text = (f"The estimate of IT energy, {value:,.1f} kWh (range {low:,.1f} to {high:,.1f}), misses the {measured_kwh:,.1f} kWh "
+    text = (f"The estimate of IT energy, {settled(value):,.1f} kWh (range {settled(low):,.1f} to {settled(high):,.1f}), misses the {settled(measured_kwh):,.1f} kWh "
             f"DCGM measured on host {host}: the measurement lies {side}.")
     if sensitivity:
         top = sensitivity[0]["assumption"]

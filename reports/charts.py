@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import matplotlib
 
+from core.figures import settled
 from reports.fonts import SANS
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def bar_chart_svg(labels: Sequence[str], values: Sequence[float], unit: str, fmt
         for i, (yi, v) in enumerate(zip(y, values)):
             ax.barh(yi, v, color="white", edgecolor="#333333", hatch=HATCHES[i % len(HATCHES)], height=0.65,
                     linewidth=0.6)
-            ax.text(v, yi, "  " + fmt.format(v), va="center", fontsize=6.5)
+            ax.text(v, yi, "  " + fmt.format(settled(v)), va="center", fontsize=6.5)
         ax.set_yticks(y, [_label(s) for s in labels])
         ax.set_xlabel(_label(unit))
         top = max(list(values) + [0])

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import jinja2
 
+from core.figures import settled
 from pipelines.csv_amounts import money_text
 from reports import fonts
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
@@ -27,21 +28,24 @@ CSV_FLOAT_DIGITS = 12
 def money(x: Any, places: int = 2) -> str:
     if x is None:
         return "–"
-    q = Decimal(str(x)).quantize(Decimal(1).scaleb(-places))
+    exact = x if isinstance(x, (Decimal, int)) else Decimal(repr(settled(float(x))))
+    q = Decimal(exact).quantize(Decimal(1).scaleb(-places))
+    q = q.copy_abs() if q.is_zero() else q    # less than half a cent owed either way prints 0.00
     return f"{q:,.{places}f}".replace("-", "−")
 
 
 def number(x: Any, places: int = 0) -> str:
     if x is None:
         return "–"
-    return f"{float(x):,.{places}f}".replace("-", "−")
+    # + 0.0: a crumb below the last place shown prints 0, not -0
+    return f"{round(settled(float(x)), places) + 0.0:,.{places}f}".replace("-", "−")
 
 
 def sig(x: Any, digits: int = 3) -> str:
     """Three significant figures: audit meters span 0.48 (MFU) to 3.3e20 (FLOP) in one column."""
     if x is None:
         return "–"
-    x = float(x)
+    x = settled(float(x))
     if x == 0 or not math.isfinite(x):
         return "0" if x == 0 else str(x)
     a = abs(x)
@@ -69,14 +73,19 @@ def month_name(month: str) -> str:
     return datetime.strptime(month, "%Y-%m").strftime("%B %Y")
 
 
+def signed(x: Any, places: int = 1) -> str:
+    """A change with its sign (+1.5, -0.2); a rounding crumb prints +0.0, not -0.0."""
+    return f"{round(settled(float(x)), places) + 0.0:+,.{places}f}"
+
+
 def pct(x: Any, places: int = 0) -> str:
-    return "–" if x is None else f"{float(x) * 100:.{places}f} %"
+    return "–" if x is None else f"{round(settled(float(x) * 100), places) + 0.0:.{places}f} %"
 
 
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, number=number, pct=pct, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
+    env.filters.update(money=money, number=number, pct=pct, signed=signed, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
                        month_name=month_name, file_name=file_name)
     env.globals["meterbook_version"] = version("meterbook")
     return env

@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 
 from pipelines.quality import rows_as_dicts, table_exists
+from reports.render import signed
 
 METERS = ("cost_usd_delta", "energy_kwh_delta", "co2e_kg_delta")
 SHOWN = 5    # scenarios per lever in a report (the region lever's cleanest); the CLI prints all
@@ -47,12 +48,8 @@ def whatif_context(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, Any]
     return {"month": month, "levers": levers}
 
 
-def _signed(x: float, places: int = 1) -> str:
-    return f"{round(x, places) + 0.0:+,.{places}f}"   # + 0.0: no "-0.0" for a rounding crumb
-
-
 def _triple(s: dict[str, Any], meter: str, places: int = 1) -> str:
-    return f"{_signed(s[meter], places)} [{_signed(s[meter + '_low'], places)}, {_signed(s[meter + '_high'], places)}]"
+    return f"{signed(s[meter], places)} [{signed(s[meter + '_low'], places)}, {signed(s[meter + '_high'], places)}]"
 
 
 def format_text(ctx: dict[str, Any], detail: bool = False) -> str:
