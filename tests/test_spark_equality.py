@@ -34,7 +34,10 @@ MONTHS = ("2026-10", "2026-11")
 # Half the quantum a meter is reported in (core.vocabulary), by what a column's name ends or holds
 QUANTUM = [(key, 10.0 ** -places / 2) for keys, places in (
     (("_kwh",), WH_PLACES), (("_kg",), G_PLACES), (("cost", "amount", "usd"), CENT_PLACES),
-    (("_h", "hours"), MILLI_HOUR_PLACES)) for key in keys]
+    (("_h", "hours"), MILLI_HOUR_PLACES),
+    # units of work are counted whole (a job's tokens are split between months and teams by
+    # share, summed as decimals: 5e10 tokens may come out 5e10 less one ulp on one engine)
+    (("tokens", "samples", "requests"), 0)) for key in keys]
 
 
 def inputs(root: Path) -> list[list[Path]]:

@@ -70,6 +70,8 @@ create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
 -- in sorted order, so the result depends on the values alone. It builds a list per group: for
 -- small groups (a job's rows of a month), not for telemetry.
 create or replace temp macro osum(x) as list_sum(list_sort(list(x)));
+-- The mean the same way (avg() of doubles is a plain sum underneath).
+create or replace temp macro davg(x) as dsum(x) / nullif(count(x), 0);
 -- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
 -- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
 create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;

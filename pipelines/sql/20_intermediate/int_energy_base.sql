@@ -57,7 +57,7 @@ unioned as (
     select month, team, is_idle, zone, resource_id, 'measured' as basis,
         dsum(energy_kwh) as it_energy_kwh, dsum(energy_kwh) as it_energy_kwh_low, dsum(energy_kwh) as it_energy_kwh_high,
         dsum(gpu_hours_observed) as gpu_hours, dsum(util_weighted) as util_weighted,
-        list_distinct(list(energy_tier)) as tiers, []::varchar[] as assumption_ids,
+        list_sort(list_distinct(list(energy_tier))) as tiers, []::varchar[] as assumption_ids,
         dsum(co2e_kg) as hourly_co2e_kg, dsum(co2e_kg_low) as hourly_co2e_kg_low, dsum(co2e_kg_high) as hourly_co2e_kg_high,
         coalesce(sum(facility_energy_kwh::decimal(38, 12)) filter (where intensity_tier = 'hourly'), 0)::double
             as facility_energy_kwh_hourly
@@ -68,7 +68,7 @@ unioned as (
         dsum(e.gpu_hours_estimated * e.tdp_w_low * f.low) / getvariable('w_per_kw'),
         dsum(e.gpu_hours_estimated * e.tdp_w_high * f.high) / getvariable('w_per_kw'),
         dsum(e.gpu_hours_estimated), null,
-        ['tdp_model'], list_distinct(flatten(list([e.tdp_id, f.coefficient_id]))),
+        ['tdp_model'], list_sort(list_distinct(flatten(list([e.tdp_id, f.coefficient_id])))),
         null, null, null, 0
     from estimated e cross join fraction f
     where e.gpu_hours_estimated > 0

@@ -60,7 +60,7 @@ shared as (
 ),
 
 owners as (
-    select month, resource_id, mode(resolved_team) as owner
+    select month, resource_id, mode_det(list(resolved_team)) as owner
     from int_charges_teams where resource_id is not null group by all
 ),
 

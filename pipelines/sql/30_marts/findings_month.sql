@@ -208,7 +208,7 @@ job_mfu as (
         osum(work_flops) / nullif(osum(available_flop), 0) as mfu,
         osum(work_flops) / nullif(osum(available_flop_high), 0) as mfu_low,
         osum(work_flops) / nullif(osum(available_flop_low), 0) as mfu_high,
-        max(tensor_active_mean) as tensor_active_mean, dsum(gpu_hours) as gpu_hours, string_agg(distinct gpu_models, ', ') as gpu_models
+        max(tensor_active_mean) as tensor_active_mean, dsum(gpu_hours) as gpu_hours, string_agg(distinct gpu_models, ', ' order by gpu_models) as gpu_models
     from job_month
     where workload = 'training' and work_flops is not null and available_flop > 0
     group by all

@@ -104,7 +104,7 @@ energy as (
         sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_market_kg')::double as co2e_market_kg,
         sum((amount)::decimal(38, 12)) filter (where meter = 'facility_energy_kwh' and split_part(source_group, '|', 2) = 'estimated')::double
             as facility_energy_kwh_estimated,
-        list_distinct(list(source_group)) as source_groups
+        list_sort(list_distinct(list(source_group))) as source_groups
     from allocated where currency is null
     group by all
 ),
@@ -122,18 +122,18 @@ own as (
         dsum(gpu_hours * tensor_active_mean) / nullif(sum((gpu_hours)::decimal(38, 12)) filter (where tensor_active_mean is not null)::double, 0) as tensor_active_mean,
         dsum(gpu_hours * util_mean) / nullif(sum((gpu_hours)::decimal(38, 12)) filter (where util_mean is not null)::double, 0) as util_mean,
         string_agg(distinct gpu_model, ', ' order by gpu_model) as gpu_models,
-        list_distinct(list(peak_id) filter (where peak_id is not null)) as peak_ids
+        list_sort(list_distinct(list(peak_id) filter (where peak_id is not null))) as peak_ids
     from claims
     group by all
 ),
 
 work as (
-    select month, job_id, mode(workload) as workload, max(params) as params, max(active_params) as active_params,
+    select month, job_id, mode_det(list(workload)) as workload, max(params) as params, max(active_params) as active_params,
         string_agg(distinct precision, ', ' order by precision) as precision,
-        sum(tokens) as tokens, sum(samples) as samples, sum(requests) as requests,
-        sum(flops_per_param_token * flops_params * tokens) as work_flops,
-        sum(flops_per_param_token * flops_params * logged_tokens) as logged_flops,
-        list_distinct(list(flops_id)) as flops_ids
+        dsum(tokens) as tokens, dsum(samples) as samples, dsum(requests) as requests,
+        osum(flops_per_param_token * flops_params * tokens) as work_flops,
+        osum(flops_per_param_token * flops_params * logged_tokens) as logged_flops,
+        list_sort(list_distinct(list(flops_id))) as flops_ids
     from int_job_windows
     group by all
 ),

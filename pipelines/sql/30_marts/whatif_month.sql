@@ -80,10 +80,10 @@ workloads as (
         dsum(c.co2e_kg_low) / nullif(dsum(c.energy_kwh) * any_value(z.pue_low), 0) as g_kg_lo,
         dsum(c.co2e_kg_high) / nullif(dsum(c.energy_kwh) * any_value(z.pue_high), 0) as g_kg_hi,
         -- the board's idle power: its own spec row, else the assumed share of its TDP
-        avg(coalesce(si.value, st.value * (select idle_f from p))) as idle_w,
-        avg(coalesce(si.low, st.low * (select idle_f_lo from p))) as idle_w_lo,
-        avg(coalesce(si.high, st.high * (select idle_f_hi from p))) as idle_w_hi,
-        list_distinct(list(coalesce(si.coefficient_id, 'assumptions:idle_power_fraction_of_tdp'))) as ids
+        davg(coalesce(si.value, st.value * (select idle_f from p))) as idle_w,
+        davg(coalesce(si.low, st.low * (select idle_f_lo from p))) as idle_w_lo,
+        davg(coalesce(si.high, st.high * (select idle_f_hi from p))) as idle_w_hi,
+        list_sort(list_distinct(list(coalesce(si.coefficient_id, 'assumptions:idle_power_fraction_of_tdp')))) as ids
     from int_gpu_hour_carbon c
     join gpu_hours g on g.gpu_uuid = c.gpu_uuid and g.hour_start = c.hour_start
     left join (
