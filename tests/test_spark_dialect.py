@@ -34,6 +34,7 @@ CASES = [
     ("macro_instance_label_azure", """instance_label('providerID="azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachineScaleSets/vmss/virtualMachines/3"')"""),
     ("macro_instance_type_in", "instance_type_in('USE1-BoxUsage:p4d.24xlarge')"),
     ("macro_dsum_scalar", "(select dsum(x) from (values (0.1), (0.2), (0.3)) t(x))"),
+    ("macro_pick", "(select pick(x) from (values ('b'), (null), ('a')) t(x))"),
     ("macro_osum_scalar", "(select osum(x) from (values (1e16), (1.0), (null), (-1e16)) t(x))"),
     ("macro_blank", "dcgm_int32_blank(2147483632)"),
     ("epoch_fraction", "epoch(timestamp '2026-10-01 00:00:01.5')"),

@@ -72,6 +72,11 @@ create or replace temp macro dsum(x) as sum(x::decimal(38, 12))::double;
 create or replace temp macro osum(x) as list_sum(list_sort(list(x)));
 -- The mean the same way (avg() of doubles is a plain sum underneath).
 create or replace temp macro davg(x) as dsum(x) / nullif(count(x), 0);
+-- One of a group's values, the same whatever order its rows arrive in: any_value() keeps the
+-- first to arrive, which moves with what else the warehouse holds. For a column that should
+-- hold one value per group (a GPU's host, a resource's zone); where it holds several (a host
+-- re-launched under another instance id in the month), the smallest.
+create or replace temp macro pick(x) as min(x);
 -- An amount per unit of work, per `scale` units (a million tokens, a thousand requests); null
 -- where no units were done (job_month, team_work_month: one formula for every per-unit figure).
 create or replace temp macro per_unit(amount, units, scale) as amount / nullif(units, 0) * scale;

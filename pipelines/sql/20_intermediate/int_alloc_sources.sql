@@ -9,8 +9,8 @@
 -- is exact against these totals and the same whatever else the warehouse holds.
 with charge_groups as (
     select month, source_group, alloc_category as category, billing_currency as currency, resource_id,
-        any_value(service_name) as service_name, any_value(account) as account,
-        any_value(resolved_team) as team,
+        pick(service_name) as service_name, pick(account) as account,
+        pick(resolved_team) as team,
         sum(billed_cost) as billed_cost, sum(effective_cost) as effective_cost, sum(list_cost) as list_cost,
         sum(gpu_hours::decimal(38, 12)) as gpu_hours,
         count(*) as charge_rows
@@ -22,7 +22,7 @@ energy_groups as (
     select month, source_group,
         case when is_idle then 'idle' when team is null then 'untagged' else 'direct' end as category,
         null::varchar as currency, resource_id, null::varchar as service_name, null::varchar as account,
-        any_value(team) as team,
+        pick(team) as team,
         sum(gpu_hours::decimal(38, 12)) filter (where basis = 'measured') as gpu_hours_observed,
         sum(util_weighted::decimal(38, 12)) as effective_gpu_hours,
         sum(it_energy_kwh::decimal(38, 12)) as it_energy_kwh,

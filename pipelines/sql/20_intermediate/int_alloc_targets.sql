@@ -33,7 +33,7 @@ node_use as (
 nodes as (
     select n.month, n.resource_id, dsum(n.hours) as observed_h,
         coalesce(sum(n.hours::decimal(38, 12)) filter (where n.is_idle), 0)::double as idle_h,
-        any_value(b.billed_h) as billed_h, any_value(b.owner) as owner
+        pick(b.billed_h) as billed_h, pick(b.owner) as owner
     from node_use n
     left join (select month, resource_id, dsum(gpu_hours) as billed_h, mode_det(list(resolved_team)) as owner
                from int_charges_teams where resource_id is not null group by all) b

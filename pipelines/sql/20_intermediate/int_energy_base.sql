@@ -12,7 +12,7 @@
 -- Estimated energy has no hours: its hourly-matched CO2e is its annual one.
 -- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
 with resources as (
-    select resource_id, mode_det(list(resolved_team)) as team, any_value(zone) as zone, any_value(gpu_model) as gpu_model,
+    select resource_id, mode_det(list(resolved_team)) as team, pick(zone) as zone, pick(gpu_model) as gpu_model,
            month, dsum(gpu_hours) as gpu_hours_billed
     from int_charges_teams
     where resource_id is not null

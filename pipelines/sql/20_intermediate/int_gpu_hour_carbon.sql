@@ -5,7 +5,7 @@
 -- PUE low/high, and the annual factor's low/high where it stands in (an hourly figure is used as
 -- published). int_energy_base sums these rows; the what-if replay (int_whatif_shift) moves them.
 with resources as (
-    select resource_id, month, any_value(zone) as zone
+    select resource_id, month, pick(zone) as zone
     from int_charges_teams
     where resource_id is not null
     group by resource_id, month

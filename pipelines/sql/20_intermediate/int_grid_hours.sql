@@ -23,7 +23,7 @@ select
     hour_start,
     -- an order-free mean (dsum): the same hours give the same figure whatever else is loaded
     dsum(intensity_g_per_kwh) / count(*) as intensity_g_per_kwh,
-    any_value(factor_type) as factor_type,
+    pick(factor_type) as factor_type,
     count(distinct file_id) as n_files
 from preferred
 group by zone, hour_start

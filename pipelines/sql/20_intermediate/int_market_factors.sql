@@ -5,7 +5,7 @@
 -- zone no residual mix, the zone's market-based figure is not available (a partial sum would
 -- understate it): factors null, and reason says why.
 with by_variant as (
-    select month, zone, variant, any_value(consumption_kwh) as consumption_kwh,
+    select month, zone, variant, pick(consumption_kwh) as consumption_kwh,
         case when bool_or(claim_kind = 'not_available') then null else dsum(co2e_kg) end as co2e_kg,
         coalesce(sum(applied_kwh::decimal(38, 12)) filter (where claim_kind = 'instrument'), 0)::double as instrument_kwh,
         coalesce(sum(applied_kwh::decimal(38, 12)) filter (where claim_kind = 'supplier'), 0)::double as supplier_kwh,

@@ -14,7 +14,7 @@ with resource_hours as (
 ),
 
 billed as (
-    select month, resource_id, any_value(instance_type) as instance_type, sum(effective_cost)::double as cost_usd,
+    select month, resource_id, pick(instance_type) as instance_type, sum(effective_cost)::double as cost_usd,
         mode_det(list(resolved_team)) as team       -- the resource's team, as int_energy_base has it
     from int_charges_teams
     where resource_id is not null and instance_type is not null
@@ -42,10 +42,10 @@ select
     m.month, m.target, m.resource_id, m.zone, m.instance_type, m.team,
     m.cost_usd as baseline_cost_usd, dsum(r.facility_energy_kwh) as baseline_energy_kwh,
     dsum(r.co2e_kg) as baseline_co2e_kg, dsum(r.co2e_kg_low) as baseline_co2e_kg_low, dsum(r.co2e_kg_high) as baseline_co2e_kg_high,
-    dsum(r.energy_kwh) * any_value(z.pue) as energy_kwh, dsum(r.energy_kwh) * any_value(z.pue_low) as energy_kwh_low,
-    dsum(r.energy_kwh) * any_value(z.pue_high) as energy_kwh_high,
-    dsum(r.energy_kwh) * any_value(hz.pue_low) as baseline_energy_kwh_low,
-    dsum(r.energy_kwh) * any_value(hz.pue_high) as baseline_energy_kwh_high,
+    dsum(r.energy_kwh) * pick(z.pue) as energy_kwh, dsum(r.energy_kwh) * pick(z.pue_low) as energy_kwh_low,
+    dsum(r.energy_kwh) * pick(z.pue_high) as energy_kwh_high,
+    dsum(r.energy_kwh) * pick(hz.pue_low) as baseline_energy_kwh_low,
+    dsum(r.energy_kwh) * pick(hz.pue_high) as baseline_energy_kwh_high,
     dsum(r.energy_kwh * z.pue * coalesce(g.intensity_g_per_kwh, z.intensity_g_per_kwh)) / getvariable('g_per_kg') as co2e_kg,
     dsum(r.energy_kwh * z.pue_low * coalesce(g.intensity_g_per_kwh, z.intensity_g_per_kwh_low)) / getvariable('g_per_kg') as co2e_kg_low,
     dsum(r.energy_kwh * z.pue_high * coalesce(g.intensity_g_per_kwh, z.intensity_g_per_kwh_high)) / getvariable('g_per_kg') as co2e_kg_high,

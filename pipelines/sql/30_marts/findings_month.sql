@@ -72,7 +72,7 @@ low_util as (
 ),
 
 on_demand as (
-    select month, resource_id, mode_det(list(resolved_team)) as team, any_value(instance_type) as instance_type,
+    select month, resource_id, mode_det(list(resolved_team)) as team, pick(instance_type) as instance_type,
         max(gpu_count) as gpus, sum(effective_cost)::double as cost,
         dsum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
         (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
@@ -125,7 +125,7 @@ observed as (
     -- telemetry per month and host, with the billed resource int_gpu_workloads resolved for it;
     -- decimal sums (dsum): a double sum's last digits follow the row order, and a finding printed
     -- 4.8 GPU-h or 4.9 when another month was loaded first
-    select strftime(hour_start, '%Y-%m') as month, host, resource_id, any_value(resource_match) as resource_match,
+    select strftime(hour_start, '%Y-%m') as month, host, resource_id, pick(resource_match) as resource_match,
         dsum(gpu_hours_observed) as gpu_hours, dsum(energy_kwh) as energy_kwh
     from int_gpu_workloads
     group by all
@@ -170,7 +170,7 @@ unmatched_hosts as (
 
 gpu_month as (
     select strftime(g.hour_start, '%Y-%m') as month, coalesce(g.host, 'no host label') || '/' || g.gpu_uuid as subject,
-        any_value(w.resource_id) as resource_id,
+        pick(w.resource_id) as resource_id,
         dsum(g.excess_kwh) as excess_kwh,
         count(*) filter (where g.excess_kwh > 0) as excess_hours,
         dsum(g.gap_kwh) as gap_kwh,
@@ -324,7 +324,7 @@ market_findings as (
         dsum(excess_kwh) as value, 'kWh' as unit, null::double as low, null::double as high, null::double as cost_usd,
         dsum(applied_kwh) as energy_kwh,
         printf('%s (%s, %s) offers %.1f kWh for the month in %s; consumption left it %.1f kWh: the rest is not claimed',
-               any_value(instrument_id), any_value(instrument_type), any_value(source), dsum(available_kwh),
+               pick(instrument_id), pick(instrument_type), pick(source), dsum(available_kwh),
                string_agg(zone, ', ' order by zone), dsum(applied_kwh)) as detail,
         []::varchar[] as assumption_ids
     from market_basis_month

@@ -5,7 +5,7 @@
 -- places the host (its billed resource's zone, else the configured default).
 with models as (
     -- the GPU name as telemetry printed it, resolved as gpu_hours resolves it for its specs
-    select key, any_value(gpu_model) as gpu_model
+    select key, pick(gpu_model) as gpu_model
     from (
         select gpu_key(alias) as key, gpu_model from ref_gpu_aliases
         union
@@ -33,7 +33,7 @@ hours as (
 ),
 
 resources as (
-    select resource_id, any_value(zone) as zone
+    select resource_id, pick(zone) as zone
     from int_charges_teams
     where resource_id is not null and zone is not null
     group by all
@@ -42,7 +42,7 @@ resources as (
 select
     h.month,
     h.host,
-    any_value(h.resource_id) as resource_id,
+    pick(h.resource_id) as resource_id,
     mode_det(list(h.team)) as team,
     h.namespace,
     mode_det(list(h.gpu_model)) as gpu_model,
@@ -51,7 +51,7 @@ select
     max(h.hour_start) + interval 1 hour as end_hour,
     dsum(h.gpu_hours_observed) as gpu_hours,
     dsum(h.energy_kwh) as it_energy_kwh,
-    coalesce(any_value(r.zone), nullif(getvariable('default_zone'), '')) as zone
+    coalesce(pick(r.zone), nullif(getvariable('default_zone'), '')) as zone
 from hours h
 left join resources r on r.resource_id = h.resource_id
 group by h.month, h.host, h.namespace

@@ -53,7 +53,7 @@ shares as (
     select j.month, j.job_id, j.team, j.resource_id, j.h / b.basis_h as share
     from job_hours j join basis b on b.month = j.month and b.team = j.team and b.resource_id = j.resource_id
     union all
-    select j.month, j.job_id, j.team, null, sum(j.h) / any_value(t.total_h)
+    select j.month, j.job_id, j.team, null, sum(j.h) / pick(t.total_h)
     from job_hours j
     join (select month, team, sum(basis_h) as total_h from basis group by all) t using (month, team)
     group by all

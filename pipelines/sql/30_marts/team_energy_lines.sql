@@ -11,7 +11,7 @@ with lines as (
 ),
 
 shares as (
-    select month, source_group, team, any_value(share) as share
+    select month, source_group, team, pick(share) as share
     from allocation_lines
     where currency is null
     group by all

@@ -2,7 +2,7 @@
 -- of the resource they were billed on (gpu_model null: a resource of unknown model). The
 -- footprint audit amortizes embodied carbon over these hours.
 with models as (
-    select month, resource_id, any_value(gpu_model) as gpu_model
+    select month, resource_id, pick(gpu_model) as gpu_model
     from int_charges_teams
     where resource_id is not null
     group by all

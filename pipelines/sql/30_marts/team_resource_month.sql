@@ -4,7 +4,7 @@
 -- (charge_part: direct use, idle GPU time, shared charges, credits), billed GPU-hours and, for
 -- GPU instances, instance-hours (GPU-hours / GPUs per instance), with facility energy and CO2e.
 with resources as (
-    select month, resource_id, any_value(instance_type order by instance_type) as instance_type,
+    select month, resource_id, pick(instance_type) as instance_type,
         max(gpu_count) as gpu_count
     from int_charges_teams
     where resource_id is not null

@@ -36,7 +36,7 @@ p as (
 
 resource_cost as (
     select month, resource_id, sum(effective_cost)::double as cost_usd, dsum(gpu_hours) as gpu_hours,
-        any_value(instance_type) as instance_type
+        pick(instance_type) as instance_type
     from int_charges_teams where resource_id is not null group by all
 ),
 
@@ -57,13 +57,13 @@ region as (
 
 shift as (
     select month, 'shift', printf('window +%d h', (select window_h from p)::bigint),
-        namespace || coalesce('/' || nullif(pod, ''), ''), any_value(team), zone,
+        namespace || coalesce('/' || nullif(pod, ''), ''), pick(team), zone,
         0.0, dsum(facility_energy_kwh), dsum(co2e_kg_before),
         0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
         dsum(co2e_kg_after) - dsum(co2e_kg_before), dsum(co2e_kg_after_low) - dsum(co2e_kg_before_high),
         dsum(co2e_kg_after_high) - dsum(co2e_kg_before_low),
         printf('%d hours of %.1f kWh moved within %s .. %s (%d moved to another hour)', count(*), dsum(energy_kwh),
-               strftime(any_value(first_hour), '%Y-%m-%d %H:00'), strftime(any_value(window_end), '%Y-%m-%d %H:00'),
+               strftime(pick(first_hour), '%Y-%m-%d %H:00'), strftime(pick(window_end), '%Y-%m-%d %H:00'),
                count(*) filter (where to_hour <> from_hour)),
         ['assumptions:whatif_shift_window_h']
     from int_whatif_shift
@@ -71,14 +71,14 @@ shift as (
 ),
 
 workloads as (
-    select c.month, c.namespace || coalesce('/' || nullif(c.pod, ''), '') as subject, mode_det(list(c.team)) as team, any_value(c.zone) as zone,
+    select c.month, c.namespace || coalesce('/' || nullif(c.pod, ''), '') as subject, mode_det(list(c.team)) as team, pick(c.zone) as zone,
         c.resource_id, dsum(c.gpu_hours_observed) as hours,
         dsum(c.gpu_hours_observed * c.util_mean) / nullif(dsum(c.gpu_hours_observed), 0) as util,
         dsum(c.facility_energy_kwh) as facility_kwh, dsum(c.co2e_kg) as co2e_kg,
         -- the CO2e per facility kWh these hours met, and its bounds (PUE undone at each end)
         dsum(c.co2e_kg) / nullif(dsum(c.facility_energy_kwh), 0) as g_kg,
-        dsum(c.co2e_kg_low) / nullif(dsum(c.energy_kwh) * any_value(z.pue_low), 0) as g_kg_lo,
-        dsum(c.co2e_kg_high) / nullif(dsum(c.energy_kwh) * any_value(z.pue_high), 0) as g_kg_hi,
+        dsum(c.co2e_kg_low) / nullif(dsum(c.energy_kwh) * pick(z.pue_low), 0) as g_kg_lo,
+        dsum(c.co2e_kg_high) / nullif(dsum(c.energy_kwh) * pick(z.pue_high), 0) as g_kg_hi,
         -- the board's idle power: its own spec row, else the assumed share of its TDP
         davg(coalesce(si.value, st.value * (select idle_f from p))) as idle_w,
         davg(coalesce(si.low, st.low * (select idle_f_lo from p))) as idle_w_lo,
@@ -120,7 +120,7 @@ utilization as (
 ),
 
 on_demand as (
-    select c.month, c.resource_id, any_value(c.zone) as zone, mode_det(list(c.resolved_team)) as team,
+    select c.month, c.resource_id, pick(c.zone) as zone, mode_det(list(c.resolved_team)) as team,
         sum(c.effective_cost)::double as cost_usd,
         (24 * extract(day from last_day(strptime(c.month, '%Y-%m'))))::double as month_h
     from int_charges_teams c
