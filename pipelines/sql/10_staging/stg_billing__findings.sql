@@ -56,6 +56,6 @@ flagged as (
         '^(ml\.)?(p[0-9]+[a-z-]*|g[0-9]+[a-z]*|gr[0-9]+)\.|^standard_n[cdv]|^(a2|a3|a4|g2)-|^gpu:')
 )
 
-select finding, count(*) as rows, min(row_number) as first_row, any_value(example) as example, any_value(message) as message
+select finding, count(*) as rows, min(row_number) as first_row, arg_min(example, row_number) as example, arg_min(message, row_number) as message
 from flagged
 group by finding
