@@ -2,8 +2,8 @@
 differs in its last bits: 4.85 GPU-hours comes out 4.8499999999999996 or 4.8500000000000005 and
 prints 4.8 or 4.9, moving with whatever else the warehouse holds. Every figure printed is first
 settled to SHOWN_DIGITS significant digits: far above such noise, far below any figure a report
-shows (the cents of a hundred billion). The marts sum order-free where they can (dsum); this is the net
-under what reaches a page as a double."""
+shows (the cents of a hundred billion). The models sum order-free where they can (dsum); this
+is the net under what still reaches a page as a double."""
 from __future__ import annotations
 
 import math
