@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Sequence
 
 BENCH_DIR = Path(os.environ.get("MB_BENCH_DIR", "build/bench"))
 # Runs of each figure a target compares (a floor and the ingest measured against it), taken in
@@ -28,7 +29,7 @@ def _peak_kb():
 print('__RSS__', _peak_kb())"""
 
 
-def measure(code: str) -> dict[str, float]:
+def measure(code: str) -> dict[str, Any]:
     """Run Python `code` in a fresh interpreter; wall seconds and that child's peak RSS in MB.
 
     Each measurement gets its own process, and its peak is the kernel's high-water mark of that
@@ -111,7 +112,7 @@ def target(bench: str, metric: str, value: float, target: float, unit: str = "",
     return t
 
 
-def summary(targets: list[Target], failed_benches: list[str] = ()) -> str:
+def summary(targets: list[Target], failed_benches: Sequence[str] = ()) -> str:
     """The closing table: every figure against its target, pass or fail; benches that crashed."""
     def fmt(x: float) -> str:   # three significant digits, never an exponent for large figures
         return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"

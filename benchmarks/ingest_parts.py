@@ -53,10 +53,17 @@ def main(path: str, warehouse: str, parts: dict[str, tuple[str, ...]]) -> None:
 
     runner.scan = cast(Callable, timed_scan)
     timed = TimedConnection(con, parts)
-    r = runner.ingest(cast(Any, timed), [Path(path)])[0]
+    # a folder is every file in it, ingested by the one command; rows and totals summed
+    results = runner.ingest(cast(Any, timed), [Path(path)])
     done = time.perf_counter()
+    totals: dict[str, Any] = {}
+    for r in results:
+        for k, v in r.totals.items():
+            totals[k] = totals.get(k, 0) + v if isinstance(v, (int, float)) else v
     print(json.dumps({
-        "rows_read": r.rows_read, "rows_loaded": r.rows_loaded, "rows_rejected": r.rows_rejected, "totals": r.totals,
+        "files": len(results), "rows_read": sum(r.rows_read for r in results),
+        "rows_loaded": sum(r.rows_loaded for r in results), "rows_rejected": sum(r.rows_rejected for r in results),
+        "totals": totals,
         "imports_s": imported - T0, "connect_s": connected - imported, "ingest_s": done - connected,
         "parts_s": timed.seconds, "scan_wall_s": sum(s[0] for s in scans), "scan_cpu_s": sum(s[1] for s in scans),
     }, default=str))
