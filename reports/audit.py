@@ -16,7 +16,6 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from core.figures import settled
 from core.months import check_month
 from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
@@ -31,7 +30,7 @@ from reports.audit_teams import team_entities
 from reports.carbon import carbon_context
 from reports.methodology import methodology_context
 from reports.provenance import document_date, provenance
-from reports.render import csv_text, render_pdf
+from reports.render import csv_text, number, render_pdf
 from reports.whatif import whatif_context
 from sources.disclosure_format import FIELDS, TEXT_COLUMNS, warehouse_engine_input
 
@@ -107,7 +106,7 @@ def disclosure_entity(row: dict[str, Any], result: dict[str, Any], match: dict[s
     findings = list(row.get("findings") or []) + _unwritten(row)
     if measured is not None and match is not None:   # a measured variant exists only for a matched host
         estimate = meters
-        how = (f"measured by DCGM on host {match['host']} ({settled(match['gpu_hours']):,.0f} GPU-hours of the {match['namespace']} "
+        how = (f"measured by DCGM on host {match['host']} ({number(match['gpu_hours'])} GPU-hours of the {match['namespace']} "
                f"workload, team {match['team']})")
         meters = as_measured(_meters(row, measured), estimate, how)
         it = next(m for m in estimate if m["meter"] == "it_energy_kwh")

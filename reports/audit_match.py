@@ -20,10 +20,10 @@ from typing import Any, Mapping
 
 import duckdb
 
-from core.figures import settled
 from core.sql import one_row
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import resolve_gpu
+from reports.render import number
 
 # Observed GPU-hours fall short of billed hours by the scrape gaps at a run's edges (a 30 s
 # scrape interval loses under a minute per GPU); a disclosure printed as '192' is exact to 0.5 h.
@@ -70,9 +70,9 @@ def match_disclosure(d: Mapping[str, Any], workloads: list[dict]) -> dict[str, A
     tolerance = max(MATCH_HOURS_TOLERANCE * hours, 0.5)
     candidates = [w for w in workloads if w["gpu_model"] == gpu and _same_zone(d.get("location"), w)
                   and abs(w["gpu_hours"] - hours) <= tolerance and w["gpus"] >= count]
-    return _result(candidates, None, f"same accelerator ({gpu}), zone and {settled(hours):,.0f} accelerator-hours as the "
+    return _result(candidates, None, f"same accelerator ({gpu}), zone and {number(hours)} accelerator-hours as the "
                    "workload's observed GPU-hours",
-                   f"no host of the organisation ran {settled(hours):,.0f} {gpu} accelerator-hours in the period; "
+                   f"no host of the organisation ran {number(hours)} {gpu} accelerator-hours in the period; "
                    "outside the boundary, not in the total")
 
 

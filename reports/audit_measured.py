@@ -9,13 +9,13 @@ from typing import Any, Mapping
 
 import duckdb
 
-from core.figures import settled
 from core.units import KWH_PER_MWH
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
 from reports.audit_common import CO2E, meter
 from reports.audit_match import window_energy_kwh
 from reports.labels import coefficient_label
+from reports.render import number
 
 MEASURED = "measured"
 S_PER_DAY = 86_400.0
@@ -51,7 +51,7 @@ def miss_finding(estimate: Mapping[str, Any], measured_kwh: float, sensitivity: 
     if low is None or low <= measured_kwh <= high:
         return None
     side = "above its 95th percentile" if measured_kwh > high else "below its 5th percentile"
-    text = (f"The estimate of IT energy, {settled(value):,.1f} kWh (range {settled(low):,.1f} to {settled(high):,.1f}), misses the {settled(measured_kwh):,.1f} kWh "
+    text = (f"The estimate of IT energy, {number(value, 1)} kWh (range {number(low, 1)} to {number(high, 1)}), misses the {number(measured_kwh, 1)} kWh "
             f"DCGM measured on host {host}: the measurement lies {side}.")
     if sensitivity:
         top = sensitivity[0]["assumption"]

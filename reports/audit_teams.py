@@ -15,12 +15,12 @@ from typing import Any
 
 import duckdb
 
-from core.figures import settled
 from core.units import G_PER_KG
 from pipelines.quality import rows_as_dicts
 from pipelines.reconstruct import coefficients_by_id, embodied_for_hours, meter_with_range, reference_coef, tornado_of_parts
 from pipelines.reconstruct_sampling import Q, exact
 from reports.audit_common import CO2E, co2e_chart, mc_range, meter, tornado_entry, what_to_publish
+from reports.render import number
 
 # What a platform team would measure or obtain to replace each assumption (first match wins).
 MEASURE = (
@@ -155,7 +155,7 @@ def _operational(t: dict[str, Any], lines: list[dict], parts: dict[str, list[Q]]
     return [
         meter("it_energy_kwh", t["it_energy_kwh"], *mc_range(t["it_energy_kwh"], parts["it_energy_kwh"]),
               "measured" if measured else "estimated",
-              "measured by DCGM" if measured else f"{settled(t['it_energy_kwh_measured']):,.1f} kWh measured by DCGM, the rest "
+              "measured by DCGM" if measured else f"{number(t['it_energy_kwh_measured'], 1)} kWh measured by DCGM, the rest "
               "billed GPU-hours x TDP x power fraction" if t["it_energy_kwh_measured"] else
               "billed GPU-hours x TDP x power fraction (no telemetry on these GPUs)", _ids(lines, "it_energy_kwh")),
         meter("facility_energy_kwh", t["facility_energy_kwh"], *mc_range(t["facility_energy_kwh"], parts["facility_energy_kwh"]),
@@ -178,7 +178,7 @@ def _market(t: dict[str, Any], lines: list[dict], zones: dict[str, dict[str, Any
         why = "; ".join(zones.get(z, {}).get("market_reason") or f"{z}: no market-based factor" for z in missing)
         return meter("co2e_market_kg", None, None, None, "not available", why, []), []
     claims = [c for z in in_zones for c in zones.get(z, {}).get("claims", []) if c["applied_kwh"]]
-    basis = "; ".join(f"{c['zone']}: {_claim_text(c)} on {settled(c['applied_kwh']):,.1f} kWh" for c in claims)
+    basis = "; ".join(f"{c['zone']}: {_claim_text(c)} on {number(c['applied_kwh'], 1)} kWh" for c in claims)
     ids = sorted({c["coefficient_id"] for c in claims if c["coefficient_id"]} | set(_ids(lines, "facility_energy_kwh")))
     parts = [q for line in used for q in _market_parts(line, zones.get(line["zone"], {}))]
     return meter("co2e_market_kg", t["co2e_market_kg"], *mc_range(t["co2e_market_kg"], parts), "estimated",
@@ -221,6 +221,6 @@ def _embodied(hours_by_gpu: dict[str | None, float]) -> tuple[dict[str, Any], li
     q, how = embodied_for_hours(hours_by_gpu)
     m, rows = meter_with_range(q, how, "co2e_embodied_kg")
     unknown = hours_by_gpu.get(None)
-    findings = [f"{settled(unknown):,.0f} GPU-hours are on resources of unknown GPU model: their embodied CO2e uses "
+    findings = [f"{number(unknown)} GPU-hours are on resources of unknown GPU model: their embodied CO2e uses "
                 "assumptions:gpu_embodied_kgco2e_unknown"] if unknown else []
     return {"meter": "co2e_embodied_kg", "reported": None, "estimate": None, **m}, rows, findings, q
