@@ -12,6 +12,10 @@ hash then shows the content is already loaded, the staging is rolled back and th
 `unchanged` all the same. A path already loaded is hashed first: re-running over the same
 folder must stay a matter of hashing, not parsing. The same read on the second thread counts
 the file's records without DuckDB; rows read must match that count (sources/linecount.py).
+
+Small telemetry files of one kind (a fleet's hourly dumps) are staged as one batch in one
+transaction (ingest_batch), each still checked, recorded and reported as its own; anything only a
+file's own staging decides sends the batch back to this file-by-file way, so the result is the same.
 """
 from __future__ import annotations
 
@@ -36,13 +40,14 @@ from core.sql import one_row
 from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.progress import ticking
-from pipelines.stage_inputs import apply_config, file_energy_kwh
+from pipelines.stage_inputs import apply_config, file_energy_kwh, files_energy_kwh
 from pipelines.warehouse import database_path, out_of_memory
 from sources import REGISTRY
-from sources.base import Head, Reader, Restage, check_count, detect, duck_error, read_head
+from sources.base import BatchMiss, Head, Reader, Restage, Staged, check_count, detect, duck_error, read_head
 from sources.linecount import scan
 from sources.reference_data import load_reference
 from sources.tabular import ShortRows
+from sources.telemetry import TelemetryReader
 from sources.text_parts import TextParts
 
 # In a folder, these are notes and settings, not data (model cards are .md, so .md is read).
@@ -327,6 +332,95 @@ def superseded(con: duckdb.DuckDBPyConnection, path: str, kinds: list[str], deli
     return out
 
 
+# Small files of a kind that stages in batches (TelemetryReader.stage_batch) are staged together:
+# a file's own staging runs about 30 statements, a tenth of a second whatever its size, so a
+# month of a fleet's hourly scrapes (tens of thousands of files) took hours (issue 24). Bigger
+# files gain nothing, and a batch is bounded so that its progress still shows.
+BATCH_FILE_MAX_BYTES = 32 << 20
+BATCH_MAX_BYTES = 512 << 20
+BATCH_MAX_FILES = 500
+
+
+def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, kind: str,
+               options: dict[str, Any] | None) -> list[tuple[Path, Head, TelemetryReader, str]]:
+    """The files from `start` on that can be staged as one batch: small, of one reader that
+    batches, each path new to the warehouse (a path loaded before is hashed first: see
+    ingest_file) and no option set (they are a file's own staging's); [] unless two or more."""
+    if any(v is not None for v in (options or {}).values()):
+        return []
+    out: list[tuple[Path, Head, TelemetryReader, str]] = []
+    total = 0
+    for f in files[start:start + BATCH_MAX_FILES]:
+        try:
+            size = f.stat().st_size
+        except OSError:
+            break
+        # a name DuckDB would read as a pattern (`[`, `*`, `?`) could name other files in a list
+        if size > BATCH_FILE_MAX_BYTES or total + size > BATCH_MAX_BYTES or glob.has_magic(str(f)):
+            break
+        if one_row(con, "select count(*) from source_files where path = ? and status = 'loaded'", [str(f.resolve())])[0]:
+            break
+        try:
+            head = read_head(f)
+            reader, version = detect(head, kind)
+        except InputError:
+            break            # the file's own ingest says what is wrong with it
+        if not isinstance(reader, TelemetryReader) or not reader.batches(head) or (out and reader.kind != out[0][2].kind):
+            break
+        out.append((f, head, reader, version))
+        total += size
+    return out if len(out) > 1 else []
+
+
+# What sends a batch back to staging file by file: a file's own staging decides these (and, for
+# an error, stops at that file with its own Error line, the files before it loaded).
+BATCH_FALLBACK = (BatchMiss, InputError, duckdb.InvalidInputException, duckdb.ConversionException, duckdb.IOException,
+                  duckdb.OutOfMemoryException)
+
+
+def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, TelemetryReader, str]],
+                 this_run: set[int]) -> list[FileResult] | None:
+    """Load the files of `batch` (batch_from) staged as one, in one transaction; each file is
+    checked, recorded and reported as its own ingest would (its sha256 and record count read
+    beside DuckDB, rows read against that count, its totals and energy). None, with nothing
+    written, where the files must be staged one by one instead (BATCH_FALLBACK)."""
+    reader = batch[0][2]
+    heads = [h for _, h, _, _ in batch]
+    scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan")
+    scanned = scanner.submit(lambda: [scan(h.path, True, reader.dialect(h)) for h in heads])
+    scanner.shutdown(wait=False)
+    begin_staging(con)
+    try:
+        file_ids = [int(r[0]) for r in con.execute("select nextval('file_id_seq') from range(?)", [len(batch)]).fetchall()]
+        staged = reader.stage_batch(con, heads, file_ids)
+        shas = [str(sha) for sha, _ in scanned.result()]      # asked to hash: never None
+        if len(set(shas)) < len(shas) or one_row(con, "select count(*) from source_files where status = 'loaded' "
+                                                      "and list_contains(?, sha256)", [shas])[0]:
+            raise BatchMiss("content already loaded")      # `unchanged`, with its note, is the file's own ingest's
+        for head, (rows_read, _), (_, count) in zip(heads, staged, scanned.result()):
+            if reader.expected_rows(con, head, count, Staged(rows_read, "")) != rows_read:
+                raise BatchMiss("rows read differ from the fast count")   # a precise count, or the Error
+        reader.load_batch(con)
+        energy = files_energy_kwh(con, file_ids)
+        results = []
+        for (path, _, _, version), file_id, sha, (rows_read, loaded) in zip(batch, file_ids, shas, staged):
+            totals = {**reader.totals(con, file_id, loaded), "energy_kwh": energy[file_id]}
+            con.execute("insert into source_files values (?, ?, ?, ?, ?, ?, ?, 0, 'loaded', ?, null, null, ?)",
+                        [file_id, str(path.resolve()), sha, reader.kind, version, rows_read, loaded,
+                         datetime.now(timezone.utc).replace(tzinfo=None), json.dumps(totals)])
+            results.append(FileResult(str(path), sha, reader.kind, version, "loaded", rows_read, loaded, 0, totals))
+        con.execute("commit")
+    except BaseException as exc:
+        scanned.exception()      # the scan thread must not outlive the batch's turn
+        con.execute("rollback")
+        con.execute("reset preserve_insertion_order")
+        if isinstance(exc, BATCH_FALLBACK):
+            return None
+        raise
+    this_run.update(file_ids)
+    return results
+
+
 def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",
            options: dict[str, Any] | None = None,
            progress: Callable[[int, int, FileResult], None] | None = None,
@@ -339,13 +433,27 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     results: list[FileResult] = []
     this_run: set[int] = set()
     try:
-        for i, f in enumerate(files, 1):
-            with ticker(con, f"[{i}/{len(files)}]", f) if progress else contextlib.nullcontext():
-                res = ingest_file(con, f, kind, options, this_run)
-            res.notes = notes.get(f, []) + res.notes
-            results.append(res)
-            if progress:
-                progress(i, len(files), res)
+        while len(results) < len(files):
+            i = len(results)
+            batch = batch_from(con, files, i, kind, options)
+            done: list[FileResult] | None = None
+            if batch:
+                status = f"{files[i]} and {len(batch) - 1} more files of the same kind"
+                with ticker(con, f"[{i + 1}-{i + len(batch)}/{len(files)}]", status) if progress else contextlib.nullcontext():
+                    done = ingest_batch(con, batch, this_run)
+            if done is None:
+                done = []
+                # a batch that must be staged file by file is, all of it: trying again from its
+                # second file would stage the rest as a batch again, to the same end
+                for f in files[i:i + max(len(batch), 1)]:
+                    with ticker(con, f"[{i + len(done) + 1}/{len(files)}]", f) if progress else contextlib.nullcontext():
+                        done.append(ingest_file(con, f, kind, options, this_run))
+            for res in done:
+                f = files[len(results)]
+                res.notes = notes.get(f, []) + res.notes
+                results.append(res)
+                if progress:
+                    progress(len(results), len(files), res)
     finally:
         # staging turned off the optimizer that plans IN lists as joins (sources.tabular.file_order)
         con.execute("reset disabled_optimizers")
@@ -358,7 +466,7 @@ def print_progress(i: int, n: int, r: FileResult) -> None:
     print(f"[{i}/{n}] {r.status:9} {r.kind:10} {r.rows_loaded} rows{extra}  {r.path}", file=sys.stderr)
 
 
-def ticker(con: duckdb.DuckDBPyConnection, prefix: str, path: Path,
+def ticker(con: duckdb.DuckDBPyConnection, prefix: str, path: Path | str,
            every_s: float | None = None) -> contextlib.AbstractContextManager[None]:
     """While one file takes long (a month of CUR or telemetry is minutes), say so every
     `every_s` seconds (pipelines.progress.TICK_S) on stderr, with DuckDB's estimate of how far

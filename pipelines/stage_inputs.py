@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
-from core.sql import model_over, one_row
+from core.sql import model_over
 from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
@@ -79,6 +79,18 @@ def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
     """The IT energy of one telemetry file's GPU-hours, by the gpu_hours model itself (resets,
     gaps and the board cap as the reports see them). Needs the reference tables and the
     config's variables (apply_config) on the connection."""
-    sql = model_over("20_intermediate", "gpu_hours.sql",
-                     {"gpu_hour_parts": "select * from main.gpu_hour_parts where file_id = $file_id"})
-    return float(one_row(con, f"select coalesce(sum(energy_kwh), 0) from ({sql})", {"file_id": file_id})[0])
+    return files_energy_kwh(con, [file_id])[file_id]
+
+
+def files_energy_kwh(con: duckdb.DuckDBPyConnection, file_ids: list[int]) -> dict[int, float]:
+    """file_energy_kwh of each of `file_ids`, by one run of the model: each file's GPUs are
+    taken apart (their UUIDs prefixed with the file's id), and the model reads a GPU's parts
+    alone (it groups and orders by GPU), so each file's total is its own, never merged with
+    another file's hours of the same GPU."""
+    sql = model_over("20_intermediate", "gpu_hours.sql", {
+        "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from main.gpu_hour_parts "
+                          "where list_contains($file_ids, file_id)"})
+    # dsum: the same total whatever order the hours come in (alone or in a batch)
+    rows = con.execute(f"select split_part(gpu_uuid, ':', 1)::bigint, coalesce(dsum(energy_kwh), 0) from ({sql}) group by 1",
+                       {"file_ids": list(file_ids)}).fetchall()
+    return {**{i: 0.0 for i in file_ids}, **{int(i): float(kwh) for i, kwh in rows}}

@@ -60,6 +60,12 @@ class Staged:
     header_records: int = 1           # CSV records that were headers (concatenated CodeCarbon files: one per part)
 
 
+class BatchMiss(Exception):
+    """A batch of files staged as one met what only each file's own staging handles (a reject,
+    a count to check again, content already loaded): the runner rolls the batch back and
+    stages its files one by one, which decides as it always has."""
+
+
 class Reader:
     kind: str = ""
     table: str = ""            # the fact table rows land in

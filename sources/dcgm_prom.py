@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import literal, one_row, sql_text
+from core.sql import fill, literal, one_row, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
 from sources.telemetry import TelemetryReader
@@ -40,13 +40,15 @@ def scrape_time(head: Head, option: str | None) -> tuple[datetime, str]:
     return datetime.fromtimestamp(mtime, timezone.utc).replace(tzinfo=None), "file_mtime"
 
 
-def lines_view(con: duckdb.DuckDBPyConnection, head: Head) -> None:
+def lines_view(con: duckdb.DuckDBPyConnection, heads: list[Head]) -> None:
+    """raw_prom_cols over the files of `heads`; with more than one, each line has its file's `filename`."""
     # Split at '}' by the CSV parser (see stg_dcgm_prom__samples.sql); short lines pad with nulls.
+    paths = ", ".join(literal(str(h.path)) for h in heads)
     con.execute(f"""
         create or replace temp view raw_prom_cols as
-        select * from read_csv({literal(str(head.path))}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
+        select * from read_csv({paths if len(heads) == 1 else f"[{paths}]"}, columns = {{'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'd': 'VARCHAR'}},
                                header = false, delim = '}}', quote = '', escape = '', comment = '', auto_detect = false,
-                               null_padding = true, strict_mode = true, compression = 'auto')""")
+                               null_padding = true, strict_mode = true, compression = 'auto', filename = {str(len(heads) > 1).lower()})""")
 
 
 @register
@@ -70,19 +72,41 @@ class DcgmPromReader(TelemetryReader):
             return "openmetrics" if any(ln.strip() == "# EOF" for ln in lines) else "text-0.0.4"
         return None
 
+    def comments_per_line(self, head: Head) -> bool:
+        """Comments in the head (HELP and TYPE before every scrape, say) are dropped line by line;
+        a file without them (a dump of samples) leaves the odd one to the groups, sparing the test
+        on every line (a tenth of the pass's DuckDB time). Either way, the same samples."""
+        return not self.comments_per_group or any(ln.lstrip(" ").startswith("#") for ln in head.text.splitlines())
+
+    def batches(self, head: Head) -> bool:
+        """A file whose samples carry their own times (a dump, a federation): one without takes
+        its scrape's time from its name or mtime, which only its own staging knows."""
+        lines = head.text.splitlines() if head.text.endswith("\n") else head.text.splitlines()[:-1]
+        samples = [m for ln in lines if ln.strip() and not ln.lstrip(" ").startswith("#") for m in [SAMPLE.match(ln)]]
+        return bool(samples) and all(m is not None and m.group(2) is not None for m in samples)
+
+    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> str | None:
+        """Every file of the batch in one read. A sample without a written time takes no scrape
+        time here (NULL, a rejected sample): where it comes from (the file's name, its mtime)
+        is each file's own staging's, and its note too."""
+        lines_view(con, heads)
+        per_line = any(self.comments_per_line(h) for h in heads)
+        name = "stg_dcgm_prom__samples.sql"
+        con.execute("create or replace temp view _tel_samples as " + fill(name, sql_text("10_staging", name), {
+            "row_number": "null::bigint", "comment_line": COMMENT_LINE if per_line else "false", "scrape_ms": "null::bigint",
+            "carried": ", filename"}))
+        return None if per_line else COMMENT_GROUP
+
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         ts, basis = scrape_time(head, options.get("scrape_time"))
         scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
         self.prepare(con)
-        lines_view(con, head)
-        # Comments in the head (HELP and TYPE before every scrape, say) are dropped line by line;
-        # a file without them (a dump of samples) leaves the odd one to the groups, sparing the
-        # test on every line (a tenth of the pass's DuckDB time). Either way, the same samples.
-        per_line = not self.comments_per_group or any(ln.lstrip(" ").startswith("#") for ln in head.text.splitlines())
+        lines_view(con, [head])
+        per_line = self.comments_per_line(head)
         # scrape_ms: an integer we computed, inlined (a one-row table here became a per-sample cross product)
         self.sample_views(con, "stg_dcgm_prom__samples.sql", sql_text("10_staging", "stg_dcgm_prom__samples.sql"),
                           fast={"comment_line": COMMENT_LINE if per_line else "false"},
-                          scrape_ms=str(int(scrape_ms)), comment_line=COMMENT_LINE)
+                          scrape_ms=str(int(scrape_ms)), comment_line=COMMENT_LINE, carried="")
         rows_read, _ = self.group(con, head, no_samples=None if per_line else COMMENT_GROUP)
         untimed = one_row(con, "select count(*) from _tel where t0_ms = ?", [scrape_ms])[0]
         notes = [f"scrape time from {basis}: {ts.isoformat()}Z"] if untimed else []

@@ -119,7 +119,7 @@ class PromCsvReader(TelemetryReader):
         # written ('' and NULL part the same rows): '' becomes NULL once per group, in `metric`
         # and `labels`, instead of in seven CASEs per sample.
         keys = {"samples": "_tel_samples", "keys": ", ".join(f"k{i}" for i in range(len(layout.labels) + 1)),
-                "value": "try_cast(value_text as double)", "metric": "nullif(k0, '')", "labels": labels}
+                "value": "try_cast(value_text as double)", "metric": "nullif(k0, '')", "labels": labels, "carried": ""}
         # '' cells as NULL
         t, m, v = (f"nullif(c{i}, '')" for i in (layout.time, layout.metric, layout.value))
         sql = f"""

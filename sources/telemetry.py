@@ -10,10 +10,16 @@ from typing import Any
 import duckdb
 
 from core.sql import fill, one_row, read_sql
-from sources.base import Head, Reader, Restage, duck_error
+from sources.base import BatchMiss, Head, Reader, Restage, duck_error
 from sources.tabular import read_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
+# A group's lines that are rejects (all of them where the group names no GPU or no valid metric,
+# else its bad values), and the groups whose good samples are loaded.
+REJECTED_LINES = "case when bad_metric or no_gpu then n_lines else n_lines - n_good end"
+LOADED = "not bad_metric and not no_gpu"
+# The staging models that turn _tel into a file's rows, by the table they fill.
+PART_MODELS = (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"))
 # What fails a typed read (a reader's cells typed by DuckDB's CSV parser, or its sniffer's
 # sample) where the text read may still succeed: a cell that does not parse, a line the parser
 # or sniffer rejects. The text read is then the judge: its rows, rejects or Error stand.
@@ -29,6 +35,7 @@ SERIES_KEYS = {
     "value": "try_cast(value_text as double)",
     "metric": "split_part(series, '{', 1)",
     "labels": "case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end",
+    "carried": "",
 }
 
 
@@ -82,30 +89,77 @@ class TelemetryReader(Reader):
         """From _tel_groups: labels, the common shape, and (rows read, rows rejected)."""
         con.execute("create or replace temp table _tel_labelsets as " + read_sql("10_staging", "stg_dcgm__labelsets.sql"))
         con.execute("create or replace temp table _tel as " + read_sql("10_staging", "stg_dcgm__tel.sql"))
-        row = one_row(con, """
-            select coalesce(sum(n_lines), 0),
-                   coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0)
-            from _tel""")
+        row = one_row(con, f"select coalesce(sum(n_lines), 0), coalesce(sum({REJECTED_LINES}), 0) from _tel")
         return row[0], row[1]
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
-        for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql")):
+        for table, model in PART_MODELS:
             con.execute(f"insert into {table} by name select ? as file_id, * from ({read_sql('10_staging', model)})", [file_id])
         return self.samples_loaded(con)
 
     def samples_loaded(self, con: duckdb.DuckDBPyConnection) -> int:
         """Samples of a known metric on a known GPU: the ones load() keeps."""
-        return one_row(con, "select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu")[0]
+        return one_row(con, f"select coalesce(sum(n_good), 0) from _tel where {LOADED}")[0]
 
-    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
+    def batches(self, head: Head) -> bool:
+        """Whether stage_batch() may stage this file with others of its kind."""
+        return False
+
+    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> str | None:  # pragma: no cover - interface
+        """View _tel_samples over every file of a batch, with each sample's `filename` as DuckDB
+        names the file (the paths of `heads`); returns the test of group() `no_samples`."""
+        raise NotImplementedError
+
+    def stage_batch(self, con: duckdb.DuckDBPyConnection, heads: list[Head], file_ids: list[int]) -> list[tuple[int, int]]:
+        """Stage small files of this kind as one, for load_batch(): one read of them all, each
+        sample and group keeping its file's name, label sets parsed once, and each file's GPUs
+        kept apart by their UUIDs prefixed with the file's id (`12:GPU-...`) until load_batch()
+        splits them again. The staging models group by GPU, so every part is the one the file's
+        own staging gives (a file's hour of a GPU is never merged with another file's here: the
+        gpu_hours model does that, from the parts). Returns (rows read, samples loaded) per file,
+        in order. Raises BatchMiss at the first rejected sample: locating rejects, and all that
+        follows from them, is each file's own staging's."""
+        self.prepare(con)
+        con.execute("create or replace temp table _batch (filename varchar, file_id bigint)")
+        con.executemany("insert into _batch values (?, ?)", [[str(h.path), i] for h, i in zip(heads, file_ids)])
+        no_samples = self.batch_samples(con, heads)
+        con.execute("create or replace temp table _tel_groups as "
+                    + read_sql("10_staging", "stg_telemetry__groups.sql", **{**SERIES_KEYS, "carried": ", filename"}))
+        if no_samples is not None:
+            con.execute(f"delete from _tel_groups where {no_samples}")
+        self.fold(con)
+        if one_row(con, "select count(*) from _tel anti join _batch using (filename)")[0]:
+            raise RuntimeError("a batch's samples name a file outside it")
+        con.execute("""create or replace temp table _tel as
+                       select t.* exclude (filename) replace (b.file_id::varchar || ':' || t.gpu_uuid as gpu_uuid), b.file_id
+                       from _tel t join _batch b using (filename)""")
+        per_file = {r[0]: r[1:] for r in con.execute(f"""
+            select b.file_id, coalesce(sum(t.n_lines), 0), coalesce(sum({REJECTED_LINES}), 0),
+                   coalesce(sum(t.n_good) filter (where {LOADED}), 0)
+            from _batch b left join _tel t using (file_id)
+            group by b.file_id""").fetchall()}
+        if any(rejected for _, rejected, _ in per_file.values()):
+            raise BatchMiss("a rejected sample")
+        return [(per_file[i][0], per_file[i][2]) for i in file_ids]
+
+    def load_batch(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The parts of every file staged by stage_batch(), under each file's id and its GPUs' own UUIDs."""
+        for table, model in PART_MODELS:
+            con.execute(f"""insert into {table} by name
+                            select split_part(gpu_uuid, ':', 1)::bigint as file_id,
+                                   * replace (substr(gpu_uuid, strpos(gpu_uuid, ':') + 1) as gpu_uuid)
+                            from ({read_sql('10_staging', model)})""")
+
+    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int, loaded: int | None = None) -> dict[str, Any]:
+        """GPUs and samples (`loaded`: the file's samples loaded, where _tel holds more files
+        than this one); the file's energy is the gpu_hours model's (the ingest runner adds
         it), so `ingest --json` and the reports never disagree on one file."""
         gpus, samples_used = one_row(con, """
             -- a field the file does not carry counts nothing (its n_* is null, not 0)
             select count(distinct gpu_uuid), sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
                                                  + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
             from gpu_hour_parts where file_id = ?""", [file_id])
-        loaded = self.samples_loaded(con)
+        loaded = self.samples_loaded(con) if loaded is None else loaded
         return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),
                 "samples_other_metrics": loaded - int(samples_used or 0)}
 

@@ -215,7 +215,7 @@ def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> Samples:
                          "Fix or re-export the file")
     spark.sql("select line_no, a, b, c, d from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
     name = "stg_dcgm_prom__samples.sql"
-    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms), "comment_line": COMMENT_LINE}, SERIES_KEYS,
+    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms), "comment_line": COMMENT_LINE, "carried": ""}, SERIES_KEYS,
             [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)])
 
 

@@ -6,6 +6,8 @@
 -- Input: view raw_prom_cols(a, b, c, d); {{ scrape_ms }} for samples without a timestamp.
 -- OpenMetrics timestamps are seconds, Prometheus text milliseconds (1e11 s is year 5138).
 -- {{ row_number }} is null for the fast pass and the line number for locating rejects.
+-- {{ carried }}: more columns of raw_prom_cols kept on every sample, each after a comma (a batch
+-- of small files read as one: the file's name), or nothing.
 -- Every expression below runs once per sample (billions in a month of a large fleet), so each
 -- is computed once: no nullif/coalesce over a repeated split, which DuckDB would evaluate for
 -- every row whichever branch is taken.
@@ -13,13 +15,13 @@ with lines as (
     -- Comments are no samples. {{ comment_line }} tells them here, line by line (the numbered
     -- pass; a file whose head has comments), or is `false`: a comment then becomes a series of
     -- its own, dropped per group by stg_telemetry__groups (a test per series, not per line).
-    select * from (select {{ row_number }} as row_number, a, b, c, d from raw_prom_cols)
+    select * from (select {{ row_number }} as row_number, a, b, c, d{{ carried }} from raw_prom_cols)
     where not ({{ comment_line }})
 ),
 
 split as (
     select
-        row_number,
+        row_number{{ carried }},
         case when b is null then split_part(trim(a), ' ', 1)
              when c is null then a
              when d is null then a || '}' || b
@@ -32,11 +34,11 @@ split as (
 
 fields as (
     -- where the value ends: split_part and trim() cost twice these (trim: casts skip blanks)
-    select row_number, series, line, rest, strpos(rest, ' ') as gap from split
+    select row_number{{ carried }}, series, line, rest, strpos(rest, ' ') as gap from split
 ),
 
 timed as (
-    select row_number, series, line, rest, gap,
+    select row_number{{ carried }}, series, line, rest, gap,
            case when gap > 0 then left(rest, gap - 1) else rest end as value_text,
            -- whatever follows the value, however many blanks apart
            try_cast(case when gap > 0 then substr(rest, gap + 1) end as double) as ts
@@ -44,7 +46,7 @@ timed as (
 )
 
 select
-    row_number,
+    row_number{{ carried }},
     series,
     value_text,
     -- The scrape's time only where no time is written after the value (blanks are none): a

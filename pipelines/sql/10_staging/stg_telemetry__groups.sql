@@ -5,6 +5,8 @@
 -- Input: view {{ samples }}(ts_ms, the reader's key columns, and its value) built by the reader;
 -- {{ value }} is that value as a double (a text value is try_cast: a bad one is a reject, not an
 -- error; a reader that had DuckDB's CSV parser type it passes the column itself).
+-- {{ carried }}: more columns of the samples to group by and keep, each after a comma (a batch
+-- of small files staged as one: the file's name), or nothing.
 -- {{ keys }} are the columns a series is identified by (Prometheus text: the series string as
 -- written; a long CSV: its metric and label columns, so no label text is built per sample), and
 -- {{ metric }} / {{ labels }} turn one group's keys into the metric name and label text.
@@ -14,10 +16,10 @@ with valued as (
     -- when there are some, by the pass that locates them (stg_telemetry__reject_lines.sql).
     -- good_ts, the time of a good sample, is worked out once per sample: four aggregates take
     -- it as it is, where a FILTER or CASE in each cost a twentieth of the pass (issue 24).
-    select {{ keys }}, ts_ms, good, case when good is not null then ts_ms end as good_ts
+    select {{ keys }}{{ carried }}, ts_ms, good, case when good is not null then ts_ms end as good_ts
     from (
         select
-            {{ keys }},
+            {{ keys }}{{ carried }},
             ts_ms,
             case when v >= 0 and v < dcgm_blank_min() and ts_ms is not null and not dcgm_int32_blank(v) then v end as good
         from (select *, {{ value }} as v from {{ samples }})
@@ -26,7 +28,7 @@ with valued as (
 
 grouped as (
     select
-        {{ keys }},
+        {{ keys }}{{ carried }},
         ts_ms // 3600000 as hour_index,
     count(*) as n_lines,
     count(good) as n_good,
@@ -38,7 +40,7 @@ grouped as (
     min(good) as v_min,
     sum(good) as v_sum
 from valued
-group by {{ keys }}, ts_ms // 3600000
+group by {{ keys }}{{ carried }}, ts_ms // 3600000
 )
 
 select {{ metric }} as metric, {{ labels }} as labels, * exclude ({{ keys }})
