@@ -135,7 +135,7 @@ PARTS = {
     "one pass: samples grouped by series and hour": ("create or replace temp table _tel_groups",),
     "labels, fold, load": ("create or replace temp table _tel_labelsets", "create or replace temp table _tel ",
                            "insert into gpu_hour_parts", "insert into gpu_pod_parts"),
-    "file energy (gpu_hours model)": ("select coalesce(sum(energy_kwh)",),
+    "file energy (gpu_hours model)": ("select split_part(gpu_uuid, ':', 1)::bigint, coalesce(dsum(energy_kwh)",),
     "commit": ("commit",),
 }
 

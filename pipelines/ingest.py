@@ -348,7 +348,7 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
     ingest_file) and no option set (they are a file's own staging's); [] unless two or more."""
     if any(v is not None for v in (options or {}).values()):
         return []
-    out: list[tuple[Path, Head, TelemetryReader, str]] = []
+    window: list[Path] = []
     total = 0
     for f in files[start:start + BATCH_MAX_FILES]:
         try:
@@ -358,7 +358,14 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
         # a name DuckDB would read as a pattern (`[`, `*`, `?`) could name other files in a list
         if size > BATCH_FILE_MAX_BYTES or total + size > BATCH_MAX_BYTES or glob.has_magic(str(f)):
             break
-        if one_row(con, "select count(*) from source_files where path = ? and status = 'loaded'", [str(f.resolve())])[0]:
+        window.append(f)
+        total += size
+    resolved = [str(f.resolve()) for f in window]
+    seen = {r[0] for r in con.execute("select path from source_files where status = 'loaded' and list_contains(?, path)",
+                                      [resolved]).fetchall()} if len(window) > 1 else set()
+    out: list[tuple[Path, Head, TelemetryReader, str]] = []
+    for f, path in zip(window, resolved):
+        if path in seen:
             break
         try:
             head = read_head(f)
@@ -368,7 +375,6 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
         if not isinstance(reader, TelemetryReader) or not reader.batches(head) or (out and reader.kind != out[0][2].kind):
             break
         out.append((f, head, reader, version))
-        total += size
     return out if len(out) > 1 else []
 
 
@@ -402,13 +408,14 @@ def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, T
                 raise BatchMiss("rows read differ from the fast count")   # a precise count, or the Error
         reader.load_batch(con)
         energy = files_energy_kwh(con, file_ids)
-        results = []
+        totals = reader.totals_batch(con, {file_id: loaded for file_id, (_, loaded) in zip(file_ids, staged)})
+        results, rows = [], []
         for (path, _, _, version), file_id, sha, (rows_read, loaded) in zip(batch, file_ids, shas, staged):
-            totals = {**reader.totals(con, file_id, loaded), "energy_kwh": energy[file_id]}
-            con.execute("insert into source_files values (?, ?, ?, ?, ?, ?, ?, 0, 'loaded', ?, null, null, ?)",
-                        [file_id, str(path.resolve()), sha, reader.kind, version, rows_read, loaded,
-                         datetime.now(timezone.utc).replace(tzinfo=None), json.dumps(totals)])
-            results.append(FileResult(str(path), sha, reader.kind, version, "loaded", rows_read, loaded, 0, totals))
+            kept = {**totals[file_id], "energy_kwh": energy[file_id]}
+            rows.append([file_id, str(path.resolve()), sha, reader.kind, version, rows_read, loaded,
+                         datetime.now(timezone.utc).replace(tzinfo=None), json.dumps(kept)])
+            results.append(FileResult(str(path), sha, reader.kind, version, "loaded", rows_read, loaded, 0, kept))
+        con.executemany("insert into source_files values (?, ?, ?, ?, ?, ?, ?, 0, 'loaded', ?, null, null, ?)", rows)
         con.execute("commit")
     except BaseException as exc:
         scanned.exception()      # the scan thread must not outlive the batch's turn

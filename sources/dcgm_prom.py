@@ -21,6 +21,7 @@ COMMENT_LINE = "a is not null and (starts_with(a, '#') or (starts_with(a, ' ') a
 # a blank: a comment's with its '#'.
 COMMENT_GROUP = "coalesce(starts_with(ltrim(metric), '#'), false)"
 
+BATCH_PROBE = 32 * 1024
 SAMPLE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s+\S+(\s+-?[\d.eE+]+)?\s*$")
 ISO_IN_NAME = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})[T_ -]?(\d{2})[:-]?(\d{2})[:-]?(\d{2})")
 EPOCH_IN_NAME = re.compile(r"(?<!\d)(1[0-9]{9})(?:\d{3})?(?!\d)")
@@ -81,7 +82,10 @@ class DcgmPromReader(TelemetryReader):
     def batches(self, head: Head) -> bool:
         """A file whose samples carry their own times (a dump, a federation): one without takes
         its scrape's time from its name or mtime, which only its own staging knows."""
-        lines = head.text.splitlines() if head.text.endswith("\n") else head.text.splitlines()[:-1]
+        # the head's first 32 KiB, its last line perhaps cut short: a guess, since a later sample
+        # without its time is a reject in the batch, which sends its files back to their own staging
+        probe = head.text[:BATCH_PROBE]
+        lines = probe.splitlines() if probe == head.text and probe.endswith("\n") else probe.splitlines()[:-1]
         samples = [m for ln in lines if ln.strip() and not ln.lstrip(" ").startswith("#") for m in [SAMPLE.match(ln)]]
         return bool(samples) and all(m is not None and m.group(2) is not None for m in samples)
 

@@ -150,18 +150,22 @@ class TelemetryReader(Reader):
                                    * replace (substr(gpu_uuid, strpos(gpu_uuid, ':') + 1) as gpu_uuid)
                             from ({read_sql('10_staging', model)})""")
 
-    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int, loaded: int | None = None) -> dict[str, Any]:
-        """GPUs and samples (`loaded`: the file's samples loaded, where _tel holds more files
-        than this one); the file's energy is the gpu_hours model's (the ingest runner adds
+    def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
+        """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
         it), so `ingest --json` and the reports never disagree on one file."""
-        gpus, samples_used = one_row(con, """
+        return self.totals_batch(con, {file_id: self.samples_loaded(con)})[file_id]
+
+    def totals_batch(self, con: duckdb.DuckDBPyConnection, loaded: dict[int, int]) -> dict[int, dict[str, Any]]:
+        """totals() of each loaded file, given its samples loaded."""
+        used = dict(con.execute("""
             -- a field the file does not carry counts nothing (its n_* is null, not 0)
-            select count(distinct gpu_uuid), sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
-                                                 + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
-            from gpu_hour_parts where file_id = ?""", [file_id])
-        loaded = self.samples_loaded(con) if loaded is None else loaded
-        return {"gpus": gpus, "samples": loaded, "samples_used": int(samples_used or 0),
-                "samples_other_metrics": loaded - int(samples_used or 0)}
+            select file_id, sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
+                                + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
+            from gpu_hour_parts where list_contains(?, file_id) group by file_id""", [list(loaded)]).fetchall())
+        gpus = dict(con.execute("select file_id, count(distinct gpu_uuid) from gpu_hour_parts where list_contains(?, file_id) "
+                                "group by file_id", [list(loaded)]).fetchall())
+        return {i: {"gpus": gpus.get(i, 0), "samples": n, "samples_used": int(used.get(i) or 0),
+                    "samples_other_metrics": n - int(used.get(i) or 0)} for i, n in loaded.items()}
 
     def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
         con.execute("delete from gpu_hour_parts where file_id = ?", [file_id])
