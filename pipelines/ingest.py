@@ -343,8 +343,8 @@ BATCH_MAX_FILES = 500
 
 def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, kind: str,
                options: dict[str, Any] | None) -> list[tuple[Path, Head, TelemetryReader, str]]:
-    """The files from `start` on that can be staged as one batch: small, of one reader that
-    batches, each path new to the warehouse (a path loaded before is hashed first: see
+    """The files from `start` on that can be staged as one batch: small, of one reader and
+    batch key (TelemetryReader.batch_key: a long CSV's header, say), each path new to the warehouse (a path loaded before is hashed first: see
     ingest_file) and no option set (they are a file's own staging's); [] unless two or more."""
     if any(v is not None for v in (options or {}).values()):
         return []
@@ -364,6 +364,7 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
     seen = {r[0] for r in con.execute("select path from source_files where status = 'loaded' and list_contains(?, path)",
                                       [resolved]).fetchall()} if len(window) > 1 else set()
     out: list[tuple[Path, Head, TelemetryReader, str]] = []
+    first_key: tuple | None = None
     for f, path in zip(window, resolved):
         if path in seen:
             break
@@ -372,8 +373,11 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
             reader, version = detect(head, kind)
         except InputError:
             break            # the file's own ingest says what is wrong with it
-        if not isinstance(reader, TelemetryReader) or not reader.batches(head) or (out and reader.kind != out[0][2].kind):
+        if not isinstance(reader, TelemetryReader) or (key := reader.batch_key(head)) is None:
             break
+        if out and (reader.kind, key) != (out[0][2].kind, first_key):
+            break
+        first_key = key
         out.append((f, head, reader, version))
     return out if len(out) > 1 else []
 

@@ -11,7 +11,7 @@ import duckdb
 from core.sql import fill, literal, one_row, sql_text
 from sources.base import Head, Staged, register
 from sources.linecount import LineCount
-from sources.telemetry import TelemetryReader
+from sources.telemetry import SERIES_KEYS, TelemetryReader
 
 # A comment line: its first character other than a blank is '#'. (DuckDB skips empty lines
 # itself; a line starting with '}' has a NULL `a` and is a sample to reject, not to drop.)
@@ -79,17 +79,17 @@ class DcgmPromReader(TelemetryReader):
         on every line (a tenth of the pass's DuckDB time). Either way, the same samples."""
         return not self.comments_per_group or any(ln.lstrip(" ").startswith("#") for ln in head.text.splitlines())
 
-    def batches(self, head: Head) -> bool:
-        """A file whose samples carry their own times (a dump, a federation): one without takes
+    def batch_key(self, head: Head) -> tuple | None:
+        """A file whose samples carry their own times (a dump, a federation); one without takes
         its scrape's time from its name or mtime, which only its own staging knows."""
         # the head's first 32 KiB, its last line perhaps cut short: a guess, since a later sample
         # without its time is a reject in the batch, which sends its files back to their own staging
         probe = head.text[:BATCH_PROBE]
         lines = probe.splitlines() if probe == head.text and probe.endswith("\n") else probe.splitlines()[:-1]
         samples = [m for ln in lines if ln.strip() and not ln.lstrip(" ").startswith("#") for m in [SAMPLE.match(ln)]]
-        return bool(samples) and all(m is not None and m.group(2) is not None for m in samples)
+        return () if samples and all(m is not None and m.group(2) is not None for m in samples) else None
 
-    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> str | None:
+    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> tuple[dict[str, str], str | None]:
         """Every file of the batch in one read. A sample without a written time takes no scrape
         time here (NULL, a rejected sample): where it comes from (the file's name, its mtime)
         is each file's own staging's, and its note too."""
@@ -99,7 +99,7 @@ class DcgmPromReader(TelemetryReader):
         con.execute("create or replace temp view _tel_samples as " + fill(name, sql_text("10_staging", name), {
             "row_number": "null::bigint", "comment_line": COMMENT_LINE if per_line else "false", "scrape_ms": "null::bigint",
             "carried": ", filename"}))
-        return None if per_line else COMMENT_GROUP
+        return {**SERIES_KEYS, "carried": ", filename"}, None if per_line else COMMENT_GROUP
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         ts, basis = scrape_time(head, options.get("scrape_time"))

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from core.sql import literal, sql_text
+from core.sql import fill, literal, sql_text
 from sources.base import Head, Restage, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import csv_names, csv_read, tabular_dialect, tabular_expected_rows
@@ -103,9 +103,10 @@ class PromCsvReader(TelemetryReader):
     def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         return tabular_expected_rows(con, head, count)
 
-    def samples_sql(self, head: Head, src: str) -> tuple[str, dict[str, str]]:
+    def samples_sql(self, head: Head, src: str, carried: str = "") -> tuple[str, dict[str, str]]:
         """The samples of the CSV read by relation `src` (text columns c0..cN by position) and
-        the series keys; `{{ row_number }}` is left for the caller (null, or the row's number)."""
+        the series keys; `{{ row_number }}` is left for the caller (null, or the row's number).
+        carried: more columns of `src` kept on every sample, each after a comma (a batch: `, filename`)."""
         layout = long_layout(head)
         if layout is None:   # detect() sniffed this header, so only a direct call gets here
             raise InputError(head.path, "not a long CSV", "no time, metric or value column", "Pass the --kind this file is")
@@ -119,7 +120,7 @@ class PromCsvReader(TelemetryReader):
         # written ('' and NULL part the same rows): '' becomes NULL once per group, in `metric`
         # and `labels`, instead of in seven CASEs per sample.
         keys = {"samples": "_tel_samples", "keys": ", ".join(f"k{i}" for i in range(len(layout.labels) + 1)),
-                "value": "try_cast(value_text as double)", "metric": "nullif(k0, '')", "labels": labels, "carried": ""}
+                "value": "try_cast(value_text as double)", "metric": "nullif(k0, '')", "labels": labels, "carried": carried}
         # '' cells as NULL
         t, m, v = (f"nullif(c{i}, '')" for i in (layout.time, layout.metric, layout.value))
         sql = f"""
@@ -133,11 +134,11 @@ class PromCsvReader(TelemetryReader):
                 case when utc_ts({t}) is not null then epoch_ms(utc_ts({t}))
                      else (case when try_cast({t} as double) < 1e11 then try_cast({t} as double) * 1000
                                 else try_cast({t} as double) end)::bigint end as ts_ms,
-                left(concat_ws(',', {t}, {m}, {v}), 200) as line
+                left(concat_ws(',', {t}, {m}, {v}), 200) as line{carried}
             from (select {{{{ row_number }}}} as row_number, * from {src}))"""
         return sql, keys
 
-    def typed_samples_sql(self, head: Head, keys: dict[str, str]) -> tuple[str, dict[str, str]] | None:
+    def typed_samples_sql(self, head: Head, keys: dict[str, str], also: tuple[Head, ...] = ()) -> tuple[str, dict[str, str]] | None:
         """The samples with the time and value typed by DuckDB's CSV parser, and the slots to group
         them by; None unless every whole record of the head has its time in one of TYPED_TIMES
         and a number for its value.
@@ -146,14 +147,34 @@ class PromCsvReader(TelemetryReader):
         (issue 24). A cell the parser takes gives what the text view gives for it (utc_ts tries
         the same format first; try_cast and the parser read the same numbers; a test holds the
         two views to the same groups); a cell it cannot parse fails the read, and the file is
-        staged again through the text view (TelemetryReader.group's restage)."""
+        staged again through the text view (TelemetryReader.group's restage). `also`: the
+        other files of a batch, of the same header (batch_key)."""
         layout = long_layout(head)
         fmt = None if layout is None else typed_time_format(head, layout.time, layout.value)
         if layout is None or fmt is None:
             return None
-        src = csv_read(head, types={layout.time: "TIMESTAMP", layout.value: "DOUBLE"}, timestamp_format=fmt, sniffed=True)
-        sql = f"select {layout.key_select()}, c{layout.value} as value_num, epoch_ms(c{layout.time}) as ts_ms from {src}"
+        src = csv_read(head, types={layout.time: "TIMESTAMP", layout.value: "DOUBLE"}, timestamp_format=fmt, sniffed=True, also=also)
+        sql = f"select {layout.key_select()}, c{layout.value} as value_num, epoch_ms(c{layout.time}) as ts_ms{keys.get('carried', '')} from {src}"
         return sql, {**keys, "samples": "_tel_samples_typed", "value": "value_num"}
+
+    def batch_key(self, head: Head) -> tuple | None:
+        """Files of one header, header length, compression and time spelling share a batch."""
+        layout = long_layout(head)
+        if layout is None or head.parquet:
+            return None
+        return (csv_names(head), head.header_lines, head.gzip, typed_time_format(head, layout.time, layout.value))
+
+    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> tuple[dict[str, str], str | None]:
+        """Every file of the batch in one read (typed where the first file's head allows it: a
+        cell the typed read cannot parse sends the batch back to each file's own staging)."""
+        head, also = heads[0], tuple(heads[1:])
+        sql, keys = self.samples_sql(head, csv_read(head, also=also), carried=", filename")
+        typed = self.typed_samples_sql(head, keys, also=also) if self.typed_read else None
+        if typed is None:
+            con.execute("create or replace temp view _tel_samples as " + fill("long-csv samples", sql, {"row_number": "null::bigint"}))
+            return keys, None
+        con.execute("create or replace temp view _tel_samples_typed as " + typed[0])
+        return typed[1], None
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         self.prepare(con)

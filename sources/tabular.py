@@ -44,7 +44,7 @@ def csv_names(head: Head) -> tuple[str, ...]:
 
 
 def csv_read(head: Head, padded: bool = False, types: dict[int, str] | None = None,
-             timestamp_format: str | None = None, sniffed: bool = False) -> str:
+             timestamp_format: str | None = None, sniffed: bool = False, also: tuple[Head, ...] = ()) -> str:
     """read_csv with the dialect stated, never sniffed (but see `sniffed`): comma, double quote
     doubled to escape it, no comment character (DuckDB once took ` # notsecret` ending every CUR
     row for a comment and read none), columns c0..cN by position (header names may repeat,
@@ -54,6 +54,7 @@ def csv_read(head: Head, padded: bool = False, types: dict[int, str] | None = No
     line break in parallel, read on one thread); the width is then the header's full field count.
     types: column position -> DuckDB type, where the caller wants the parser to type a column
     (every other column is VARCHAR); a cell that does not parse fails the whole read.
+    also: more files of the same header read with it (a batch), each row with its `filename`.
     sniffed: DuckDB's sniffer reads a sample all the same. Every option but the line break is
     stated, so it decides nothing else; but its sample is DuckDB's only estimate of the file's
     rows: unsniffed, a GB of telemetry was planned as ~42 rows and its grouping took 0.2 s
@@ -63,7 +64,9 @@ def csv_read(head: Head, padded: bool = False, types: dict[int, str] | None = No
     width = len(head.columns) if padded else len(csv_names(head))
     cols = ", ".join(f"'c{i}': '{(types or {}).get(i, 'VARCHAR')}'" for i in range(max(width, 1)))
     fmt = f"timestampformat = {literal(timestamp_format)}, " if timestamp_format else ""
-    return (f"read_csv({literal(str(head.path))}, header = false, skip = {head.header_lines}, auto_detect = {str(sniffed).lower()}, "
+    src = literal(str(head.path)) if not also else "[" + ", ".join(literal(str(h.path)) for h in (head, *also)) + "]"
+    more = "filename = true, " if also else ""
+    return (f"read_csv({src}, header = false, skip = {head.header_lines}, auto_detect = {str(sniffed).lower()}, {more}"
             f"columns = {{{cols}}}, delim = ',', quote = '\"', escape = '\"', comment = '', {fmt}"
             f"nullstr = '{NEVER}', strict_mode = true, null_padding = {str(padded).lower()}, parallel = {str(not padded).lower()}, "
             f"compression = '{'gzip' if head.gzip else 'none'}')")

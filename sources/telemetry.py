@@ -101,13 +101,15 @@ class TelemetryReader(Reader):
         """Samples of a known metric on a known GPU: the ones load() keeps."""
         return one_row(con, f"select coalesce(sum(n_good), 0) from _tel where {LOADED}")[0]
 
-    def batches(self, head: Head) -> bool:
-        """Whether stage_batch() may stage this file with others of its kind."""
-        return False
+    def batch_key(self, head: Head) -> tuple | None:
+        """None: this file is staged alone; files whose keys are equal may be staged as one
+        batch (stage_batch)."""
+        return None
 
-    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> str | None:  # pragma: no cover - interface
-        """View _tel_samples over every file of a batch, with each sample's `filename` as DuckDB
-        names the file (the paths of `heads`); returns the test of group() `no_samples`."""
+    def batch_samples(self, con: duckdb.DuckDBPyConnection, heads: list[Head]) -> tuple[dict[str, str], str | None]:  # pragma: no cover
+        """A view of the samples of every file of a batch, each with its `filename` as DuckDB
+        names the file (the paths of `heads`); returns the slots of stg_telemetry__groups.sql
+        over it (`carried` ', filename') and group()'s `no_samples` test."""
         raise NotImplementedError
 
     def stage_batch(self, con: duckdb.DuckDBPyConnection, heads: list[Head], file_ids: list[int]) -> list[tuple[int, int]]:
@@ -122,9 +124,8 @@ class TelemetryReader(Reader):
         self.prepare(con)
         con.execute("create or replace temp table _batch (filename varchar, file_id bigint)")
         con.executemany("insert into _batch values (?, ?)", [[str(h.path), i] for h, i in zip(heads, file_ids)])
-        no_samples = self.batch_samples(con, heads)
-        con.execute("create or replace temp table _tel_groups as "
-                    + read_sql("10_staging", "stg_telemetry__groups.sql", **{**SERIES_KEYS, "carried": ", filename"}))
+        keys, no_samples = self.batch_samples(con, heads)
+        con.execute("create or replace temp table _tel_groups as " + read_sql("10_staging", "stg_telemetry__groups.sql", **keys))
         if no_samples is not None:
             con.execute(f"delete from _tel_groups where {no_samples}")
         self.fold(con)

@@ -38,15 +38,34 @@ def sample(series: int, step: int) -> str:
     return f"{SERIES[series]} {100 + step % 97}.25 {START_MS + 1_200_000 * step}"
 
 
-files = st.lists(st.lists(st.one_of(st.tuples(st.integers(0, len(SERIES) - 1), st.integers(0, 20)), st.sampled_from(ODD_LINES)),
+# The same series as a long CSV export's rows, and rows only a file's own staging handles: a bad
+# value, a time in another spelling (the typed read fails), no GPU, a row short of fields.
+CSV_HEADER = "timestamp,__name__,Hostname,UUID,gpu,namespace,pod,value"
+CSV_SERIES = ["DCGM_FI_DEV_POWER_USAGE,node-a,GPU-aaaa,0,,train-1", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION,node-a,GPU-aaaa,0,,train-1",
+              "DCGM_FI_DEV_POWER_USAGE,node-a,GPU-bbbb,1,,", "DCGM_FI_DEV_GPU_UTIL,node-b,GPU-cccc,0,ml,serve-2"]
+CSV_ODD_LINES = ["2026-10-06T00:00:00Z,DCGM_FI_DEV_POWER_USAGE,node-a,GPU-aaaa,0,,,abc",
+                 "2026-10-06 00:00:00,DCGM_FI_DEV_POWER_USAGE,node-a,GPU-aaaa,0,,,250",
+                 "2026-10-06T00:00:00Z,DCGM_FI_DEV_GPU_UTIL,,,,,,5", "2026-10-06T00:00:00Z,DCGM_FI_DEV_GPU_UTIL,node-a"]
+
+
+def csv_row(series: int, step: int) -> str:
+    when = datetime(2026, 10, 6) + (datetime(2026, 10, 6, 0, 20) - datetime(2026, 10, 6)) * step
+    return f"{when:%Y-%m-%dT%H:%M:%SZ},{CSV_SERIES[series]},{100 + step % 97}.25"
+
+
+files = st.lists(st.lists(st.one_of(st.tuples(st.integers(0, len(SERIES) - 1), st.integers(0, 20)), st.integers(0, 3)),
                           min_size=1, max_size=12), min_size=2, max_size=6)
 
 
-def write(folder: Path, bodies: list[list[Any]]) -> Path:
+def write(folder: Path, bodies: list[list[Any]], shape: str = "prom") -> Path:
+    """One file per body: a tuple is a sample (series, step), an int an odd line (ODD_LINES or CSV_ODD_LINES)."""
     folder.mkdir(parents=True, exist_ok=True)
     for i, body in enumerate(bodies):
-        text = [sample(*b) if isinstance(b, tuple) else b for b in body]
-        (folder / f"host-{i:03d}.prom").write_text("\n".join(text) + "\n")
+        if shape == "prom":
+            text = [sample(*b) if isinstance(b, tuple) else ODD_LINES[b] for b in body]
+        else:
+            text = [CSV_HEADER] + [csv_row(*b) if isinstance(b, tuple) else CSV_ODD_LINES[b] for b in body]
+        (folder / f"host-{i:03d}.{'prom' if shape == 'prom' else 'csv'}").write_text("\n".join(text) + "\n")
     return folder
 
 
@@ -79,13 +98,16 @@ def loaded(warehouse: Path, folder: Path, batched: bool, monkeypatch) -> tuple[d
     return got, sum(batches)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("shape", ["prom", "csv"])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(bodies=files)
 @example(bodies=[[(0, 0), (1, 0), (0, 1), (1, 1)], [(0, 2), (1, 2), (2, 3)], [(3, 3), (1, 4)]])
-@example(bodies=[[(0, 0), (1, 1)], [(0, 0), (1, 1)], [(2, 5)]])                       # a copy: `unchanged`
-@example(bodies=[[(0, 0), (1, 1)], [(0, 2), ODD_LINES[0]], [(2, 5)]])                # a reject: file by file
-def test_a_batch_loads_what_each_file_loads_alone(tmp_path_factory, monkeypatch, bodies):
-    folder = write(tmp_path_factory.mktemp("dumps"), bodies)
+@example(bodies=[[(0, 0), (1, 1)], [(0, 0), (1, 1)], [(2, 5)]])     # a copy: `unchanged`
+@example(bodies=[[(0, 0), (1, 1)], [(0, 2), 0], [(2, 5)]])          # a reject: file by file
+@example(bodies=[[(0, 0), (1, 1)], [(0, 2), 1], [(2, 5)]])          # untimed, or a time the typed read cannot parse
+@example(bodies=[[(0, 0), (1, 1)], [(0, 2), 3], [(2, 5)]])          # a comment; a short row
+def test_a_batch_loads_what_each_file_loads_alone(tmp_path_factory, monkeypatch, shape, bodies):
+    folder = write(tmp_path_factory.mktemp("dumps"), bodies, shape)
     one_by_one, _ = loaded(folder / "../alone.duckdb", folder, False, monkeypatch)
     batched, batches = loaded(folder / "../batched.duckdb", folder, True, monkeypatch)
     assert batched == one_by_one
@@ -164,3 +186,15 @@ def test_files_past_the_size_limits_are_not_batched(tmp_path, monkeypatch, limit
     monkeypatch.setattr(runner, limit, 10)
     got, batches = loaded(tmp_path / "w.duckdb", folder, True, monkeypatch)
     assert batches == 0 and [r[1] for r in got["results"]] == ["loaded"] * 3
+
+
+def test_long_csv_files_of_another_header_or_time_spelling_start_another_batch(tmp_path, monkeypatch):
+    folder = write(tmp_path / "dumps", [[(0, 0), (1, 1)], [(2, 3)], [(3, 4)], [(0, 5)], [(1, 6)]], "csv")
+    three = folder / "host-002.csv"
+    three.write_text(three.read_text().replace(",value", ",value,region").replace("\n", ",eu\n").replace("region,eu", "region"))
+    four = folder / "host-003.csv"
+    four.write_text(four.read_text().replace("T00:", " 00:").replace(":00Z", ":00").replace("T01:", " 01:"))
+    batched, batches = loaded(tmp_path / "b.duckdb", folder, True, monkeypatch)
+    one_by_one, _ = loaded(tmp_path / "a.duckdb", folder, False, monkeypatch)
+    assert batched == one_by_one and batches == 1          # files 0-1 together; 2, 3 and 4 each alone
+    assert [r[1] for r in batched["results"]] == ["loaded"] * 5
