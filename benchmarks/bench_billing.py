@@ -74,7 +74,7 @@ def generate(path, rows: int, compression: str = "gzip") -> None:
 PARTS = {
     "one pass: read, type, check, write the lines": ("insert into charges (file_id, row_number, charge_line",
                                                      "create or replace temp view _raw_parts"),
-    "duplicate line items (key hashes)": ("select line_item_hash from charges where file_id",),
+    "duplicate line items (key hashes)": ("select count(*) from ( select line_item_hash as h",),
     "rows numbered, rejects, file id": ("update charges set", "insert into _rejects", "delete from charges"),
     "findings": ("create or replace temp table _findings",),
     "commit": ("commit",),

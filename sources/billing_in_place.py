@@ -106,8 +106,12 @@ def stage_in_place(con: duckdb.DuckDBPyConnection, head: Head, file_id: int, num
         from charges where file_id = {int(file_id)}""")
     if needs_full:
         raise Restage({"full": True}, f"{needs_full} rows with a field note or a blank currency")
-    if con.execute(f"""select line_item_hash from charges where file_id = {int(file_id)} and line_item_hash is not null
-                       group by line_item_hash having count(*) > 1 limit 1""").fetchone():
+    # a repeated hash, found by sorting them and comparing neighbours: 1.0 s for 20M lines, where
+    # a group-by (a hash table of 20M keys) took 1.8-2.5 s (issue 24)
+    if one_row(con, f"""select count(*) from (
+                            select line_item_hash as h, lag(line_item_hash) over (order by line_item_hash) as before
+                            from charges where file_id = {int(file_id)} and line_item_hash is not null)
+                        where h = before""")[0]:
         raise Restage({"full": True}, "a line item key hash seen twice")
     if numbered:
         if rows_read and (low, high) != (1, rows_read):
