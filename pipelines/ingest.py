@@ -344,8 +344,9 @@ BATCH_MAX_FILES = 500
 def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, kind: str,
                options: dict[str, Any] | None) -> list[tuple[Path, Head, TelemetryReader, str]]:
     """The files from `start` on that can be staged as one batch: small, of one reader and
-    batch key (TelemetryReader.batch_key: a long CSV's header, say), each path new to the warehouse (a path loaded before is hashed first: see
-    ingest_file) and no option set (they are a file's own staging's); [] unless two or more."""
+    batch key (TelemetryReader.batch_key: a long CSV's header, say), each path new to the
+    warehouse (a path loaded before is hashed first: see ingest_file), and no option set (they
+    are a file's own staging's); [] unless two or more."""
     if any(v is not None for v in (options or {}).values()):
         return []
     window: list[Path] = []
