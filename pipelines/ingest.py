@@ -341,15 +341,18 @@ BATCH_MAX_BYTES = 512 << 20
 BATCH_MAX_FILES = 500
 
 
-def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, kind: str,
-               options: dict[str, Any] | None) -> list[tuple[Path, Head, TelemetryReader, str]]:
+def batch_from(files: list[Path], start: int, kind: str, options: dict[str, Any] | None,
+               loaded: set[str]) -> list[tuple[Path, Head, TelemetryReader, str]]:
     """The files from `start` on that can be staged as one batch: small, of one reader and
     batch key (TelemetryReader.batch_key: a long CSV's header, say), each path new to the
-    warehouse (a path loaded before is hashed first: see ingest_file), and no option set (they
-    are a file's own staging's); [] unless two or more."""
+    warehouse (not in `loaded`, the paths loaded before the run: such a path is hashed first, see
+    ingest_file), and no option set (they are a file's own staging's); [] unless two or more.
+    Each file is looked at only up to the first that cannot join, so a run whose files never
+    batch (or were all loaded before) pays one look per file, not one per file and position."""
     if any(v is not None for v in (options or {}).values()):
         return []
-    window: list[Path] = []
+    out: list[tuple[Path, Head, TelemetryReader, str]] = []
+    first_key: tuple | None = None
     total = 0
     for f in files[start:start + BATCH_MAX_FILES]:
         try:
@@ -357,17 +360,7 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
         except OSError:
             break
         # a name DuckDB would read as a pattern (`[`, `*`, `?`) could name other files in a list
-        if size > BATCH_FILE_MAX_BYTES or total + size > BATCH_MAX_BYTES or glob.has_magic(str(f)):
-            break
-        window.append(f)
-        total += size
-    resolved = [str(f.resolve()) for f in window]
-    seen = {r[0] for r in con.execute("select path from source_files where status = 'loaded' and list_contains(?, path)",
-                                      [resolved]).fetchall()} if len(window) > 1 else set()
-    out: list[tuple[Path, Head, TelemetryReader, str]] = []
-    first_key: tuple | None = None
-    for f, path in zip(window, resolved):
-        if path in seen:
+        if size > BATCH_FILE_MAX_BYTES or total + size > BATCH_MAX_BYTES or glob.has_magic(str(f)) or str(f.resolve()) in loaded:
             break
         try:
             head = read_head(f)
@@ -380,6 +373,7 @@ def batch_from(con: duckdb.DuckDBPyConnection, files: list[Path], start: int, ki
             break
         first_key = key
         out.append((f, head, reader, version))
+        total += size
     return out if len(out) > 1 else []
 
 
@@ -444,10 +438,13 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
     apply_config(con, config or Config())
     results: list[FileResult] = []
     this_run: set[int] = set()
+    # paths loaded before this run (batch_from); the sha256 check inside a batch stays the judge
+    loaded = {r[0] for r in con.execute("select path from source_files where status = 'loaded' and list_contains(?, path)",
+                                        [[str(f.resolve()) for f in files]]).fetchall()}
     try:
         while len(results) < len(files):
             i = len(results)
-            batch = batch_from(con, files, i, kind, options)
+            batch = batch_from(files, i, kind, options, loaded)
             done: list[FileResult] | None = None
             if batch:
                 status = f"{files[i]} and {len(batch) - 1} more files of the same kind"

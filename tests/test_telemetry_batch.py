@@ -198,3 +198,18 @@ def test_long_csv_files_of_another_header_or_time_spelling_start_another_batch(t
     one_by_one, _ = loaded(tmp_path / "a.duckdb", folder, False, monkeypatch)
     assert batched == one_by_one and batches == 1          # files 0-1 together; 2, 3 and 4 each alone
     assert [r[1] for r in batched["results"]] == ["loaded"] * 5
+
+
+def test_files_that_do_not_batch_are_looked_at_once_each(tmp_path, monkeypatch):
+    """A run of 40 files that never batch (scrapes without times) looks at each file once to
+    decide, not once per file and position (a month holds tens of thousands of files)."""
+    folder = tmp_path / "scrapes"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"node-a_2026-10-06T{i % 24:02d}-{i // 24:02d}-00Z.prom").write_text(f"{SERIES[0]} {250 + i}.5\n")
+    files = sorted(folder.iterdir())
+    looked: list[Path] = []
+    stat = Path.stat
+    monkeypatch.setattr(Path, "stat", lambda self, *a, **k: (looked.append(self), stat(self, *a, **k))[1])
+    assert all(runner.batch_from(files, i, "auto", None, set()) == [] for i in range(len(files)))
+    assert len(looked) <= 2 * len(files)      # its size, and detection's own look; 820 when each position stat'ed the rest
