@@ -168,6 +168,9 @@ def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
         return None
 
 
+# A loaded file's source_files row: file_id, path, sha256, kind, format_version, rows read,
+# loaded and rejected, (status loaded), loaded_at, delivery_key, (replaced_by null), totals.
+RECORD_FILE = "insert into source_files values (?, ?, ?, ?, ?, ?, ?, ?, 'loaded', ?, ?, null, ?)"
 # Stagings of one file at most: parts, as it is in file order, the full way, padded.
 STAGINGS = 4
 
@@ -221,7 +224,7 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
         totals = reader.totals(con, file_id)
         if reader.table == "gpu_hour_parts":
             totals["energy_kwh"] = file_energy_kwh(con, file_id)
-        con.execute("insert into source_files values (?, ?, ?, ?, ?, ?, ?, ?, 'loaded', ?, ?, null, ?)",
+        con.execute(RECORD_FILE,
                     [file_id, resolved, sha, reader.kind, staged.format_version or version, staged.rows_read, rows_loaded,
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
         con.execute("commit")
@@ -398,11 +401,12 @@ def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, T
     try:
         file_ids = [int(r[0]) for r in con.execute("select nextval('file_id_seq') from range(?)", [len(batch)]).fetchall()]
         staged = reader.stage_batch(con, heads, file_ids)
-        shas = [str(sha) for sha, _ in scanned.result()]      # asked to hash: never None
+        scans = scanned.result()
+        shas = [str(sha) for sha, _ in scans]      # asked to hash: never None
         if len(set(shas)) < len(shas) or one_row(con, "select count(*) from source_files where status = 'loaded' "
                                                       "and list_contains(?, sha256)", [shas])[0]:
             raise BatchMiss("content already loaded")      # `unchanged`, with its note, is the file's own ingest's
-        for head, (rows_read, _), (_, count) in zip(heads, staged, scanned.result()):
+        for head, (rows_read, _), (_, count) in zip(heads, staged, scans):
             if reader.expected_rows(con, head, count, Staged(rows_read, "")) != rows_read:
                 raise BatchMiss("rows read differ from the fast count")   # a precise count, or the Error
         reader.load_batch(con)
@@ -411,10 +415,10 @@ def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, T
         results, rows = [], []
         for (path, _, _, version), file_id, sha, (rows_read, loaded) in zip(batch, file_ids, shas, staged):
             kept = {**totals[file_id], "energy_kwh": energy[file_id]}
-            rows.append([file_id, str(path.resolve()), sha, reader.kind, version, rows_read, loaded,
-                         datetime.now(timezone.utc).replace(tzinfo=None), json.dumps(kept)])
+            rows.append([file_id, str(path.resolve()), sha, reader.kind, version, rows_read, loaded, 0,
+                         datetime.now(timezone.utc).replace(tzinfo=None), None, json.dumps(kept)])
             results.append(FileResult(str(path), sha, reader.kind, version, "loaded", rows_read, loaded, 0, kept))
-        con.executemany("insert into source_files values (?, ?, ?, ?, ?, ?, ?, 0, 'loaded', ?, null, null, ?)", rows)
+        con.executemany(RECORD_FILE, rows)
         con.execute("commit")
     except BaseException as exc:
         scanned.exception()      # the scan thread must not outlive the batch's turn

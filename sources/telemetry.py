@@ -66,11 +66,8 @@ class TelemetryReader(Reader):
         no_samples: a test on a group's metric for the groups of lines that are no samples
         (comments the view left in), deleted once grouped. Deleted by a statement of its own: as
         a WHERE on the pass, DuckDB pushed the test below the grouping, onto every line."""
-        sql = read_sql("10_staging", "stg_telemetry__groups.sql", **keys)
         try:
-            con.execute("create or replace temp table _tel_groups as " + sql)
-            if no_samples is not None:
-                con.execute(f"delete from _tel_groups where {no_samples}")
+            self.grouped(con, keys, no_samples)
         except TYPED_READ_FAILS as exc:
             if restage is not None:
                 raise Restage(restage, "a time, value or line the typed read could not parse") from None
@@ -84,6 +81,13 @@ class TelemetryReader(Reader):
             if located != rejected:
                 raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
         return rows_read, rejected
+
+    def grouped(self, con: duckdb.DuckDBPyConnection, keys: dict[str, str], no_samples: str | None) -> None:
+        """The one pass: the samples view grouped into `_tel_groups` (stg_telemetry__groups.sql
+        with `keys`), less the groups of lines that are no samples (see group())."""
+        con.execute("create or replace temp table _tel_groups as " + read_sql("10_staging", "stg_telemetry__groups.sql", **keys))
+        if no_samples is not None:
+            con.execute(f"delete from _tel_groups where {no_samples}")
 
     def fold(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
         """From _tel_groups: labels, the common shape, and (rows read, rows rejected)."""
@@ -124,10 +128,7 @@ class TelemetryReader(Reader):
         self.prepare(con)
         con.execute("create or replace temp table _batch (filename varchar, file_id bigint)")
         con.executemany("insert into _batch values (?, ?)", [[str(h.path), i] for h, i in zip(heads, file_ids)])
-        keys, no_samples = self.batch_samples(con, heads)
-        con.execute("create or replace temp table _tel_groups as " + read_sql("10_staging", "stg_telemetry__groups.sql", **keys))
-        if no_samples is not None:
-            con.execute(f"delete from _tel_groups where {no_samples}")
+        self.grouped(con, *self.batch_samples(con, heads))
         self.fold(con)
         if one_row(con, "select count(*) from _tel anti join _batch using (filename)")[0]:
             raise RuntimeError("a batch's samples name a file outside it")
