@@ -1,10 +1,12 @@
 """Invariants of the reconstruction engine over generated disclosures (hypothesis)."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines.reconstruct import reconstruct, reconstruct_many
+from pipelines.reconstruct_sampling import relative_precision
 
 DRAWS = 300
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,7 +55,24 @@ def test_co2e_rises_with_grid_intensity(g1, g2, location, pue):
     a, b = reconstruct_many([{**base, **extra, "grid_gco2e_per_kwh": low_g},
                              {**base, **extra, "grid_gco2e_per_kwh": high_g}], draws=DRAWS)
     ma, mb = a["meters"]["co2e_location_kg"], b["meters"]["co2e_location_kg"]
-    assert ma["value"] <= mb["value"] and ma["low"] <= mb["low"] and ma["high"] <= mb["high"]
+    assert ma["value"] <= mb["value"]
+    # A stated figure is exact to its printed precision: 95 may be 94.5-95.5, 94.75 only
+    # 94.745-94.755, so 95's low may lie under 94.75's. The ends of the range follow the ends
+    # of those intervals (the draws are shared; the interval is the only other difference).
+    lo_a, lo_b = (g - g * relative_precision(g) for g in (low_g, high_g))
+    hi_a, hi_b = (g + g * relative_precision(g) for g in (low_g, high_g))
+    if lo_a <= lo_b:
+        assert ma["low"] <= mb["low"] * (1 + 1e-12), (lo_a, lo_b, ma, mb)
+    if hi_a <= hi_b:
+        assert ma["high"] <= mb["high"] * (1 + 1e-12), (hi_a, hi_b, ma, mb)
+
+
+def test_a_less_precise_figure_has_the_wider_range():
+    """The case hypothesis once found: 95 (exact to the unit) against 94.75 (to the hundredth)."""
+    a, b = reconstruct_many([{**base, "location": "FR", "grid_gco2e_per_kwh": g} for g in (94.75, 95.0)], draws=DRAWS)
+    ma, mb = a["meters"]["co2e_location_kg"], b["meters"]["co2e_location_kg"]
+    assert ma["value"] < mb["value"] and mb["low"] < ma["low"] and ma["high"] < mb["high"]
+    assert mb["low"] / ma["low"] == pytest.approx(94.5 / 94.745, rel=1e-9)
 
 
 @SETTINGS
