@@ -10,6 +10,7 @@ the reporter computed it, and says so.
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
@@ -226,6 +227,11 @@ class Graph:
         for q, how in candidates:
             if callable(q):
                 q = q()
+            # A route that overflows is no figure: a CO2e over a grid intensity of 1e-308 g/kWh
+            # gave infinite energy, and infinity x a market factor of 0 a NaN meter. The next
+            # route, or none, stands.
+            if q is not None and not math.isfinite(q.value):
+                continue
             if q is not None and (best is None or q.rank < best[0]):
                 best = (q.rank, q, how)
                 if q.rank == REPORTED:

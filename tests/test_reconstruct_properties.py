@@ -1,6 +1,8 @@
 """Invariants of the reconstruction engine over generated disclosures (hypothesis)."""
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -95,3 +97,14 @@ def test_different_seeds_change_only_the_ranges():
     d = {**base, "location": "XX"}
     a, b = (reconstruct(d, draws=DRAWS, seed=s)["meters"]["co2e_location_kg"] for s in (1, 2))
     assert a["value"] == b["value"] and (a["low"], a["high"]) != (b["low"], b["high"])
+
+
+def test_a_route_that_overflows_gives_no_figure():
+    """Found by hypothesis: CO2e over a grid intensity of 1e-308 g/kWh overflowed to infinite
+    energy, and infinity x a market factor of 0 made the market-based CO2e NaN."""
+    d = {"model": "m", "source": "s", "grid_gco2e_per_kwh": 1.1125369292536007e-308, "market_gco2e_per_kwh": 0.0,
+         "co2e_location_t": 1.0, "tokens": 1e9}
+    meters = reconstruct(d, draws=DRAWS)["meters"]
+    assert all(math.isfinite(m[k]) for m in meters.values() for k in ("value", "low", "high")), meters
+    assert "facility_energy_kwh" not in meters and "co2e_market_kg" not in meters
+    assert meters["co2e_location_kg"]["value"] == 1000.0
