@@ -230,9 +230,9 @@ class Graph:
             # A route that overflows is no figure: a CO2e over a grid intensity of 1e-308 g/kWh
             # gave infinite energy, and infinity x a market factor of 0 a NaN meter. The next
             # route, or none, stands.
-            if q is not None and not math.isfinite(q.value):
+            if q is None or not math.isfinite(q.value):
                 continue
-            if q is not None and (best is None or q.rank < best[0]):
+            if best is None or q.rank < best[0]:
                 best = (q.rank, q, how)
                 if q.rank == REPORTED:
                     break

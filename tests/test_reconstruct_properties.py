@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.units import KG_PER_T
 from pipelines.reconstruct import reconstruct, reconstruct_many
 from pipelines.reconstruct_sampling import relative_precision
 
@@ -107,4 +108,4 @@ def test_a_route_that_overflows_gives_no_figure():
     meters = reconstruct(d, draws=DRAWS)["meters"]
     assert all(math.isfinite(m[k]) for m in meters.values() for k in ("value", "low", "high")), meters
     assert "facility_energy_kwh" not in meters and "co2e_market_kg" not in meters
-    assert meters["co2e_location_kg"]["value"] == 1000.0
+    assert meters["co2e_location_kg"]["value"] == d["co2e_location_t"] * KG_PER_T
