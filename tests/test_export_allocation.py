@@ -108,3 +108,13 @@ def test_estimated_energy_details_by_day_and_billing_file(exported):
                                                                         where basis = 'estimated') group by all)""").fetchall()[0][0]
     assert lines > 0 and gpu_rows_per_day > 1        # the demo bills estimated GPUs hourly
     assert per_line_day_file == 1 and rows_with_row == 0
+
+
+def test_every_line_carries_its_meters_unit(exported):
+    """A BI tool groups by unit: GPU-hours must say h, never the currency of the bill they came from."""
+    pq = exported / "exports" / f"allocation-{MONTH}.parquet"
+    units = duckdb.sql(f"select meter, list(distinct unit order by unit) from '{pq}' group by meter").fetchall()
+    assert units
+    for meter, got in units:
+        unit = METERS[meter][0]
+        assert got == (["USD"] if unit == "currency" else [unit]), meter

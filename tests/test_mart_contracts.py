@@ -100,7 +100,9 @@ DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is n
        "multiple_fields_uniqueness")}),
     ("allocation_day", f"update allocation_day set amount = 0 where {DAY_ROW}", {("amount", "not_equal_to(0)")}),
     ("allocation_day", "update allocation_day set unit = 'dollars' where meter = 'list_cost'",
-     {("unit", "unit_is_a_currency_or_a_meter_unit")}),
+     {("meter, unit", "unit_is_the_meters_unit")}),
+    ("allocation_day", "update allocation_day set unit = 'USD' where meter = 'gpu_hours'",
+     {("meter, unit", "unit_is_the_meters_unit")}),
     ("allocation_day", f"update allocation_day set source_sha256 = 'abc', source_row = 0 where {DAY_ROW}",
      {("source_sha256", "str_matches('^[0-9a-f]{64}$')"), ("source_row", "greater_than_or_equal_to(1)")}),
     ("allocation_day", f"update allocation_day set team = null where {DAY_ROW}", {("team", "not_nullable")}),
@@ -123,7 +125,7 @@ DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is n
      {("energy_kwh, board_max_kwh", "no_hour_above_the_board")}),
     ("gpu_hours", f"update gpu_hours set util_mean = 1.5, energy_tier = 'guess' where {GPU_HOUR}",
      {("util_mean", "in_range"), ("energy_tier", "isin")}),
-], ids=["day-twice", "zero-detail", "unit", "sha-and-row", "no-team", "no-column", "line-twice", "sign-flipped",
+], ids=["day-twice", "zero-detail", "unit", "hours-in-usd", "sha-and-row", "no-team", "no-column", "line-twice", "sign-flipped",
         "currency-on-energy", "meter-and-month", "gpu-hour-twice", "low-above-energy", "known-energy-no-high",
         "above-the-board", "util-and-tier"])
 def test_growing_tables_checked_in_sql_as_pandera_finds(demo_wh, table, breakage, expected):

@@ -21,7 +21,8 @@
 -- output's several rows per billing row.
 with lines as (
     select a.month, a.team, a.meter, a.rule, a.source_group, a.resource_id, a.amount,
-        coalesce(a.currency, a.unit) as unit, split_part(a.source_group, '|', 1) as kind,
+        -- money in its currency; every other meter in its own unit (GPU-hours stay h on a USD bill)
+        case when a.unit = 'currency' then a.currency else a.unit end as unit, split_part(a.source_group, '|', 1) as kind,
         (1 / (10::hugeint ** m.quantum_places)::hugeint)::decimal(38, 12) as quantum
     from allocation_lines a
     join cfg_meters m on m.meter = a.meter
