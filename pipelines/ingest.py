@@ -528,12 +528,11 @@ def ingest_each(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kin
             i = len(out)
             batch = batch_from(files, i, kind, options, loaded)
             done: list[Outcome] | None = None
-            batched: list[FileResult] | None = None
             if batch:
                 status = f"{files[i]} and {len(batch) - 1} more files of the same kind"
                 with ticker(con, f"[{i + 1}-{i + len(batch)}/{len(files)}]", status) if progress else contextlib.nullcontext():
                     batched = ingest_batch(con, batch, this_run)
-                done = list(batched) if batched is not None else None
+                done = None if batched is None else list(batched)
             if done is None:
                 done = []
                 # a batch that must be staged file by file is, all of it: trying again from its
