@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -105,38 +107,50 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 @click.option("--timezone", default=None,
               help="IANA zone of CodeCarbon's local timestamps (default: from each run's country).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
+@click.option("--keep-going", is_flag=True, help="After a file that fails, go on with the next ones (default: stop there).")
 @warehouse_option
 @config_option
 @engine_options
 @user_errors
 def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: str | None, interval: float | None,
-           timezone: str | None, as_json: bool, warehouse: Path, config_path: Path | None, engine: str | None,
-           spark_warehouse: str | None) -> None:
+           timezone: str | None, as_json: bool, keep_going: bool, warehouse: Path, config_path: Path | None,
+           engine: str | None, spark_warehouse: str | None) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
+    Each file is committed or rolled back whole; the first file that fails stops the run
+    (--keep-going: tries the rest), and every file's status is printed: loaded, unchanged,
+    failed (with its Error) or not tried. Exit code 1 if any failed.
 
     Example: meterbook ingest exports/focus-2026-10.csv telemetry/ --json
     """
-    from pipelines.ingest import ingest as run_ingest
-    from pipelines.ingest import print_progress
-    from pipelines.warehouse import connect
+    from pipelines.ingest import FileStatus, ingest_into, print_progress
     config = _config(config_path)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
+    outcomes: list
     if _engine(engine, config) == "spark":
+        if keep_going:
+            raise InputError("--keep-going", "not available with --engine spark", "",
+                             "Run without it, or ingest with the duckdb engine")
         from pipelines.spark import engine as spark_engine
         store = spark_engine.open_store(config, spark_warehouse)
-        results = spark_engine.ingest(store, paths, kind, options, config)
+        outcomes = spark_engine.ingest(store, paths, kind, options, config)
         where = store.root
     else:
-        results = run_ingest(connect(warehouse), paths, kind, options, progress=None if as_json else print_progress,
-                             config=config)
-        where = str(warehouse)
+        outcomes = ingest_into(warehouse, paths, kind, options, progress=None if as_json else print_progress,
+                               config=config, keep_going=keep_going)
+        where = str(warehouse) if warehouse.exists() else f"{warehouse} not created"
+    failed = [r for r in outcomes if isinstance(r, FileStatus) and r.status == "failed"]
     if as_json:
-        click.echo(json.dumps({"files": [r.as_json() for r in results]}, indent=2, default=str))
+        click.echo(json.dumps({"files": [r.as_json() for r in outcomes]}, indent=2, default=str))
+        for r in failed:                  # as the progress says them without --json
+            click.echo(f"Error: {r.error}", err=True)
     else:
-        loaded = sum(r.status == "loaded" for r in results)
-        click.echo(f"{len(results)} files: {loaded} loaded, {len(results) - loaded} unchanged; warehouse {where}")
+        counts = Counter(r.status for r in outcomes)
+        said = [f"{counts[s]} {s}" for s in ("loaded", "unchanged")] + [f"{counts[s]} {s}" for s in ("failed", "not tried") if counts[s]]
+        click.echo(f"{len(outcomes)} files: {', '.join(said)}; warehouse {where}")
+    if failed:
+        sys.exit(1)
 
 
 @main.command()

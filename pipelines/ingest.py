@@ -16,6 +16,14 @@ the file's records without DuckDB; rows read must match that count (sources/line
 Small telemetry files of one kind (a fleet's hourly dumps) are staged as one batch in one
 transaction (ingest_batch), each still checked, recorded and reported as its own; anything only a
 file's own staging decides sends the batch back to this file-by-file way, so the result is the same.
+
+What is stored is what was read: the file's identity (device, inode, size, mtime) is taken before
+anything reads it and again just before its commit; a file edited or replaced in between (read
+by DuckDB, the scan thread and the head in different states) is refused, never stored with rows
+of one version and the sha256 of another (which every later ingest would call `unchanged`).
+
+A run reports every file: committed (`loaded`, `unchanged`), `failed` with its Error, or `not
+tried` when an earlier failure stopped the run (ingest_each; keep_going tries them all).
 """
 from __future__ import annotations
 
@@ -28,10 +36,11 @@ import shutil
 import sys
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from contextlib import suppress
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeGuard
+from typing import Any, Callable, Iterable, NamedTuple, TypeGuard
 
 import duckdb
 
@@ -41,7 +50,7 @@ from pipelines.config import Config
 from pipelines.deliveries import is_manifest, select_parts
 from pipelines.progress import ticking
 from pipelines.stage_inputs import apply_config, file_energy_kwh, files_energy_kwh
-from pipelines.warehouse import database_path, out_of_memory
+from pipelines.warehouse import connect, database_path, out_of_memory
 from sources import REGISTRY
 from sources.base import BatchMiss, Head, Reader, Restage, Staged, check_count, detect, duck_error, read_head
 from sources.linecount import scan
@@ -71,7 +80,52 @@ class FileResult:
     notes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "error": None}
+
+
+@dataclass
+class FileStatus:
+    """A file of the run that committed nothing: `failed` (with its error) or `not tried` (an
+    earlier file failed and the run stopped)."""
+    path: str
+    status: str              # failed | not tried
+    error: InputError | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The keys of a committed file's result (null where nothing was read), and the Error."""
+        empty: dict[str, Any] = dict.fromkeys(f.name for f in fields(FileResult))
+        return {**empty, "path": self.path, "status": self.status, "totals": {}, "notes": [],
+                "error": str(self.error) if self.error is not None else None}
+
+
+Outcome = FileResult | FileStatus
+# The state of a file on disk: another value after it was read means it changed under the read.
+Identity = tuple[int, int, int, int]
+
+
+def file_identity(path: Path) -> Identity:
+    """Device, inode, size and modification time (ns) of the file: an edit in place changes the
+    time (and mostly the size), a file replaced by a rename changes the inode."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise InputError(path, "cannot read the file", exc.strerror or str(exc), "Check the path and its permissions") from None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def check_unaltered(path: Path, before: Identity) -> None:
+    """Refuse a file whose identity changed since `before` (taken before its first read): the
+    rows, the sha256 and the record count may each be of another version."""
+    after = file_identity(path)
+    if after == before:
+        return
+    if after[:2] != before[:2]:
+        what = "replaced by another file"
+    elif after[2] != before[2]:
+        what = f"size {before[2]} -> {after[2]} bytes"
+    else:
+        what = "modified: its modification time moved"
+    raise InputError(path, "changed while being read", what, "Ingest it again")
 
 
 def sha256_of(path: Path) -> str:
@@ -115,6 +169,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     delivery (a CUR month split over several files) never replace each other."""
     options = options or {}
     this_run = this_run if this_run is not None else set()
+    before = file_identity(path)       # before the sha256, the head, the scan and DuckDB read it
     resolved = str(path.resolve())
     seen_path = one_row(con, "select count(*) from source_files where path = ? and status = 'loaded'", [resolved])[0]
     sha: str | None = None
@@ -139,7 +194,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     try:
         if in_place:
             options = {**options, "file_id": one_row(con, "select nextval('file_id_seq')")[0], "parts": splitter}
-        return stage_and_load(con, path, resolved, sha, reader, head, version, options, scanned, this_run)
+        return stage_and_load(con, path, resolved, sha, reader, head, version, options, scanned, this_run, before)
     finally:
         if splitter is not None:
             splitter.abandon()     # never leave the scan thread waiting for a staging that is over
@@ -176,9 +231,11 @@ STAGINGS = 4
 
 
 def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str | None, reader: Reader,
-                   head: Head, version: str, options: dict[str, Any], scanned: Future, this_run: set[int]) -> FileResult:
+                   head: Head, version: str, options: dict[str, Any], scanned: Future, this_run: set[int],
+                   before: Identity) -> FileResult:
     """The file's transaction: stage (again, another way, when a staging asks), check the rows
-    read against the independent count, replace what it supersedes, load, record the file."""
+    read against the independent count, replace what it supersedes, load, record the file (if
+    it is still as it was before it was read: `before`)."""
     begin_staging(con)
     try:
         attempt = options
@@ -224,6 +281,7 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
         totals = reader.totals(con, file_id)
         if reader.table == "gpu_hour_parts":
             totals["energy_kwh"] = file_energy_kwh(con, file_id)
+        check_unaltered(path, before)    # every read of the file is over (a view over it included)
         con.execute(RECORD_FILE,
                     [file_id, resolved, sha, reader.kind, staged.format_version or version, staged.rows_read, rows_loaded,
                      rows_rejected, datetime.now(timezone.utc).replace(tzinfo=None), staged.delivery_key, json.dumps(totals)])
@@ -234,6 +292,8 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
         scan_error = scanned.exception()     # the scan thread must not outlive the file's turn
         con.execute("rollback")
         con.execute("reset preserve_insertion_order")
+        if isinstance(exc, (InputError, duckdb.Error)):
+            check_unaltered(path, before)    # an edit under the read, not what it left, is the file's error
         # bytes that are not UTF-8: the scan names the line and the byte, DuckDB only the line
         if isinstance(exc, InputError) and exc.what == "not UTF-8 text" and isinstance(scan_error, InputError):
             raise scan_error from None
@@ -344,8 +404,16 @@ BATCH_MAX_BYTES = 512 << 20
 BATCH_MAX_FILES = 500
 
 
+class BatchFile(NamedTuple):
+    path: Path
+    head: Head
+    reader: TelemetryReader
+    version: str
+    before: Identity         # taken before its head was read (check_unaltered)
+
+
 def batch_from(files: list[Path], start: int, kind: str, options: dict[str, Any] | None,
-               loaded: set[str]) -> list[tuple[Path, Head, TelemetryReader, str]]:
+               loaded: set[str]) -> list[BatchFile]:
     """The files from `start` on that can be staged as one batch: small, of one reader and
     batch key (TelemetryReader.batch_key: a long CSV's header, say), each path new to the
     warehouse (not in `loaded`, the paths loaded before the run: such a path is hashed first, see
@@ -354,14 +422,15 @@ def batch_from(files: list[Path], start: int, kind: str, options: dict[str, Any]
     batch (or were all loaded before) pays one look per file, not one per file and position."""
     if any(v is not None for v in (options or {}).values()):
         return []
-    out: list[tuple[Path, Head, TelemetryReader, str]] = []
+    out: list[BatchFile] = []
     first_key: tuple | None = None
     total = 0
     for f in files[start:start + BATCH_MAX_FILES]:
         try:
-            size = f.stat().st_size
-        except OSError:
+            before = file_identity(f)
+        except InputError:
             break
+        size = before[2]
         # a name DuckDB would read as a pattern (`[`, `*`, `?`) could name other files in a list
         if size > BATCH_FILE_MAX_BYTES or total + size > BATCH_MAX_BYTES or glob.has_magic(str(f)) or str(f.resolve()) in loaded:
             break
@@ -372,10 +441,10 @@ def batch_from(files: list[Path], start: int, kind: str, options: dict[str, Any]
             break            # the file's own ingest says what is wrong with it
         if not isinstance(reader, TelemetryReader) or (key := reader.batch_key(head)) is None:
             break
-        if out and (reader.kind, key) != (out[0][2].kind, first_key):
+        if out and (reader.kind, key) != (out[0].reader.kind, first_key):
             break
         first_key = key
-        out.append((f, head, reader, version))
+        out.append(BatchFile(f, head, reader, version, before))
         total += size
     return out if len(out) > 1 else []
 
@@ -386,14 +455,13 @@ BATCH_FALLBACK = (BatchMiss, InputError, duckdb.InvalidInputException, duckdb.Co
                   duckdb.OutOfMemoryException)
 
 
-def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, TelemetryReader, str]],
-                 this_run: set[int]) -> list[FileResult] | None:
+def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[BatchFile], this_run: set[int]) -> list[FileResult] | None:
     """Load the files of `batch` (batch_from) staged as one, in one transaction; each file is
     checked, recorded and reported as its own ingest would (its sha256 and record count read
     beside DuckDB, rows read against that count, its totals and energy). None, with nothing
     written, where the files must be staged one by one instead (BATCH_FALLBACK)."""
-    reader = batch[0][2]
-    heads = [h for _, h, _, _ in batch]
+    reader = batch[0].reader
+    heads = [b.head for b in batch]
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan")
     scanned = scanner.submit(lambda: [scan(h.path, True, reader.dialect(h)) for h in heads])
     scanner.shutdown(wait=False)
@@ -412,8 +480,10 @@ def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, T
         reader.load_batch(con)
         energy = files_energy_kwh(con, file_ids)
         totals = reader.totals_batch(con, {file_id: loaded for file_id, (_, loaded) in zip(file_ids, staged)})
+        for b in batch:
+            check_unaltered(b.path, b.before)     # an edited file's own ingest refuses it, or reads it whole
         results, rows = [], []
-        for (path, _, _, version), file_id, sha, (rows_read, loaded) in zip(batch, file_ids, shas, staged):
+        for (path, _, _, version, _), file_id, sha, (rows_read, loaded) in zip(batch, file_ids, shas, staged):
             kept = {**totals[file_id], "energy_kwh": energy[file_id]}
             rows.append([file_id, str(path.resolve()), sha, reader.kind, version, rows_read, loaded, 0,
                          datetime.now(timezone.utc).replace(tzinfo=None), None, json.dumps(kept)])
@@ -431,50 +501,107 @@ def ingest_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[Path, Head, T
     return results
 
 
-def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",
-           options: dict[str, Any] | None = None,
-           progress: Callable[[int, int, FileResult], None] | None = None,
-           config: Config | None = None) -> list[FileResult]:
-    """Ingest every file; the first structural error stops the run (earlier files stay loaded).
-    The config's telemetry settings (interval, gaps) shape a telemetry file's energy total."""
+def ingest_each(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",
+                options: dict[str, Any] | None = None,
+                progress: Callable[[int, int, Outcome], None] | None = None,
+                config: Config | None = None, keep_going: bool = False) -> list[Outcome]:
+    """Ingest every file, each committed or rolled back whole, and say what became of each: its
+    result, or `failed` with its Error; the first failure stops the run (the files after it are
+    `not tried`) unless keep_going. The config's telemetry settings (interval, gaps) shape a
+    telemetry file's energy total. A path that names nothing stops the run before any file."""
     files, notes = expand(paths)
     load_reference(con)
     apply_config(con, config or Config())
-    results: list[FileResult] = []
+    out: list[Outcome] = []
     this_run: set[int] = set()
     # paths loaded before this run (batch_from); the sha256 check inside a batch stays the judge
     loaded = {r[0] for r in con.execute("select path from source_files where status = 'loaded' and list_contains(?, path)",
                                         [[str(f.resolve()) for f in files]]).fetchall()}
+
+    def report(res: Outcome) -> None:
+        out.append(res)
+        if progress:
+            progress(len(out), len(files), res)
+
     try:
-        while len(results) < len(files):
-            i = len(results)
+        while len(out) < len(files):
+            i = len(out)
             batch = batch_from(files, i, kind, options, loaded)
-            done: list[FileResult] | None = None
+            done: list[Outcome] | None = None
             if batch:
                 status = f"{files[i]} and {len(batch) - 1} more files of the same kind"
                 with ticker(con, f"[{i + 1}-{i + len(batch)}/{len(files)}]", status) if progress else contextlib.nullcontext():
-                    done = ingest_batch(con, batch, this_run)
+                    batched = ingest_batch(con, batch, this_run)
+                done = None if batched is None else list(batched)
             if done is None:
                 done = []
                 # a batch that must be staged file by file is, all of it: trying again from its
                 # second file would stage the rest as a batch again, to the same end
                 for f in files[i:i + max(len(batch), 1)]:
                     with ticker(con, f"[{i + len(done) + 1}/{len(files)}]", f) if progress else contextlib.nullcontext():
-                        done.append(ingest_file(con, f, kind, options, this_run))
+                        try:
+                            done.append(ingest_file(con, f, kind, options, this_run))
+                        except InputError as exc:
+                            done.append(FileStatus(str(f), "failed", exc))
+                            break
             for res in done:
-                f = files[len(results)]
-                res.notes = notes.get(f, []) + res.notes
-                results.append(res)
-                if progress:
-                    progress(len(results), len(files), res)
+                if isinstance(res, FileResult):
+                    res.notes = notes.get(files[len(out)], []) + res.notes
+                report(res)
+            if isinstance(out[-1], FileStatus) and not keep_going:
+                for f in files[len(out):]:
+                    report(FileStatus(str(f), "not tried"))
     finally:
         # staging turned off the optimizer that plans IN lists as joins (sources.tabular.file_order)
         con.execute("reset disabled_optimizers")
         con.execute("reset preserve_insertion_order")
-    return results
+    return out
 
 
-def print_progress(i: int, n: int, r: FileResult) -> None:
+def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: str = "auto",
+           options: dict[str, Any] | None = None,
+           progress: Callable[[int, int, Outcome], None] | None = None,
+           config: Config | None = None) -> list[FileResult]:
+    """Ingest every file; the first structural error stops the run (earlier files stay loaded)
+    and is raised."""
+    outcomes = ingest_each(con, paths, kind, options, progress, config)
+    for res in outcomes:
+        if isinstance(res, FileStatus) and res.error is not None:
+            raise res.error
+    return [res for res in outcomes if isinstance(res, FileResult)]
+
+
+def ingest_into(warehouse: Path, paths: Iterable[str | Path], kind: str = "auto", options: dict[str, Any] | None = None,
+                progress: Callable[[int, int, Outcome], None] | None = None,
+                config: Config | None = None, keep_going: bool = False) -> list[Outcome]:
+    """ingest_each into the warehouse file, created on first use. A run that created it and
+    committed nothing to it (every file failed, or an error before any file) removes it again:
+    an empty warehouse left behind would pass for a real one."""
+    missing = [d for d in (warehouse, *warehouse.parents) if not d.exists()]
+    con = connect(warehouse)
+    failed = True
+    try:
+        outcomes = ingest_each(con, paths, kind, options, progress, config, keep_going)
+        failed = any(isinstance(res, FileStatus) for res in outcomes)
+        return outcomes
+    finally:
+        try:
+            discard = bool(missing) and failed and not one_row(con, "select count(*) from source_files")[0]
+        except duckdb.Error:
+            discard = False        # what it holds is unknown: kept
+        con.close()
+        if discard:
+            for leftover in (warehouse, warehouse.with_name(warehouse.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+            for folder in missing[1:]:      # the folders connect made for it, innermost first
+                with suppress(OSError):
+                    folder.rmdir()
+
+
+def print_progress(i: int, n: int, r: Outcome) -> None:
+    if isinstance(r, FileStatus):
+        print(f"Error: {r.error}" if r.error is not None else f"[{i}/{n}] {r.status:9}  {r.path}", file=sys.stderr)
+        return
     extra = f", {r.rows_rejected} rejected" if r.rows_rejected else ""
     print(f"[{i}/{n}] {r.status:9} {r.kind:10} {r.rows_loaded} rows{extra}  {r.path}", file=sys.stderr)
 

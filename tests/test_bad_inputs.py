@@ -166,7 +166,7 @@ def test_bad_input_outcome(tmp_path, name, kind, outcome, expected):
     res = ingest(wh, path, kind)
     if outcome == "error":
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-        assert res.exit_code == 1 and res.stdout == ""
+        assert res.exit_code == 1 and [f["status"] for f in json.loads(res.stdout)["files"]] == ["failed"]
         assert len(lines) == 1 and lines[0].startswith(f"Error: {path}: "), res.stderr
         assert expected in lines[0]
         assert len(lines[0]) < len(str(path)) + 400      # one readable line, never a dump of the file

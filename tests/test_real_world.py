@@ -148,7 +148,7 @@ def check_loaded(wh: Path, path: Path, f: dict) -> None:
 
 def check_refused(wh: Path, path: Path, code: int, stdout: str, stderr: str) -> None:
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert code == 1 and stdout == "" and "Traceback" not in stderr
+    assert code == 1 and [f["status"] for f in json.loads(stdout)["files"]] == ["failed"] and "Traceback" not in stderr
     assert len(lines) == 1 and lines[0].startswith(f"Error: {path}: "), stderr
     if wh.exists():
         con = duckdb.connect(str(wh), read_only=True)
