@@ -21,6 +21,7 @@ from typing import Any
 
 from core.errors import InputError
 from core.vocabulary import CATEGORIES, RULES
+from sources.bounded import LimitError, load_toml
 
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
@@ -185,9 +186,11 @@ def load_config(path: str | Path | None) -> Config:
     raw = p.read_bytes()
     try:
         text = raw.decode("utf-8")
-        doc = tomllib.loads(text)
+        doc = load_toml(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(p, "not valid TOML", str(exc), "Fix the syntax; `meterbook --help` prints an example") from None
+    except LimitError as exc:
+        raise exc.at(p) from None
     check(doc, schema(), (), Locator(p, text))
     teams, tel, alloc = doc.get("teams", {}), doc.get("telemetry", {}), doc.get("allocation", {})
     carbon, whatif = doc.get("carbon", {}), doc.get("whatif", {})

@@ -28,6 +28,7 @@ from core.errors import InputError
 from core.sql import one_row
 from core.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
 from sources.base import Head, Reader, Staged, register
+from sources.bounded import LimitError, load_yaml, yaml_loader
 from sources.reference_data import read_rows
 
 COUNTRY_FILE = Path(__file__).parent / "country_timezones.csv"
@@ -124,8 +125,9 @@ def yaml_documents(text: str) -> list[tuple[int, Any, dict[str, str]]]:
     ``texts`` holds each top-level scalar as written in the file, before YAML types it: 1.1e9
     stays a string but 7.0e+9 becomes 7000000000.0 and 400.0 becomes 400.0 == 400, so the
     typed value alone cannot tell how precisely a figure was published.
+    Read within sources/input_limits.csv (no anchors or aliases): LimitError past a limit.
     """
-    loader = yaml.SafeLoader(text)
+    loader = yaml_loader(text)
     out = []
     try:
         row = 0
@@ -292,7 +294,7 @@ def split_front_matter(text: str) -> tuple[dict, str]:
     m = re.match(r"---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text, re.S)
     if not m:
         return {}, text
-    meta = yaml.safe_load(m.group(1)) or {}
+    meta = load_yaml(m.group(1)) or {}
     return (meta if isinstance(meta, dict) else {}), text[m.end():]
 
 
@@ -569,6 +571,8 @@ class DisclosureReader(Reader):
             where = f"line {mark.line + 1}" if mark else str(exc).splitlines()[0]
             raise InputError(head.path, "not valid YAML", where, "Fix the YAML syntax (one accounting per document, "
                              "documents separated by ---)") from None
+        except LimitError as exc:
+            raise exc.at(head.path) from None
         good = []
         for row, doc, texts in docs:
             problems = document_problems(doc)
@@ -608,5 +612,7 @@ class HfModelCardReader(DisclosureReader):
             mark = getattr(exc, "problem_mark", None)
             raise InputError(head.path, "front matter is not valid YAML", f"line {mark.line + 2}" if mark else "",
                              "Fix the YAML between the --- lines") from None
+        except LimitError as exc:
+            raise exc.at(head.path) from None
         _stage_rows(con, [d])
         return Staged(rows_read=1, format_version="hf-card", notes=[f"{d.model}: {f}" for f in d.findings])
