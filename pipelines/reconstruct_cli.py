@@ -27,7 +27,15 @@ from pipelines.reconstruct import (
 )
 from pipelines.reconstruct_render import render_table
 from sources.bounded import LimitError, load_yaml
-from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, engine_input, parse_hf_card, written_numbers, yaml_documents
+from sources.disclosure_format import (
+    NUMBER_TEXT,
+    NUMERIC_FIELDS,
+    card_stem,
+    engine_input,
+    parse_hf_card,
+    written_numbers,
+    yaml_documents,
+)
 
 CARD_SUFFIXES = (".md", ".markdown")
 
@@ -35,7 +43,8 @@ CARD_SUFFIXES = (".md", ".markdown")
 def read_card(path: Path) -> dict[str, Any]:
     """A Hugging Face model card, read by the same parser as `meterbook ingest`."""
     try:
-        d = parse_hf_card(path.read_text(encoding="utf-8-sig"), source=f"Hugging Face model card ({path.name})")
+        d = parse_hf_card(path.read_text(encoding="utf-8-sig"), source=f"Hugging Face model card ({path.name})",
+                          stem=card_stem(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(path, "front matter is not valid YAML", f"line {mark.line + 2}" if mark else "",
