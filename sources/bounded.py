@@ -118,13 +118,14 @@ class BoundedLoader(yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise LimitError(f"YAML {'alias *' if isinstance(event, yaml.AliasEvent) else 'anchor &'}{event.anchor}: "
                              "meterbook reads no anchors or aliases", line, "Write each value out where it is used")
-        self.depth += 1
+        nests = isinstance(event, yaml.CollectionStartEvent)   # a scalar is a leaf, not a level
+        self.depth += nests
         if self.depth > self.most:
             raise _too_deep("the YAML document", line, self.most)
         try:
             return super().compose_node(parent, index)   # type: ignore[no-untyped-call]
         finally:
-            self.depth -= 1
+            self.depth -= nests
 
 
 def yaml_loader(text: str) -> BoundedLoader:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.demo import DISCLOSURE
 from sources.bounded import LimitError, limit, load_json, load_toml, load_yaml
@@ -148,3 +150,20 @@ def test_a_document_past_the_size_limit_is_refused_before_parsing():
 def test_anchors_and_aliases_are_refused(text):
     with pytest.raises(Exception, match="anchor|alias|undefined"):
         load_yaml(text)
+
+
+@given(depth=st.integers(min_value=1, max_value=3000), kinds=st.lists(st.sampled_from("[{"), min_size=1, max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_any_nesting_parses_below_the_limit_and_is_refused_above_it(depth, kinds):
+    """JSON, TOML and YAML nested `depth` deep (arrays and tables mixed): the parser's own value up
+    to nesting_depth_max, a LimitError past it, never a RecursionError."""
+    opens = [kinds[i % len(kinds)] for i in range(depth)]
+    json_text = "".join('{"k": ' if o == "{" else "[" for o in opens) + "1" + "".join("}" if o == "{" else "]" for o in reversed(opens))
+    toml_text = "a = " + "".join("{k = " if o == "{" else "[" for o in opens) + "1" + "".join("}" if o == "{" else "]" for o in reversed(opens))
+    # the limit counts brackets and braces (and YAML's blocks); a document's own top level may add one
+    for load, text in ((load_json, json_text), (load_toml, toml_text), (load_yaml, "a: " + json_text)):
+        if depth < 64:
+            assert load(text) is not None
+        elif depth > 64:
+            with pytest.raises(LimitError):
+                load(text)
