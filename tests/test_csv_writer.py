@@ -18,22 +18,33 @@ MONTH = "2026-10"
 DDE = "+cmd|' /C calc'!A0"
 SUM = "@SUM(1+1)*cmd"
 MINUS = "-2+3+cmd|' /C calc'!A0"
+# demo team tag -> the payload that replaces it (JSON inside a CSV cell: quotes escaped twice)
+TAG_PAYLOADS = {"recsys": DDE, "search": HYPERLINK.replace('"', '\\""')}
+# demo job id -> the payload that replaces it
+JOB_PAYLOADS = {"finetune-7b": SUM, "acme-embed-1b-pretrain": MINUS}
+
+
+def _with_payloads(d: Path) -> None:
+    """Formula payloads in the demo's FOCUS tags and work-log job ids."""
+    focus = next((d / "billing").glob("focus-*.csv"))
+    text = focus.read_text(encoding="utf-8")
+    for team, payload in TAG_PAYLOADS.items():
+        text = text.replace(f'""team"":""{team}""', f'""team"":""{payload}""')
+    focus.write_text(text, encoding="utf-8")
+    work = next((d / "work").glob("*.csv"))
+    text = work.read_text(encoding="utf-8")
+    for job, payload in JOB_PAYLOADS.items():
+        text = text.replace(f"{job},", f'"{payload}",')
+    work.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict[str, Path]:
-    """The demo month with formula payloads as team tags and a job id, exported."""
+    """The demo month with formula payloads as team tags and job ids, exported."""
     root = tmp_path_factory.mktemp("csv_writer")
     d, wh = root / "demo", root / "wh.duckdb"
     cli("demo", "--month", MONTH, "--out", str(d))
-    focus = next((d / "billing").glob("focus-*.csv"))
-    text = focus.read_text(encoding="utf-8")
-    for team, payload in (("recsys", DDE), ("search", HYPERLINK.replace('"', '\\""'))):
-        text = text.replace(f'""team"":""{team}""', f'""team"":""{payload}""')
-    focus.write_text(text, encoding="utf-8")
-    work = next((d / "work").glob("*.csv"))
-    work.write_text(work.read_text(encoding="utf-8").replace("finetune-7b,", f'"{SUM}",').replace(
-        "acme-embed-1b-pretrain,", f'"{MINUS}",'), encoding="utf-8")
+    _with_payloads(d)
     cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "work"), "--warehouse", str(wh))
     common = ["--month", MONTH, "--warehouse", str(wh), "--config", str(d / "meterbook.toml")]
     cli("export", "allocation", *common, "--out", str(root / "exports"))
