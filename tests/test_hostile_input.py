@@ -96,6 +96,17 @@ def test_deep_yaml_is_one_error_line(tmp_path, make, command):
     assert line.endswith("). Flatten the document; no meterbook input needs that depth")
 
 
+def test_deep_json_disclosure_is_one_error_line_in_reconstruct(tmp_path):
+    """JSON is YAML: a disclosure written as JSON is read by the same bounded loader."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"model": "x", "source": ' + "[" * DEPTH + "\n")
+    code, _, err = run_cli("reconstruct", str(path))
+    assert code == 1 and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        f"Error: {path}: the YAML document nests more than 64 levels deep (nesting_depth_max) (line 1). "
+        "Flatten the document; no meterbook input needs that depth"]
+
+
 def test_deep_json_lines_are_one_error_line(tmp_path):
     path = tmp_path / "work.jsonl"
     path.write_text('{"job_id": ' + "[" * DEPTH + "\n")
@@ -106,14 +117,17 @@ def test_deep_json_lines_are_one_error_line(tmp_path):
         "Flatten the document; no meterbook input needs that depth"]
 
 
-def test_deep_toml_config_is_one_error_line(tmp_path):
+@pytest.mark.parametrize("command", [["config", "check"], ["ingest", str(BOMB.parent.parent / "disclosures" / "published")]])
+def test_deep_toml_config_is_one_error_line(tmp_path, command):
     config = tmp_path / "meterbook.toml"
     config.write_text("[telemetry]\ninterval_s = 30\n\n[teams]\ntag_keys = " + "[" * 5000 + "\n")
-    code, _, err = run_cli("config", "check", "--config", str(config))
+    extra = ["--warehouse", str(tmp_path / "wh.duckdb")] if command[0] == "ingest" else []
+    code, _, err = run_cli(*command, "--config", str(config), *extra)
     assert code == 1 and "Traceback" not in err
     assert err.strip().splitlines() == [
         f"Error: {config}: the TOML document nests more than 64 levels deep (nesting_depth_max) (line 5). "
         "Flatten the document; no meterbook input needs that depth"]
+    assert not (tmp_path / "wh.duckdb").exists()
 
 
 # ---- the loader itself ---------------------------------------------------------------------------
