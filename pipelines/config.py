@@ -54,7 +54,6 @@ class Value:
     """A leaf: kind is 'string', 'number' or 'strings' (an array of strings)."""
     kind: str
     minimum: float | None = None     # numbers: the smallest allowed value
-    exclusive: bool = False          # ... and whether it must be above it
     maximum: float | None = None     # numbers: the largest; None: config_number_max in magnitude
     limits: str = ""                 # the input_limits.csv rows the range comes from, for messages
     choices: tuple[str, ...] = ()    # strings: the allowed values
@@ -314,7 +313,7 @@ def in_range(value: float, spec: Value) -> bool:
     """Finite, within the key's own bounds, and never past config_number_max in magnitude: a
     number no platform states (1e-300 s, 1e308 g/kWh) would move money between teams unseen."""
     most = spec.maximum if spec.maximum is not None else limit("config_number_max")
-    low_ok = spec.minimum is None or value > spec.minimum or (value == spec.minimum and not spec.exclusive)
+    low_ok = spec.minimum is None or value >= spec.minimum
     return math.isfinite(value) and low_ok and value <= most and abs(value) <= limit("config_number_max")
 
 
@@ -324,8 +323,6 @@ def range_text(spec: Value) -> str:
     rows = spec.limits or "config_number_max"
     if spec.minimum is None:
         return f"between {-most:g} and {most:g} ({rows})"
-    if spec.exclusive:
-        return f"above {spec.minimum:g} and at most {most:g} ({rows})"
     return f"from {spec.minimum:g} to {most:g} ({rows})"
 
 

@@ -71,15 +71,16 @@ def check_size(text: str | bytes, what: str) -> None:
                          "whole file", "Split it into smaller files")
 
 
-def check_depth(text: str, tokens: re.Pattern[str], what: str) -> None:
-    """Brackets and braces (outside strings and comments) nested deeper than nesting_depth_max."""
+def check_depth(text: str, tokens: re.Pattern[str], what: str, first_line: int = 1) -> None:
+    """Brackets and braces (outside strings and comments) nested deeper than nesting_depth_max;
+    `first_line`: the file's line number of the text's first line, for messages."""
     most, depth = int(limit("nesting_depth_max")), 0
     for m in tokens.finditer(text):
         c = m.group()
         if c in "[{":
             depth += 1
             if depth > most:
-                raise _too_deep(what, f"line {text.count(chr(10), 0, m.start()) + 1}", most)
+                raise _too_deep(what, f"line {text.count(chr(10), 0, m.start()) + first_line}", most)
         elif c in "]}":
             depth = max(depth - 1, 0)
 
@@ -107,14 +108,15 @@ class BoundedLoader(yaml.SafeLoader):
     """PyYAML's safe loader without anchors or aliases, and with a depth limit on blocks
     (flow brackets are counted before parsing: see yaml_loader)."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, first_line: int = 1) -> None:
         super().__init__(stream)
         self.depth = 0
         self.most = int(limit("nesting_depth_max"))
+        self.first_line = first_line
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         event = self.peek_event()
-        line = f"line {event.start_mark.line + 1}"
+        line = f"line {event.start_mark.line + self.first_line}"
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise LimitError(f"YAML {'alias *' if isinstance(event, yaml.AliasEvent) else 'anchor &'}{event.anchor}: "
                              "meterbook reads no anchors or aliases", line, "Write each value out where it is used")
@@ -128,16 +130,17 @@ class BoundedLoader(yaml.SafeLoader):
             self.depth -= nests
 
 
-def yaml_loader(text: str) -> BoundedLoader:
-    """A loader over `text` after the size and flow-depth checks; the caller disposes of it."""
+def yaml_loader(text: str, first_line: int = 1) -> BoundedLoader:
+    """A loader over `text` after the size and flow-depth checks; the caller disposes of it.
+    `first_line`: the file's line number of the text's first line (a card's front matter: 2)."""
     check_size(text, "the YAML document")
-    check_depth(text, _YAML_TOKENS, "the YAML document")
-    return BoundedLoader(text)
+    check_depth(text, _YAML_TOKENS, "the YAML document", first_line)
+    return BoundedLoader(text, first_line)
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, first_line: int = 1) -> Any:
     """yaml.safe_load within the limits; yaml.YAMLError on bad syntax."""
-    loader = yaml_loader(text)
+    loader = yaml_loader(text, first_line)
     try:
         return loader.get_single_data()
     finally:

@@ -300,7 +300,7 @@ def split_front_matter(text: str) -> tuple[dict, str]:
     m = re.match(r"---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text, re.S)
     if not m:
         return {}, text
-    meta = load_yaml(m.group(1)) or {}
+    meta = load_yaml(m.group(1), first_line=2) or {}   # line 1 is the opening ---
     return (meta if isinstance(meta, dict) else {}), text[m.end():]
 
 

@@ -181,3 +181,10 @@ def test_any_nesting_parses_below_the_limit_and_is_refused_above_it(depth, kinds
         elif depth > 64:
             with pytest.raises(LimitError):
                 load(text)
+
+
+def test_a_card_locates_its_front_matter_problem_by_the_file_line():
+    from sources.disclosure_format import parse_hf_card
+    with pytest.raises(LimitError) as exc:
+        parse_hf_card("---\nco2_eq_emissions: 17\nx: &a 1\n---\n# A model\n")
+    assert exc.value.where == "line 3"
