@@ -318,7 +318,7 @@ def in_range(value: float, spec: Value) -> bool:
 
 
 def range_text(spec: Value) -> str:
-    """'from 1 to 86400 (config_interval_s_min, config_interval_s_max)', 'at least 0 and at most 1e+12 (...)'."""
+    """'from 1 to 86400 (config_interval_s_min, config_interval_s_max)', 'between -1e+12 and 1e+12 (config_number_max)'."""
     most = spec.maximum if spec.maximum is not None else limit("config_number_max")
     rows = spec.limits or "config_number_max"
     if spec.minimum is None:
@@ -450,10 +450,11 @@ def re2_problem(pattern: str) -> str | None:
     """Why DuckDB's regex engine (RE2) refuses a pattern, else None. Rules run there
     (int_charges_teams.sql), and Python's re accepts what RE2 does not (look-ahead (?=, back-references
     \\1, \\Z), which would pass here and stop the report with a traceback."""
-    try:
-        duckdb.connect().execute("select regexp_matches('', ?)", [pattern]).fetchall()
-    except duckdb.InvalidInputException as exc:
-        return str(exc).removeprefix("Invalid Input Error: ")
+    with duckdb.connect() as con:
+        try:
+            con.execute("select regexp_matches('', ?)", [pattern]).fetchall()
+        except duckdb.InvalidInputException as exc:
+            return str(exc).removeprefix("Invalid Input Error: ")
     return None
 
 
