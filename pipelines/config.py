@@ -19,8 +19,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from core.errors import InputError
 from core.vocabulary import CATEGORIES, RULES
+from sources.bounded import LimitError, limit, load_toml
 
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
                  "commitment": "proportional", "credits": "proportional"}
@@ -51,7 +54,8 @@ class Value:
     """A leaf: kind is 'string', 'number' or 'strings' (an array of strings)."""
     kind: str
     minimum: float | None = None     # numbers: the smallest allowed value
-    exclusive: bool = False          # ... and whether it must be above it
+    maximum: float | None = None     # numbers: the largest; None: config_number_max in magnitude
+    limits: str = ""                 # the input_limits.csv rows the range comes from, for messages
     choices: tuple[str, ...] = ()    # strings: the allowed values
     example: str = ""
 
@@ -83,8 +87,9 @@ def finding_params(prefix: str = FINDINGS_PREFIX) -> tuple[str, ...]:
 
 def schema() -> Section:
     string, number = Value("string", example='"..."'), Value("number", example="1")
-    positive = Value("number", minimum=0, exclusive=True, example="30")
     non_negative = Value("number", minimum=0, example="1")
+    intensity = Value("number", minimum=0, maximum=limit("config_intensity_max"), limits="config_intensity_max",
+                      example="290")
     return Section({
         "teams": Section({
             "tag_keys": Value("strings", example='["team", "cost-center"]'),
@@ -96,11 +101,13 @@ def schema() -> Section:
         "allocation": Section({**{c: Value("string", choices=RULES, example='"proportional"') for c in CATEGORIES},
                                "weights": Mapping(non_negative, "team = weight")}),
         "hosts": Mapping(string, "host = resource id"),
-        "telemetry": Section({"interval_s": positive, "gap_multiple": positive, "default_zone": string}),
+        "telemetry": Section({"interval_s": bounded("config_interval_s", "30"), "gap_multiple": bounded("config_gap_multiple", "4"),
+                              "default_zone": string}),
         "carbon": Section({
-            "market_intensity_g_per_kwh": Mapping(non_negative, '"zone" = g_per_kwh'),
-            "supplier_factors": Entries(Section({"zone": string, "g_per_kwh": non_negative, "source": string,
-                                                 "year": Value("number", minimum=1990, example="2025")})),
+            "market_intensity_g_per_kwh": Mapping(intensity, '"zone" = g_per_kwh'),
+            "supplier_factors": Entries(Section({"zone": string, "g_per_kwh": intensity, "source": string,
+                                                 "year": Value("number", minimum=1990, maximum=limit("config_year_max"),
+                                                               limits="config_year_max", example="2025")})),
             "grid_zones": Mapping(string, '"zone" = "grid zone"'),
             "hourly_factor_type": Value("string", choices=FACTOR_TYPES, example='"lifecycle"'),
         }),
@@ -117,6 +124,12 @@ def schema() -> Section:
                            "warehouse": Value("string", example='"s3://bucket/meterbook"'),
                            "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
     })
+
+
+def bounded(limit_id: str, example: str) -> Value:
+    """A number within the <limit_id>_min and _max rows of sources/input_limits.csv."""
+    return Value("number", minimum=limit(f"{limit_id}_min"), maximum=limit(f"{limit_id}_max"),
+                 limits=f"{limit_id}_min, {limit_id}_max", example=example)
 
 
 # ---- the parsed configuration ------------------------------------------------------------------
@@ -185,9 +198,11 @@ def load_config(path: str | Path | None) -> Config:
     raw = p.read_bytes()
     try:
         text = raw.decode("utf-8")
-        doc = tomllib.loads(text)
+        doc = load_toml(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(p, "not valid TOML", str(exc), "Fix the syntax; `meterbook --help` prints an example") from None
+    except LimitError as exc:
+        raise exc.at(p) from None
     check(doc, schema(), (), Locator(p, text))
     teams, tel, alloc = doc.get("teams", {}), doc.get("telemetry", {}), doc.get("allocation", {})
     carbon, whatif = doc.get("carbon", {}), doc.get("whatif", {})
@@ -279,9 +294,8 @@ def check_value(value: Any, spec: Value, at: tuple[str, ...], key: str, loc: "Lo
             hint = f"Write it without quotes: {key} = {value.strip()}" if isinstance(value, str) and is_numeric_text(value) \
                 else f"e.g. {key} = {spec.example}"
             raise InputError(loc.path, f"{shown}: expected a number, not {toml_type(value)}", where, hint)
-        if not math.isfinite(value) or (spec.minimum is not None and (value < spec.minimum or (spec.exclusive and value == spec.minimum))):
-            bound = f"{'above' if spec.exclusive else 'at least'} {spec.minimum:g}" if spec.minimum is not None else "finite"
-            raise InputError(loc.path, f"{shown}: expected a number {bound}", where, f"e.g. {key} = {spec.example}")
+        if not in_range(value, spec):
+            raise InputError(loc.path, f"{shown}: expected a number {range_text(spec)}", where, f"e.g. {key} = {spec.example}")
     elif spec.kind == "strings":
         if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(loc.path, f"{shown}: expected an array of strings, not {toml_type(value)}", where,
@@ -293,6 +307,23 @@ def check_value(value: Any, spec: Value, at: tuple[str, ...], key: str, loc: "Lo
         close = difflib.get_close_matches(value, spec.choices, n=1, cutoff=0.6)
         raise InputError(loc.path, f"{shown}: expected one of {', '.join(spec.choices)}", where,
                          f'Did you mean "{close[0]}"?' if close else f"e.g. {key} = {spec.example}")
+
+
+def in_range(value: float, spec: Value) -> bool:
+    """Finite, within the key's own bounds, and never past config_number_max in magnitude: a
+    number no platform states (1e-300 s, 1e308 g/kWh) would move money between teams unseen."""
+    most = spec.maximum if spec.maximum is not None else limit("config_number_max")
+    low_ok = spec.minimum is None or value >= spec.minimum
+    return math.isfinite(value) and low_ok and value <= most and abs(value) <= limit("config_number_max")
+
+
+def range_text(spec: Value) -> str:
+    """'from 1 to 86400 (config_interval_s_min, config_interval_s_max)', 'between -1e+12 and 1e+12 (config_number_max)'."""
+    most = spec.maximum if spec.maximum is not None else limit("config_number_max")
+    rows = spec.limits or "config_number_max"
+    if spec.minimum is None:
+        return f"between {-most:g} and {most:g} ({rows})"
+    return f"from {spec.minimum:g} to {most:g} ({rows})"
 
 
 def is_number(v: Any) -> bool:
@@ -405,14 +436,26 @@ def parse_rule(p: Path, text: str, i: int, r: dict) -> TeamRule:
     if not (fld in RULE_FIELDS or (fld.startswith("tag:") and len(fld) > len("tag:"))) or not pattern or not team:
         raise InputError(p, f"[[teams.rules]] #{i + 1} is incomplete", "; ".join(x for x in (where, repr(r)) if x),
                          "Give field (tag:<key> | namespace | account | service), pattern and team")
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise InputError(p, f"[[teams.rules]] #{i + 1} pattern is not a regular expression", f"{pattern!r}: {exc}",
-                         "Fix the pattern (RE2 syntax: no look-around or back-references)") from None
+    problem = re2_problem(pattern)
+    if problem:
+        raise InputError(p, f"[[teams.rules]] #{i + 1} pattern is not a regular expression DuckDB can run",
+                         "; ".join(x for x in (where, f"{pattern}: {problem}") if x),
+                         "Fix the pattern (RE2 syntax: no look-around, back-references or \\Z; use $ for the end)")
     if fld.startswith("tag:"):
         return TeamRule("tag", fld[len("tag:"):], pattern, team)
     return TeamRule(fld, None, pattern, team)
+
+
+def re2_problem(pattern: str) -> str | None:
+    """Why DuckDB's regex engine (RE2) refuses a pattern, else None. Rules run there
+    (int_charges_teams.sql), and Python's re accepts what RE2 does not (look-ahead (?=, back-references
+    \\1, \\Z), which would pass here and stop the report with a traceback."""
+    with duckdb.connect() as con:
+        try:
+            con.execute("select regexp_matches('', ?)", [pattern]).fetchall()
+        except duckdb.InvalidInputException as exc:
+            return str(exc).removeprefix("Invalid Input Error: ")
+    return None
 
 
 def parse_allocation(p: Path, text: str, alloc: dict) -> dict[str, str]:

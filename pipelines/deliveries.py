@@ -18,6 +18,7 @@ import json
 from pathlib import Path, PurePosixPath
 
 from core.errors import InputError
+from sources.bounded import LimitError, load_json
 
 # CUR 2.0 (Data Exports) manifests are assumed to list their files under `dataFiles` (S3 URIs);
 # no real one was at hand to confirm it, so both keys are read the same way.
@@ -31,9 +32,11 @@ def is_manifest(path: Path) -> bool:
 def listed_parts(manifest: Path) -> list[str] | None:
     """The object keys a manifest lists, or None when the file is not a delivery manifest."""
     try:
-        doc = json.loads(manifest.read_text(encoding="utf-8-sig"))
+        doc = load_json(manifest.read_text(encoding="utf-8-sig"), "the delivery manifest")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
+    except LimitError as exc:
+        raise exc.at(manifest) from None
     for key in PART_KEYS:
         if isinstance(doc, dict) and isinstance(doc.get(key), list) and all(isinstance(k, str) for k in doc[key]):
             return doc[key]

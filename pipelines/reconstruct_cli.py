@@ -26,7 +26,16 @@ from pipelines.reconstruct import (
     reconstruct_many,
 )
 from pipelines.reconstruct_render import render_table
-from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, engine_input, parse_hf_card, written_numbers, yaml_documents
+from sources.bounded import LimitError, load_yaml
+from sources.disclosure_format import (
+    NUMBER_TEXT,
+    NUMERIC_FIELDS,
+    card_stem,
+    engine_input,
+    parse_hf_card,
+    written_numbers,
+    yaml_documents,
+)
 
 CARD_SUFFIXES = (".md", ".markdown")
 
@@ -34,11 +43,14 @@ CARD_SUFFIXES = (".md", ".markdown")
 def read_card(path: Path) -> dict[str, Any]:
     """A Hugging Face model card, read by the same parser as `meterbook ingest`."""
     try:
-        d = parse_hf_card(path.read_text(encoding="utf-8-sig"), source=f"Hugging Face model card ({path.name})")
+        d = parse_hf_card(path.read_text(encoding="utf-8-sig"), source=f"Hugging Face model card ({path.name})",
+                          stem=card_stem(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(path, "front matter is not valid YAML", f"line {mark.line + 2}" if mark else "",
                          "Fix the YAML between the --- lines") from None
+    except LimitError as exc:
+        raise exc.at(path) from None
     values = {k: v for k, v in d.as_dict().items() if k not in ("row_number", "findings", "number_text")}
     return {**engine_input(values, d.number_text), "findings": list(d.findings)}
 
@@ -57,6 +69,8 @@ def read_disclosures(path: Path) -> list[dict[str, Any]]:
         where = f"line {mark.line + 1}" if mark else ""
         raise InputError(path, f"not valid YAML: {getattr(exc, 'problem', exc)}", where,
                          "Quote values that contain ':' or '[', e.g. model: \"BLOOM [card]\"") from None
+    except LimitError as exc:
+        raise exc.at(path) from None
     if not docs:
         raise InputError(path, "no disclosure in the file", "", "Write at least one YAML mapping with model and source")
     for i, (_, d, _) in enumerate(docs, start=1):
@@ -78,9 +92,11 @@ def read_overrides(path: Path | None) -> dict[str, Any]:
         raw = {r[key]: {c: r[c] for c in ("value", "low", "high") if r.get(c)} for r in rows if r.get(key)}
     else:
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            raw = load_yaml(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise InputError(path, f"not valid YAML: {exc}", "", "Write id: value or id: {value, low, high}") from None
+        except LimitError as exc:
+            raise exc.at(path) from None
     if not isinstance(raw, dict):
         raise InputError(path, "not a mapping of assumption ids", "", "Write id: value or id: {value, low, high}")
     try:

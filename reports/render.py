@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import jinja2
 
+from core.csv_out import safe_cell, write_text
 from core.figures import settled
 from pipelines.csv_amounts import money_text
 from reports import fonts
@@ -21,7 +22,6 @@ from reports.labels import action, label, plain
 
 TEMPLATES = files("templates")
 PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV and assumptions)
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CSV_FLOAT_DIGITS = 12
 
 
@@ -127,13 +127,6 @@ def attachment_files(attachments: dict[str, tuple[str, str]], created: str) -> l
             for name, (text, desc) in attachments.items()]
 
 
-def safe_cell(v: Any) -> Any:
-    """Text that a spreadsheet would run as a formula is prefixed with a quote; numbers stay numbers."""
-    if isinstance(v, str) and v.startswith(FORMULA_START):
-        return "'" + v
-    return v
-
-
 def csv_cell(v: Any) -> Any:
     if isinstance(v, list):
         # a joined list is text like any other: neutralise it too (lists may hold user text)
@@ -158,6 +151,4 @@ def csv_text(rows: Iterable[dict[str, Any]], columns: list[str]) -> str:
 
 
 def write_csv(path: Path, rows: Iterable[dict[str, Any]], columns: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(csv_text(rows, columns), encoding="utf-8", newline="")
-    return path
+    return write_text(path, csv_text(rows, columns))

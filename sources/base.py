@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import json
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import duckdb
 
 from core.errors import InputError
 from core.sql import one_row
+from sources.bounded import LimitError, load_json
 from sources.linecount import LineCount, line_break_change, scan
 
 HEAD_BYTES = 256 * 1024
@@ -143,15 +143,20 @@ def read_head(path: Path) -> Head:
         return Head(path, raw, "", parquet_columns(path), gzip=is_gzip, parquet=True)
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     if text.lstrip().startswith("{"):
-        return Head(path, raw, text, json_keys(text), gzip=is_gzip)
+        try:
+            keys = json_keys(text)
+        except LimitError as exc:
+            raise exc.at(path) from None
+        return Head(path, raw, text, keys, gzip=is_gzip)
     columns, lines = csv_header(text)
     return Head(path, raw, text, columns, gzip=is_gzip, header_lines=lines)
 
 
 def json_keys(text: str) -> tuple[str, ...]:
-    """Keys of the first JSON-lines record, nested ones also as parent.child (GCP exports nest)."""
+    """Keys of the first JSON-lines record, nested ones also as parent.child (GCP exports nest);
+    LimitError when the record nests past the input limits (sources/bounded.py)."""
     try:
-        first = json.loads(text.lstrip().splitlines()[0])
+        first = load_json(text.lstrip().splitlines()[0], "the first JSON record")
     except (ValueError, IndexError):
         return ()
     if not isinstance(first, dict):

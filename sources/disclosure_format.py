@@ -28,10 +28,17 @@ from core.errors import InputError
 from core.sql import one_row
 from core.units import G_PER_KG, KG_PER_T, KWH_PER_MWH, WH_PER_KWH
 from sources.base import Head, Reader, Staged, register
+from sources.bounded import LimitError, load_yaml, yaml_loader
 from sources.reference_data import read_rows
 
 COUNTRY_FILE = Path(__file__).parent / "country_timezones.csv"
 MISSING = "[More Information Needed]"     # the HF template's placeholder: missing, not a value
+# Titles a tool writes on every card it makes, naming no model (casefolded)
+GENERATED_TITLES = ("model trained using autotrain",)
+# A Hub repository id in a card's usage snippet: from_pretrained("owner/name", or AutoTrain's
+# inference API URL (https://api-inference.huggingface.co/models/owner/name; older cards omit models/)
+REPOSITORY_ID = re.compile(r"""(?:from_pretrained\(\s*["']|api-inference\.huggingface\.co/(?:models/)?)"""
+                           r"""([A-Za-z0-9][\w.-]*/[\w.-]*[\w])""")
 POWER_BASES = ("tdp", "measured", "system")
 ENERGY_SCOPES = ("it", "facility")
 
@@ -124,8 +131,9 @@ def yaml_documents(text: str) -> list[tuple[int, Any, dict[str, str]]]:
     ``texts`` holds each top-level scalar as written in the file, before YAML types it: 1.1e9
     stays a string but 7.0e+9 becomes 7000000000.0 and 400.0 becomes 400.0 == 400, so the
     typed value alone cannot tell how precisely a figure was published.
+    Read within sources/input_limits.csv (no anchors or aliases): LimitError past a limit.
     """
-    loader = yaml.SafeLoader(text)
+    loader = yaml_loader(text)
     out = []
     try:
         row = 0
@@ -292,12 +300,13 @@ def split_front_matter(text: str) -> tuple[dict, str]:
     m = re.match(r"---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text, re.S)
     if not m:
         return {}, text
-    meta = yaml.safe_load(m.group(1)) or {}
+    meta = load_yaml(m.group(1), first_line=2) or {}   # line 1 is the opening ---
     return (meta if isinstance(meta, dict) else {}), text[m.end():]
 
 
-def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
-    """A Hugging Face model card as one Disclosure (co2e in tonnes, energy in MWh)."""
+def parse_hf_card(text: str, source: str | None = None, stem: str | None = None) -> Disclosure:
+    """A Hugging Face model card as one Disclosure (co2e in tonnes, energy in MWh); ``stem``
+    names it when nothing in the card does (card_name)."""
     meta, body = split_front_matter(text)
     co2 = meta.get("co2_eq_emissions")
     co2 = co2 if isinstance(co2, dict) else {"emissions": co2}
@@ -311,7 +320,7 @@ def parse_hf_card(text: str, source: str | None = None) -> Disclosure:
     body_loc = parenthesised(lines.get("emissions")) or present(lines.get("region"))
     grams = meta_g if meta_g is not None else (body_em[0] if body_em else None)
     grams_text = meta_text(co2.get("emissions")) if meta_g is not None else (body_em[1] if body_em else None)
-    model = (present(meta.get("model_name")) or model_index_name(meta) or heading(body) or "unknown model")
+    model = card_name(meta, body, stem)
     measured_by = present(co2.get("source"))
     convention = convention_from_text(" ".join(filter(None, (measured_by, body))))
     d = Disclosure(
@@ -434,6 +443,36 @@ def hardware(s: str | None) -> tuple[float | None, str | None]:
 def parenthesised(s: str | None) -> str | None:
     m = re.search(r"\(([^)]+)\)\s*$", s or "")
     return present(m.group(1)) if m else None
+
+
+def card_name(meta: dict, body: str, stem: str | None = None) -> str:
+    """What identifies a card's model: its model-index name, its repository id, model_name, its
+    own title (not a tool's fixed one), then the file's stem. AutoTrain titles every card "Model
+    Trained Using AutoTrain", so five such cards were five identical entities in the audit."""
+    title = heading(body)
+    own_title = title if title and title.casefold() not in GENERATED_TITLES and "{{" not in title else None
+    return (model_index_name(meta) or repository_id(body) or present(meta.get("model_name")) or own_title
+            or stem or "unknown model")
+
+
+def repository_id(body: str) -> str | None:
+    """owner/name of the Hub repository a card's usage snippet loads (from_pretrained("owner/name"),
+    or the inference API URL AutoTrain cards print)."""
+    m = REPOSITORY_ID.search(body)
+    return m.group(1) if m else None
+
+
+def card_stem(path: Path) -> str:
+    """A card file's stem; a README.md (what every Hub repository calls its card) by its folder."""
+    return path.resolve().parent.name if path.stem.casefold() == "readme" else path.stem
+
+
+def unique_card_name(con: duckdb.DuckDBPyConnection, name: str, path: Path) -> str:
+    """A card's name, unique in the warehouse: when another file's disclosure has it, this card is
+    named with its file beside it (two cards of one repository are two accountings, not one)."""
+    taken = one_row(con, "select count(*) from disclosures join source_files using (file_id) "
+                         "where model = ? and path <> ?", [name, str(path.resolve())])[0]
+    return f"{name} ({path.name})" if taken else name
 
 
 def heading(body: str) -> str | None:
@@ -569,6 +608,8 @@ class DisclosureReader(Reader):
             where = f"line {mark.line + 1}" if mark else str(exc).splitlines()[0]
             raise InputError(head.path, "not valid YAML", where, "Fix the YAML syntax (one accounting per document, "
                              "documents separated by ---)") from None
+        except LimitError as exc:
+            raise exc.at(head.path) from None
         good = []
         for row, doc, texts in docs:
             problems = document_problems(doc)
@@ -603,10 +644,14 @@ class HfModelCardReader(DisclosureReader):
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         try:
-            d = parse_hf_card(_read_text(head), source=f"Hugging Face model card ({head.path.name})")
+            d = parse_hf_card(_read_text(head), source=f"Hugging Face model card ({head.path.name})",
+                              stem=card_stem(head.path))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise InputError(head.path, "front matter is not valid YAML", f"line {mark.line + 2}" if mark else "",
                              "Fix the YAML between the --- lines") from None
+        except LimitError as exc:
+            raise exc.at(head.path) from None
+        d = replace(d, model=unique_card_name(con, d.model or "", head.path))
         _stage_rows(con, [d])
         return Staged(rows_read=1, format_version="hf-card", notes=[f"{d.model}: {f}" for f in d.findings])

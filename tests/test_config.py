@@ -58,7 +58,8 @@ def test_a_number_in_quotes_says_which_key_and_what_is_expected(tmp_path):
     ('[allocation]\nweights = { research = "3" }', '[allocation.weights] research = "3": expected a number, not a string (line 2)'),
     ("[allocation.weight]\nresearch = 3", "unknown section [allocation.weight] (line 1). Did you mean [allocation.weights]?"),
     ("[hosts]\nip-10-0-1-11 = 1", "[hosts] ip-10-0-1-11 = 1: expected a string, not a number (line 2)"),
-    ("[telemetry]\ninterval_s = 0", "[telemetry] interval_s = 0: expected a number above 0 (line 2)"),
+    ("[telemetry]\ninterval_s = 0", "[telemetry] interval_s = 0: expected a number from 1 to 86400 "
+                                    "(config_interval_s_min, config_interval_s_max) (line 2)"),
     ("[telemetry]\ngap_multiple = true", "[telemetry] gap_multiple = true: expected a number, not a boolean (line 2)"),
     ('[carbon.market_intensity]\n"aws:us-east-1" = 379.0',
      "unknown section [carbon.market_intensity] (line 1). Did you mean [carbon.market_intensity_g_per_kwh]?"),
@@ -66,6 +67,22 @@ def test_a_number_in_quotes_says_which_key_and_what_is_expected(tmp_path):
     ("[findings]\nlow_util_treshold = 0.4", "unknown key low_util_treshold in [findings] (line 2). Did you mean low_util_threshold?"),
     ("[findings]\nreconciliation_gap_tolerance_fraction = 0.1", "unknown key reconciliation_gap_tolerance_fraction in [findings]"),
     ('tag_keys = ["team"]', "unknown key tag_keys at the top level (line 1). Did you mean tag_keys under [teams]?"),
+    # issue 36: a sub-second interval turned every scrape into a gap and moved money between teams
+    ("[telemetry]\ninterval_s = 1e-300", "[telemetry] interval_s = 1e-300: expected a number from 1 to 86400 "
+                                         "(config_interval_s_min, config_interval_s_max) (line 2). e.g. interval_s = 30"),
+    ("[telemetry]\ninterval_s = 86401", "interval_s = 86401: expected a number from 1 to 86400"),
+    ("[telemetry]\ninterval_s = nan", "interval_s = nan: expected a number from 1 to 86400"),
+    ("[telemetry]\ngap_multiple = 0.5", "gap_multiple = 0.5: expected a number from 1 to 1000 "
+                                        "(config_gap_multiple_min, config_gap_multiple_max) (line 2)"),
+    ("[allocation]\nweights = { research = inf }", "[allocation.weights] research = inf: expected a number from 0 to 1e+12 "
+                                                   "(config_number_max) (line 2)"),
+    ("[allocation]\nweights = { research = 1e300 }", "research = 1e+300: expected a number from 0 to 1e+12"),
+    ('[carbon.market_intensity_g_per_kwh]\n"aws:us-east-1" = 5000',
+     "aws:us-east-1 = 5000: expected a number from 0 to 1200 (config_intensity_max) (line 2)"),
+    ('[[carbon.supplier_factors]]\nzone = "z"\ng_per_kwh = 1\nsource = "s"\nyear = 20250',
+     "[[carbon.supplier_factors]] #1 year = 20250: expected a number from 1990 to 2100 (config_year_max) (line 5)"),
+    ("[findings]\nlow_util_threshold = -1e13", "low_util_threshold = -10000000000000.0: expected a number between -1e+12 and 1e+12"),
+    ("[whatif]\nshift_window_h = 1e13", "shift_window_h = 10000000000000.0: expected a number from 0 to 1e+12"),
 ])
 def test_every_section_is_checked(tmp_path, toml, message):
     path = tmp_path / "m.toml"
@@ -73,6 +90,24 @@ def test_every_section_is_checked(tmp_path, toml, message):
     with pytest.raises(InputError) as exc:
         load_config(path)
     assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("pattern, problem", [
+    ("^(?=plat)", "invalid perl operator: (?="), ("(a)\\1", "invalid escape sequence: \\1"),
+    ("plat\\Z", "invalid escape sequence: \\Z"),
+])
+def test_a_rule_python_accepts_and_duckdb_refuses_stops_config_check(tmp_path, pattern, problem):
+    """Python's re compiles all three; DuckDB's RE2, which runs the rules, does not, and the report
+    stopped with a traceback. Checked where the config is loaded, so every command refuses it."""
+    import re
+    re.compile(pattern)
+    cfg = tmp_path / "meterbook.toml"
+    cfg.write_text(f"[[teams.rules]]\nfield = \"namespace\"\npattern = '{pattern}'\nteam = \"platform\"\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["config", "check", "--config", str(cfg)])
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {cfg}: [[teams.rules]] #1 pattern is not a regular expression DuckDB can run "
+                          f"(line 2; {pattern}: {problem}). Fix the pattern (RE2 syntax: no look-around, "
+                          "back-references or \\Z; use $ for the end)\n")
 
 
 def test_the_help_example_is_the_shipped_file_and_parses_when_pasted(tmp_path):

@@ -232,3 +232,44 @@ def test_extension_keys_are_checked_against_the_reference_data():
     assert (d.facility_type, d.precision, d.market_gco2e_per_kwh) == ("hyperscale", "fp8", 177)
     bad = document_problems({**ok, "facility_type": "garage", "precision": "int3", "power_basis": "guess"})
     assert sorted(p.column for p in bad) == ["facility_type", "power_basis", "precision"]
+
+
+# ---------------------------------------------------------------- card names
+
+AUTOTRAIN = DATA / "disclosures" / "autotrain"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("inference_url_with_models.md", "acme/autotrain-reviews-1234567"),
+    ("inference_url_without_models.md", "acme/autotrain-reviews-7221219"),
+    ("from_pretrained_only.md", "acme/autotrain-reviews-1035435"),
+    ("model_index_name.md", "acme-reviews-distilbert"),
+    ("no_usage_section.md", "no_usage_section"),
+    ("acme-reviews-classifier/README.md", "acme-reviews-classifier"),
+])
+def test_autotrain_cards_are_named_by_what_identifies_them_not_their_title(name, expected):
+    """AutoTrain titles every card "Model Trained Using AutoTrain": model-index name, repository
+    id, model_name, then the file's stem (a README.md's folder) name the model instead."""
+    from pipelines.reconstruct_cli import read_card
+    assert read_card(AUTOTRAIN / name)["model"] == expected
+
+
+def test_autotrain_cards_are_distinct_entities_in_one_warehouse(warehouse, tmp_path):
+    cards = sorted(AUTOTRAIN.rglob("*.md"))
+    twin = tmp_path / "twin.md"     # another card of the same repository: a second accounting
+    twin.write_text((AUTOTRAIN / "inference_url_with_models.md").read_text().replace("25.4476", "30.1"))
+    ingest_json(warehouse, *cards, twin)
+    con = duckdb.connect(str(warehouse), read_only=True)
+    models = [m for (m,) in con.execute("select model from disclosures order by model").fetchall()]
+    assert len(models) == len(set(models)) == len(cards) + 1
+    assert "Model Trained Using AutoTrain" not in models
+    assert "acme/autotrain-reviews-1234567 (twin.md)" in models
+
+
+def test_a_card_ingested_again_keeps_its_name(warehouse):
+    """The same file again is the same entity: its own earlier row does not make its name taken."""
+    card = AUTOTRAIN / "no_usage_section.md"
+    ingest_json(warehouse, card)
+    ingest_json(warehouse, card)
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("select model from disclosures").fetchall() == [("no_usage_section",)]

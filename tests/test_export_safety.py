@@ -1,7 +1,7 @@
 """User text (tags, descriptions) flowing from a billing file to every output, end to end.
 
 * chargeback.csv (for spreadsheets): text beginning with = + - @ tab or CR is neutralised with a
-  leading quote (reports/render.py safe_cell); numbers, negative ones included, stay numbers.
+  leading quote (core/csv_out.py safe_cell, the one CSV writer); numbers, negative ones included, stay numbers.
 * chargeback.pdf: jinja2 autoescape, so `<script>` is printed as text, not parsed as markup.
 * FOCUS export (`meterbook export focus`): values are kept exactly as billed. Decision: it is a
   machine-to-machine format - FOCUS validators and FinOps tools need the raw text (a quote
