@@ -14,3 +14,8 @@ SHOWN_DIGITS = 13
 def settled(x: float) -> float:
     """`x` without the last bits a summation order leaves in it (non-finite values as they are)."""
     return float(f"{x:.{SHOWN_DIGITS}g}") if math.isfinite(x) else x
+
+
+def settled_sql(expr: str) -> str:
+    """settled() as a DuckDB expression over a DOUBLE (C's %g, as Python's format uses)."""
+    return f"printf('%.{SHOWN_DIGITS}g', {expr})::double"

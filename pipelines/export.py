@@ -14,6 +14,7 @@ import duckdb
 
 from core.csv_out import copy_csv, copy_parquet
 from core.errors import InputError
+from core.figures import settled_sql
 from core.sql import ident, literal, one_row
 from core.vocabulary import METERS
 from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
@@ -80,6 +81,9 @@ def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path
     places = minor_units()
     text = {c: amount_sql(c, places, "currency") if "currency" in types else exact_sql(c)
             for c, t in types.items() if t.startswith("DECIMAL")}
+    # doubles as the reports show them (no 4395.439999999999), lists as plain text, not a repr
+    text |= {c: settled_sql(ident(c)) for c, t in types.items() if t == "DOUBLE"}
+    text |= {c: f"array_to_string({ident(c)}, '; ')" for c, t in types.items() if t.endswith("[]")}
     csv_rows = f"select * replace ({', '.join(f'{sql} as {ident(c)}' for c, sql in text.items())}) from rows" if text \
         else "select * from rows"
     base = out.with_suffix("") if out.suffix in (".csv", ".parquet") else out

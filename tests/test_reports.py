@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
 
+from core.figures import settled
 from pipelines.cli import main
 from reports.render import money, pct, sig
 from tests.pdf_helpers import cli, stable, structure_problems, text
@@ -367,6 +368,16 @@ def test_export_jobs_writes_the_job_month_mart(demo, tmp_path):
     assert [(r["job_id"], r["team"]) for r in rows] == [e[:2] for e in expected]
     assert [float(r["effective_cost"]) for r in rows] == pytest.approx([e[2] for e in expected])
     assert marts(demo["wh"], f"select count(*) from '{tmp_path / 'jobs.parquet'}'") == [(len(expected),)]
+    # figures as the reports show them: settled doubles (no 49999999999.99999 tokens), lists as text
+    settled_tokens = {r[0]: r[1] for r in marts(demo["wh"], "select job_id, tokens from job_month where month = ?", [MONTH])}
+    for r in rows:
+        numbers = [v for v in r.values() if re.fullmatch(r"-?[\d.]+(e[+-]\d+)?", v)]
+        digits = [len(v.split("e")[0].replace("-", "").replace(".", "").strip("0")) for v in numbers]
+        assert numbers and max(digits) <= 13, r
+        assert not re.search(r"[\[\]']", ",".join(r.values())), r
+        if r["tokens"]:
+            assert float(r["tokens"]) == settled(settled_tokens[r["job_id"]])
+    assert all(";" in r["assumption_ids"] for r in rows if r["assumption_ids"].count(":") > 3)
 
 
 def _rounded_csv(text_: str) -> str:
