@@ -14,6 +14,7 @@ import duckdb
 
 from core.sql import one_row, read_sql
 from pipelines.config import Config, finding_params
+from pipelines.stage_inputs import supplier_rows
 
 SHOWN = 10   # names listed per problem; the rest are counted
 
@@ -35,7 +36,10 @@ def effective(config: Config) -> list[str]:
         out.append("  weights: " + ", ".join(f"{t} {w:g}" for t, w in config.weights.items()))
     out.append(f"Telemetry: samples every {config.interval_s:g} s, a gap is longer than "
                f"{config.interval_s * config.gap_multiple:g} s, default grid zone {config.default_zone or 'none'}")
-    out.append("Market-based intensity (g/kWh): " + (", ".join(f"{z} {v:g}" for z, v in config.market_intensity.items()) or "none"))
+    # the factors exactly as the build applies them (supplier_rows), declared ones with their source
+    factors = [f"  {zone} {g:g} g/kWh, {source}" + (f" ({year})" if year else "")
+               for _, zone, g, source, year in supplier_rows(config)]
+    out += [f"Market-based supplier factors (after instruments): {len(factors) or 'none'}", *factors]
     eng = config.engine
     out.append(f"Engine: {eng.name}" + ("" if eng.name == "duckdb" else
                f", master {eng.master or 'set by the launcher (else local[2])'}, warehouse {eng.warehouse or 'build/spark-warehouse'}"

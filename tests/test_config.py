@@ -220,3 +220,17 @@ def test_reports_name_the_config_they_used(small_warehouse, tmp_path):
     assert "mappings; 4.0 observed GPU-hours have no team" in first, first
     assert "config none: defaults" in first
     assert json.loads(pdf.attachments["provenance.json"][0])["config_sha256"] is None
+
+
+def test_config_check_lists_the_supplier_factors_the_build_applies(tmp_path):
+    """A supplier factor the reports use is never shown as 'none'; a legacy one says it has no source."""
+    cfg = tmp_path / "meterbook.toml"
+    cfg.write_text('[[carbon.supplier_factors]]\nzone = "aws:us-east-1"\ng_per_kwh = 290.0\n'
+                   'source = "Utility fuel mix disclosure"\nyear = 2025\n'
+                   '[carbon.market_intensity_g_per_kwh]\n"aws:us-west-2" = 80.0\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["config", "check", "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    out = res.output.splitlines()
+    at = out.index("Market-based supplier factors (after instruments): 2")
+    assert out[at + 1] == "  aws:us-east-1 290 g/kWh, Utility fuel mix disclosure (2025)"
+    assert out[at + 2].startswith("  aws:us-west-2 80 g/kWh, meterbook.toml [carbon.market_intensity_g_per_kwh]: no source")
