@@ -9,7 +9,7 @@ DEMO   := build/demo/$(MONTH)
 WH     := build/meterbook.duckdb
 OUT    := build/reports/$(MONTH)
 
-.PHONY: venv report demo test lint bench lock peers clean
+.PHONY: venv report demo test lint bench lock peers clean docs-check
 
 venv: $(VENV)/.installed
 
@@ -31,6 +31,10 @@ report: demo
 
 test: venv
 	$(BIN)/python -m pytest
+
+# The README and docs/: every link resolves, every meterbook command shown parses (make test runs it too).
+docs-check: venv
+	$(BIN)/python -m pytest -n0 tests/test_docs.py
 
 # Lint gate (CI runs it before the tests): ruff (pyflakes, import order, bugbear) and mypy, both
 # configured in pyproject.toml, and sqlfluff on the models (.sqlfluff says which rules and why).

@@ -251,7 +251,7 @@ def test_literal_of_an_empty_list_is_typed():
 def test_printf_ties_are_the_one_known_difference(spark):
     """printf rounds a tie at the printed digit half-up on Spark (Java's Formatter reads the
     shortest decimal form) and by the exact binary value on DuckDB (C): 2.25 prints 2.3 and 2.2.
-    Only the detail texts of findings_month use printf, never an amount; README says so."""
+    Only the detail texts of findings_month use printf, never an amount; docs/spark.md says so."""
     sql = "select printf('%.1f', 2.25::double) as t"
     assert duckdb.sql(sql).fetchall()[0][0] == "2.2"
     assert spark.sql(to_spark(sql)).first().t == "2.3"
