@@ -204,7 +204,7 @@ select
                         || ' kW on average, more than the declared hardware can draw ('
                         || round(max_power_w / 1000, 1)::varchar || ' kW: '
                         || case when no_gpu_declared then 'the largest host'
-                                else gpus::varchar || ' GPU(s) at TDP and the host' end
+                                else gpus::bigint::varchar || ' GPU(s) at TDP and the host' end
                         || ', PUE ' || pue_bound::varchar || ')'
                         || case when energy_kwh * 3600 / duration_s <= max_power_w
                                 then '; energy written in Wh? (kWh expected)' else '' end}
