@@ -15,7 +15,7 @@ ranked as (
         *,
         row_number() over (partition by k
                            order by duration_s desc, energy_kwh desc, emissions_kg desc, end_utc desc,
-                                    file_id, row_number) as pick,
+                                    file_id asc, row_number asc) as pick,
         count(*) over (partition by k) as snapshots,
         first_value(start_utc) over (partition by k order by end_utc, file_id, row_number) as first_start_utc
     from keyed
