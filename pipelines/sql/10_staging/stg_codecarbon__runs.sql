@@ -164,7 +164,8 @@ keyed as (
 
 select
     row_number, run_id, run_key, project, experiment,
-    end_utc - to_seconds(duration_s) as start_utc,
+    -- try: an infinite or huge duration (a reject below) must not stop the file
+    try(end_utc - to_seconds(duration_s)) as start_utc,
     end_utc, duration_s, cpu_energy_kwh, gpu_energy_kwh, ram_energy_kwh, energy_kwh, emissions_kg,
     emissions_rate_kg_per_s, cpu_power_w, gpu_power_w, ram_power_w, country_iso, country_name, region,
     cloud_provider, cloud_region, gpu_model_raw, gpu_model, gpu_count, gpu_count_in_model,
@@ -198,7 +199,7 @@ select
         finite_err('cpu_energy', _cpu_e, cpu_energy_kwh),
         finite_err('gpu_energy', _gpu_e, gpu_energy_kwh),
         finite_err('ram_energy', _ram_e, ram_energy_kwh),
-        case when isfinite(energy_kwh) and duration_s > 0 and energy_kwh * 3600000 / duration_s > max_power_w then
+        case when isfinite(energy_kwh) and isfinite(duration_s) and duration_s > 0 and energy_kwh * 3600000 / duration_s > max_power_w then
             {'column_name': 'energy_consumed', 'check_name': 'power_within_hardware', 'value': left(_energy, 200),
              'message': 'energy_consumed over duration is ' || round(energy_kwh * 3600 / duration_s, 1)::varchar
                         || ' kW on average, more than the declared hardware can draw ('
