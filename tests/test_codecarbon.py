@@ -9,6 +9,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.sql import read_sql
@@ -418,3 +420,33 @@ def test_a_value_under_a_blank_header_name_is_a_reject(warehouse):
     (f,) = ingest_json(warehouse, FIXTURES / "value_under_blank_header.csv")["files"]
     assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (2, 1, 1)
     assert located(warehouse, "rejects") == [(2, "column 19 (no name)", "value_under_blank_header", "2021-09-20T12:00:00")]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flushes=st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=3), order=st.randoms())
+def test_any_number_of_flushes_in_any_row_order_counts_each_run_once(tmp_path_factory, flushes, order):
+    """Runs flushed 1..6 times, rows in any order: rows read = loaded, runs = run_ids, energy =
+    the sum of each run's last snapshot."""
+    lines = (FIXTURES / "run_written_as_8_snapshots.csv").read_text(encoding="utf-8").splitlines()
+    header, template = lines[0], lines[1].split(",")
+    names = header.split(",")
+    rows, lasts = [], []
+    for r, n in enumerate(flushes):
+        for k in range(1, n + 1):
+            row = list(template)
+            row[names.index("run_id")] = f"{r:08d}-0000-4000-8000-000000000000"
+            row[names.index("timestamp")] = f"2026-03-0{r + 1}T{9 + k:02d}:00:00"
+            row[names.index("duration")] = str(3600.0 * k)
+            row[names.index("energy_consumed")] = str(0.3 * k)
+            row[names.index("emissions")] = str(0.1 * k)
+            row[names.index("cpu_energy")] = str(0.3 * k)
+            row[names.index("gpu_energy")] = row[names.index("ram_energy")] = "0"
+            rows.append(",".join(row))
+        lasts.append(0.3 * n)
+    order.shuffle(rows)
+    d = tmp_path_factory.mktemp("flushes")
+    (d / "emissions.csv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    (f,) = ingest_json(d / "wh.duckdb", d / "emissions.csv")["files"]
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (len(rows), len(rows), 0)
+    assert (f["totals"]["runs"], f["totals"]["snapshot_rows"]) == (len(flushes), len(rows) - len(flushes))
+    assert f["totals"]["energy_kwh"] == pytest.approx(sum(lasts))
