@@ -11,6 +11,12 @@ by options["timezone"], else the zone of the run's region where the table knows 
 Canadian provinces: sources/region_timezones.csv; "washington" is Pacific time, not New York's),
 else the zone of its country (sources/country_timezones.csv), else taken as UTC; each row says
 which (`timezone_basis`).
+
+In its default append mode CodeCarbon writes a run's running totals again at every flush, under
+one run_id. Every row loads; `run_key` names the run a row is a snapshot of, and the run_month
+mart (and the file's totals here) count each run once, by its last snapshot, across files.
+Values no host can produce (non-finite, more power than the declared hardware draws, text under a
+blank header name) are rejects; parts that do not add up are row findings (stg_codecarbon__runs.sql).
 """
 from __future__ import annotations
 
