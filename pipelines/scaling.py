@@ -60,7 +60,7 @@ def scaling_fits_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         select strftime(end_utc, '%Y-%m') as month, project, min(gpu_model) as gpu_model,   -- one model per family; min, not any_value: order-free
                list(coalesce(gpu_count, gpu_count_in_model) order by end_utc) as ks,
                list(duration_s order by end_utc) as secs
-        from runs where project is not null and coalesce(gpu_count, gpu_count_in_model) > 0
+        from run_month where project is not null and coalesce(gpu_count, gpu_count_in_model) > 0
         group by all having count(distinct coalesce(gpu_count, gpu_count_in_model)) >= 3""").fetchall()
     prices = dict(((m, g), p) for m, g, p in con.execute("""
         select month, gpu_model, sum(effective_cost)::double / nullif(sum(gpu_hours::decimal(38, 12))::double, 0)

@@ -1,5 +1,5 @@
-"""Contract of `run_month` (grain: one CodeCarbon run): the runs the footprint audit reads, dated
-by the month of their end."""
+"""Contract of `run_month` (grain: one CodeCarbon run, at its last snapshot): the runs the footprint
+audit, the what-if and the scaling fits read, dated by the month of their end."""
 from __future__ import annotations
 
 import pandera.pandas as pa
@@ -15,6 +15,7 @@ class RunMonth(pa.DataFrameModel):
     duration_s: float = pa.Field(ge=0)
     energy_kwh: float = pa.Field(description="CodeCarbon's energy_consumed, PUE applied as it wrote it")
     gpu_energy_kwh: float = pa.Field(nullable=True, description="GPU share of it")
+    snapshots: int = pa.Field(ge=1, description="loaded rows behind the run: its snapshots, in every file that holds them")
 
     class Config:
         coerce = True

@@ -1,4 +1,6 @@
-"""Contract of the `runs` table (grain: one CodeCarbon run = one data row of one emissions file).
+"""Contract of the `runs` table (grain: one data row of one emissions file: a run, or one snapshot
+of a run's running totals, which CodeCarbon's append mode writes at every flush; run_key names
+the run, and run_month counts each once, by its last snapshot).
 
 Compiled to SQL by schemas.contract.reject_sql for file-sized inputs; a failing row becomes a
 located reject. Energies are kWh with the run's PUE already applied by CodeCarbon.
@@ -13,6 +15,8 @@ TIMEZONE_BASES = ["offset_in_timestamp", "option", "region", "region_multizone",
 
 class Runs(pa.DataFrameModel):
     row_number: int = pa.Field(ge=1, unique=True, description="1-based data row in the source file")
+    run_key: str = pa.Field(nullable=True, description="the run this row is a snapshot of: run_id with project and "
+                                                         "hardware, or the row's content without run_id")
     end_utc: pd.Timestamp = pa.Field(description="end of the run, UTC (CodeCarbon's naive local timestamp converted)")
     start_utc: pd.Timestamp = pa.Field(nullable=True, description="end_utc - duration_s")
     duration_s: float = pa.Field(ge=0, description="tracked wall time, s")

@@ -11,6 +11,12 @@ by options["timezone"], else the zone of the run's region where the table knows 
 Canadian provinces: sources/region_timezones.csv; "washington" is Pacific time, not New York's),
 else the zone of its country (sources/country_timezones.csv), else taken as UTC; each row says
 which (`timezone_basis`).
+
+In its default append mode CodeCarbon writes a run's running totals again at every flush, under
+one run_id. Every row loads; `run_key` names the run a row is a snapshot of, and the run_month
+mart (and the file's totals here) count each run once, by its last snapshot, across files.
+Values no host can produce (non-finite, more power than the declared hardware draws, text under a
+blank header name) are rejects; parts that do not add up are row findings (stg_codecarbon__runs.sql).
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from core.sql import literal, one_row
+from core.sql import literal, one_row, read_sql
 from schemas.contract import reject_sql
 from sources.base import Head, Reader, Staged, duck_error, gzip_ok, register
 from sources.linecount import LineCount
@@ -59,6 +65,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "cloud_region": ("cloud_region",),
     "gpu_count": ("gpu_count",),
     "gpu_model": ("gpu_model",),
+    "cpu_model": ("cpu_model",),
     "pue": ("pue",),
     "codecarbon_version": ("codecarbon_version",),
     "tracking_mode": ("tracking_mode",),
@@ -104,8 +111,8 @@ class CodeCarbonReader(Reader):
         raw_view(con, head, headers)
         country_zones(con)
         rows_read = one_row(con, "select count(*) from raw_codecarbon")[0]
+        gpu_map(con, "select distinct trim(gpu_model) from raw_codecarbon where trim(gpu_model) <> ''")
         stage_sql(con, head.path, "stg_codecarbon__runs.sql", {"timezone": tz})
-        resolve_gpu_models(con)
         from schemas.runs import Runs  # pandera and pandas: imported when a file is staged
         sql = reject_sql(Runs, {r[0] for r in con.execute("describe _staged").fetchall()})
         if sql:
@@ -113,8 +120,8 @@ class CodeCarbonReader(Reader):
         versions = [r[0] for r in con.execute(
             "select distinct codecarbon_version from _staged where codecarbon_version is not null order by 1").fetchall()]
         label = layout_label(headers[0]) + (f"; codecarbon {', '.join(versions)}" if versions else "")
-        return Staged(rows_read=rows_read, format_version=label, notes=timezone_notes(con, len(headers)),
-                      header_records=len(headers))
+        return Staged(rows_read=rows_read, format_version=label,
+                      notes=timezone_notes(con, len(headers)) + snapshot_notes(con), header_records=len(headers))
 
     def dialect(self, head: Head) -> str | None:
         return "csv"
@@ -123,8 +130,13 @@ class CodeCarbonReader(Reader):
         return tabular_expected_rows(con, head, count, staged.header_records)
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        n, kwh, kg = one_row(con, "select count(*), sum(energy_kwh), sum(emissions_kg) from runs where file_id = ?", [file_id])
-        return {"runs": n, "energy_kwh": float(kwh or 0), "emissions_kg": float(kg or 0)}
+        """The runs this file counts, as the run_month mart counts them over the whole warehouse:
+        a run's last snapshot, once, wherever it was loaded first (a copy of a loaded file adds
+        none). `snapshot_rows`: loaded rows that are earlier snapshots or copies of a run."""
+        n, kwh, kg = one_row(con, f"""select count(*), sum(energy_kwh), sum(emissions_kg)
+                                      from ({read_sql('30_marts', 'run_month.sql')}) where file_id = ?""", [file_id])
+        rows = one_row(con, "select count(*) from runs where file_id = ?", [file_id])[0]
+        return {"runs": n, "energy_kwh": float(kwh or 0), "emissions_kg": float(kg or 0), "snapshot_rows": rows - n}
 
 
 def layout_label(names: list[str]) -> str:
@@ -174,11 +186,21 @@ def raw_view(con: duckdb.DuckDBPyConnection, head: Head, headers: list[list[str]
         whens = " ".join(f"when {k} then c{i}" for k, i in enumerate(idx) if i is not None)
         return f"case _seg {whens} end" if whens else "null::varchar"
 
+    def by_segment_any(exprs: list[list[str]], typ: str) -> str:
+        whens = " ".join(f"when {k} then coalesce({', '.join(e)})" for k, e in enumerate(exprs) if e)
+        return f"case _seg {whens} end" if whens else f"null::{typ}"
+
     select = []
     for name, alts in ALIASES.items():
         idx = [next((h.index(a) for a in alts if a in h), None) for h in headers]
         select.append(f"{by_segment(idx)} as {name}")
     expected = "case _seg " + " ".join(f"when {k} then {len(h)}" for k, h in enumerate(headers)) + " end"
+    # Cells under a blank header name (trailing empty names, or one in the middle): empty in a
+    # file as CodeCarbon wrote it; text there is a record run into this one. A blank first name
+    # is pandas' index column, whose numbers are no data of the run.
+    blank = [[i for i, n in enumerate(h) if not n and i > 0] for h in headers]
+    blank_at = by_segment_any([[f"case when trim(c{i}) <> '' then {i + 1} end" for i in b] for b in blank], "int")
+    blank_value = by_segment_any([[f"nullif(trim(c{i}), '')" for i in b] for b in blank], "varchar")
     fields = f"len(list_filter([{', '.join(cols)}], lambda x: x is not null))"
     sql = f"""
         create or replace temp table raw_codecarbon as
@@ -191,7 +213,8 @@ def raw_view(con: duckdb.DuckDBPyConnection, head: Head, headers: list[list[str]
             select *, sum(_is_header::int) over (order by _rec rows unbounded preceding) as _seg from marked
         )
         select _rec as row_number, {', '.join(select)},
-            {fields} as _fields, {expected} as _expected_fields, {len(cols)} as _read_width
+            {fields} as _fields, {expected} as _expected_fields, {len(cols)} as _read_width,
+            {blank_at} as _blank_at, {blank_value} as _blank_value
         from segmented
         where not _is_header
     """
@@ -241,14 +264,31 @@ def timezone_literal(path: Path, options: dict[str, Any]) -> str:
     return literal(tz)
 
 
-def resolve_gpu_models(con: duckdb.DuckDBPyConnection) -> None:
-    """Canonical gpu_model from the alias catalog; resolved once per distinct name, not per row."""
-    raws = [r[0] for r in con.execute("select distinct gpu_model_raw from _staged where gpu_model_raw is not null").fetchall()]
+def gpu_map(con: duckdb.DuckDBPyConnection, names_sql: str) -> None:
+    """Temp table _gpu_map: each distinct GPU name `names_sql` selects -> canonical id from the
+    alias catalog, resolved once per name, not per row."""
+    raws = [r[0] for r in con.execute(names_sql).fetchall()]
     con.execute("create or replace temp table _gpu_map (raw varchar, model varchar)")
     if raws:
         con.executemany("insert into _gpu_map values (?, ?)", [(r, resolve_gpu(r)) for r in raws])
+
+
+def resolve_gpu_models(con: duckdb.DuckDBPyConnection) -> None:
+    """Canonical gpu_model of _staged's gpu_model_raw (work logs; CodeCarbon's staging joins _gpu_map itself)."""
+    gpu_map(con, "select distinct gpu_model_raw from _staged where gpu_model_raw is not null")
     con.execute("""create or replace temp table _staged as
                    select s.* replace (m.model as gpu_model) from _staged s left join _gpu_map m on m.raw = s.gpu_model_raw""")
+
+
+def snapshot_notes(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Rows that are earlier snapshots of a run in this file (CodeCarbon's default append mode
+    writes the running totals again at every flush): loaded, and counted once, by their last."""
+    rows, runs = one_row(con, """select count(*), count(distinct run_key) from _staged
+                                 anti join (select distinct row_number from _rejects) r using (row_number)""")
+    if rows == runs:
+        return []
+    return [f"{rows - runs} rows are earlier snapshots of a run (CodeCarbon appends running totals): "
+            f"{rows} rows loaded, {runs} runs, each counted by its last snapshot"]
 
 
 def timezone_notes(con: duckdb.DuckDBPyConnection, n_headers: int) -> list[str]:

@@ -52,7 +52,7 @@ def scaling_fits(spark):
     small), the GPU price per month and model (an aggregate), the assumptions."""
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
-    con.register("runs", spark.table("runs").toArrow())
+    con.register("run_month", spark.table("run_month").toArrow())
     prices = spark.sql("select month, gpu_model, effective_cost, gpu_hours from int_charges_teams where gpu_hours > 0")
     con.register("int_charges_teams", prices.groupBy("month", "gpu_model").sum("effective_cost", "gpu_hours")
                  .withColumnsRenamed({"sum(effective_cost)": "effective_cost", "sum(gpu_hours)": "gpu_hours"}).toArrow())

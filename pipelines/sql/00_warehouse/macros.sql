@@ -24,6 +24,11 @@ create or replace temp macro cast_err(col, raw, typed, expected) as
         {'column_name': col, 'check_name': 'parses_as_' || expected, 'value': left(raw, 200),
          'message': col || ' is not a valid ' || expected}
     end;
+-- NaN and infinity parse as numbers, and DuckDB orders NaN above every number (NaN >= 0 holds)
+create or replace temp macro finite_err(col, raw, typed) as
+    case when not isfinite(typed) then
+        {'column_name': col, 'check_name': 'finite', 'value': left(raw, 200), 'message': col || ' is not a finite number'}
+    end;
 create or replace temp macro errors(l) as list_filter(l, lambda e: e is not null);
 -- The instance type inside free text: AWS (p4d.24xlarge, ml.g5.xlarge), Azure (Standard_ND96asr_v4),
 -- GCP (a3-highgpu-8g). Lower-cased to join the catalog. One alternation, not a coalesce of three

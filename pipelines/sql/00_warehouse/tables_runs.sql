@@ -98,3 +98,8 @@ alter table disclosures add column if not exists operator varchar;
 alter table disclosures add column if not exists year double;
 alter table disclosures add column if not exists convention varchar;
 alter table disclosures add column if not exists year_text varchar;
+
+-- The run a CodeCarbon row is a snapshot of (CodeCarbon's append mode writes the running totals
+-- again at every flush): run_month counts each key once, by its last snapshot. By ALTER, so an
+-- older warehouse gains it; its rows keep null and each stays a run of its own.
+alter table runs add column if not exists run_key varchar;

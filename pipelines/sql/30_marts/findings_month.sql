@@ -112,7 +112,7 @@ run_overlap as (
         dsum(g.energy_kwh * (1 - w.idle_share)
             * (epoch(least(g.hour_start + interval 1 hour, r.end_utc)) - epoch(greatest(g.hour_start, r.start_utc)))
             / (epoch(g.hour_start + interval 1 hour) - epoch(g.hour_start))) as tel_kwh
-    from runs r
+    from run_month r
     join gpu_hours g on g.hour_start < r.end_utc and g.hour_start + interval 1 hour > r.start_utc
     join ref_gpu_aliases al on al.alias = g.gpu_model_raw and al.gpu_model = r.gpu_model
     join (select gpu_uuid, hour_start, coalesce(sum(share::decimal(38, 12)) filter (where is_idle), 0)::double as idle_share

@@ -158,7 +158,7 @@ spot as (
 last_run as (
     -- the family's energy at the GPU count it used: its latest run's GPU energy (CodeCarbon's PUE undone)
     select strftime(r.end_utc, '%Y-%m') as month, r.project, arg_max(r.gpu_energy_kwh / coalesce(nullif(r.pue, 0), 1), r.end_utc) as it_kwh
-    from runs r where r.project is not null and r.gpu_energy_kwh > 0 group by all
+    from run_month r where r.project is not null and r.gpu_energy_kwh > 0 group by all
 ),
 
 fits as (
