@@ -67,11 +67,25 @@ def replace_file(path: Path, write: Callable[[Path], object]) -> Path:
         _fsync(tmp)
         fault_point(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        raise
+        if (renamed := _named(exc, tmp, path, whole=True)) is None:
+            raise
+        raise renamed from exc
     fault_point(path)
     return path
+
+
+def _named(exc: BaseException, inner: Path, shown: Path, whole: bool = False) -> OSError | None:
+    """An OSError about a file below `inner` (a temporary name, a stage) renamed for the path the
+    user asked for; a writer's OSError that names no file (`whole`) is about `shown` too. None
+    when `exc` is no such error."""
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return None
+    named = Path(exc.filename) if exc.filename else (inner if whole else None)
+    if named is None or not named.is_relative_to(inner):
+        return None
+    return OSError(exc.errno, exc.strerror, str(shown / named.relative_to(inner)))
 
 
 def write_text(path: Path, text: str) -> Path:
@@ -87,16 +101,25 @@ def replacing_set(out: Path, name: str, members: Sequence[str]) -> Iterator[Path
     statements of an earlier run with --per-team are gone from a run without). The earlier set is
     removed once the new one is published; a failure before that leaves the earlier set as it was."""
     store = out / f".{name}"
-    store.mkdir(parents=True, exist_ok=True)
-    stage = _new_folder(store)
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        stage = _new_folder(store)
+    except OSError as exc:
+        if (renamed := _named(exc, store, out)) is None:
+            raise
+        raise renamed from exc
     try:
         yield stage
         for m in members:
             if not (stage / m).exists():
                 (stage / m).mkdir()
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(stage, ignore_errors=True)
-        raise
+        if not any(store.iterdir()):
+            store.rmdir()   # a first run that failed leaves nothing behind
+        if (renamed := _named(exc, stage, out)) is None:
+            raise
+        raise renamed from exc
     _adopt_files(out, store, members)
     for m in members:
         _symlink(out / m, Path(store.name) / CURRENT / m)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from core.atomic import replace_file
 from core.errors import InputError
 from core.sql import ident, literal, one_row
 from core.vocabulary import METERS
@@ -88,9 +89,9 @@ def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str,
     over `rows`), streaming: nothing of the month passes through Python."""
     base.parent.mkdir(parents=True, exist_ok=True)
     parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
-    con.execute(f"copy ({rows}) to {literal(parquet)} (format parquet)", [month])
+    replace_file(parquet, lambda tmp: con.execute(f"copy ({rows}) to {literal(tmp)} (format parquet)", [month]))
     options = f"format csv, {csv_options}" if csv_options else "format csv"
-    con.execute(f"copy (with rows as ({rows}) {csv_rows}) to {literal(csv)} ({options})", [month])
+    replace_file(csv, lambda tmp: con.execute(f"copy (with rows as ({rows}) {csv_rows}) to {literal(tmp)} ({options})", [month]))
     return [parquet, csv]
 
 

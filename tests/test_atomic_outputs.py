@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from core.atomic import FAULT_ENV, replace_file, replacing_set, write_text
-
-ROOT = Path(__file__).resolve().parents[1]
+from core.atomic import replace_file, replacing_set, write_text
+from tests.fault_helpers import meterbook, run_child
 
 # a set written by a child process: <out>/report.txt naming the state, and one file per team
 WRITE_SET = """
@@ -27,12 +26,6 @@ with replacing_set(out, "pack", ("report.txt", "teams")) as stage:
     for t in teams:
         write_text(stage / "teams" / f"{t}.txt", state)
 """
-
-
-def run_child(args: list[str], fault: str | None) -> subprocess.CompletedProcess:
-    """A child in its own process group (a `kill` fault kills the group, never the test runner)."""
-    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV} | ({FAULT_ENV: fault} if fault else {})
-    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, start_new_session=True)
 
 
 def visible_set(out: Path) -> tuple[str, ...] | None:
@@ -130,8 +123,8 @@ def test_a_failed_run_keeps_the_earlier_set(tmp_path):
 
 # --- the real command: chargeback --per-team killed after its n-th write --------------------
 def chargeback(wh: Path, config: Path, out: Path, fault: str | None) -> subprocess.CompletedProcess:
-    return run_child([sys.executable, "-m", "pipelines.cli", "report", "chargeback", "--month", "2026-10", "--per-team",
-                      "--warehouse", str(wh), "--config", str(config), "--out", str(out)], fault)
+    return meterbook("report", "chargeback", "--month", "2026-10", "--per-team", "--warehouse", wh, "--config", config,
+                     "--out", out, fault=fault)
 
 
 def pdf_set(out: Path) -> tuple[str, ...] | None:
