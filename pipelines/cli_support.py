@@ -12,6 +12,7 @@ import sys
 import click
 
 from core.errors import InputError, environment_error
+from core.text import printable
 
 
 def user_errors(fn):
@@ -22,12 +23,12 @@ def user_errors(fn):
         try:
             return fn(*args, **kwargs)
         except InputError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {printable(str(exc))}", err=True)
             sys.exit(1)
         except Exception as exc:
             if (known := environment_error(exc)) is None:
                 raise
-            click.echo(f"Error: {known}", err=True)
+            click.echo(f"Error: {printable(str(known))}", err=True)
             sys.exit(1)
     return wrapper
 
