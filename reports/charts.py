@@ -41,8 +41,6 @@ RC: dict[RcKeyType, Any] = {"font.family": "DejaVu Sans", "font.size": 7.5, "svg
 # characters it lacks: a system DejaVu named first would be embedded whole (reports/fonts.py).
 FAMILY = ("font-family", f"{SANS}, DejaVu Sans, sans-serif")
 SVG_NS, XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
-ET.register_namespace("", SVG_NS)
-ET.register_namespace("xlink", XLINK_NS)
 DROPPED = {f"{{{SVG_NS}}}metadata", f"{{{SVG_NS}}}style"}
 REFERENCE = re.compile(r"#([\w.-]+)")     # in attribute values only (href, url(#...)), never in text
 
@@ -89,7 +87,22 @@ def _svg(fig) -> str:
             el.attrib.clear()
             el.attrib.update(attrs)
     _scope_ids(root)
+    _plain_names(root)
     return ET.tostring(root, encoding="unicode")
+
+
+def _plain_names(root: ET.Element) -> None:
+    """Element and attribute names as written in HTML (svg, xlink:href), the namespaces declared
+    on the root: ElementTree would take the prefixes from its process-wide registry, where
+    WeasyPrint's metadata module takes the empty prefix for itself (the SVG came out as <ns0:svg>,
+    which the HTML renderer showed as loose text)."""
+    for el in root.iter():
+        el.tag = el.tag.rpartition("}")[2]
+        for key in [k for k in el.attrib if k.startswith("{")]:
+            uri, local = key[1:].split("}")
+            el.attrib[f"xlink:{local}" if uri == XLINK_NS else local] = el.attrib.pop(key)
+    root.set("xmlns", SVG_NS)
+    root.set("xmlns:xlink", XLINK_NS)
 
 
 def _scope_ids(root: ET.Element) -> None:

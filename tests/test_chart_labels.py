@@ -18,6 +18,14 @@ def texts(svg: str) -> list[str]:
     return ["".join(t.itertext()) for t in ET.fromstring(svg).iter(f"{SVG}text")]
 
 
+def test_the_svg_is_svg_whatever_else_registered_xml_prefixes():
+    """WeasyPrint's PDF metadata module registers the empty prefix for itself: charts drawn after
+    it was imported came out as <ns0:svg>, which the HTML renderer showed as loose text."""
+    import weasyprint.pdf.metadata  # noqa: F401
+    svg = bar_chart_svg(["a"], [1], "USD")
+    assert svg.startswith("<svg ") and "ns0:" not in svg
+
+
 def test_a_label_that_names_an_id_of_the_chart_stays_as_written():
     """Before, the id scoping rewrote '#<id>' in a label as it rewrote references."""
     plain = bar_chart_svg(["a", "b"], [1, 2], "USD")
