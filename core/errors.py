@@ -41,22 +41,29 @@ DUCKDB_FILE = re.compile(r'(?:file|database|directory) "([^"]+)"', re.IGNORECASE
 def environment_error(exc: BaseException) -> InputError | None:
     """A failure of the machine rather than of meterbook (a full disk, a read-only or forbidden
     folder), from an OSError or a DuckDB error quoting one, as an InputError; None for others."""
-    if isinstance(exc, OSError) and exc.errno is not None:
-        name = errno.errorcode.get(exc.errno, "")
-        if name not in ENVIRONMENT_ERRORS:
-            return None
-        what, fix = ENVIRONMENT_ERRORS[name]
-        return InputError(exc.filename or "output", what, name, fix)
-    if not type(exc).__module__.lstrip("_").startswith("duckdb"):
+    if isinstance(exc, OSError):
+        return _os_error(exc)
+    if type(exc).__module__.lstrip("_").startswith("duckdb"):
+        return _duckdb_error(str(exc))
+    return None
+
+
+def _os_error(exc: OSError) -> InputError | None:
+    name = errno.errorcode.get(exc.errno or 0)
+    if name not in ENVIRONMENT_ERRORS:
         return None
-    text = str(exc)
+    what, fix = ENVIRONMENT_ERRORS[name]
+    return InputError(exc.filename or "output", what, name, fix)
+
+
+def _duckdb_error(text: str) -> InputError | None:
     name = next((n for n in ENVIRONMENT_ERRORS if os.strerror(getattr(errno, n)).lower() in text.lower()), None)
     if name is None:
         return None
     what, fix = ENVIRONMENT_ERRORS[name]
     path = DUCKDB_FILE.search(text)
     # DuckDB's own words say which step failed (a commit, a checkpoint): on the line, shortened
-    step = text.splitlines()[0].split(":")[:2]
+    step = ":".join(text.splitlines()[0].split(":")[:2]).strip()
     # the write-ahead log is part of the warehouse the user named
-    return InputError(path.group(1).removesuffix(".wal") if path else "warehouse", what, f"{name}, DuckDB: {':'.join(step).strip()}",
+    return InputError(path.group(1).removesuffix(".wal") if path else "warehouse", what, f"{name}, DuckDB: {step}",
                       fix + "; the warehouse keeps what was committed before")
