@@ -7,19 +7,17 @@ tag value such as `=HYPERLINK(...)` or `+cmd|' /C calc'!A0` would run on the rea
 as text; numbers are never touched, so a negative amount stays a number (-12.50). Two shapes,
 one rule: rows from Python (safe_cell, as the reports write them) and rows that DuckDB streams
 straight to the file (copy_csv, as the exports write them: nothing of a month passes through
-Python). Either way the file is written beside its target and renamed over it, so a reader
-never sees half a file and a failed write leaves the old one.
+Python). Either way the file is written through core.atomic (beside its target, flushed, renamed over
+it), so a reader never sees half a file and a failed write leaves the old one.
 """
 from __future__ import annotations
 
-import os
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 
+from core import atomic
 from core.sql import ident, literal
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -42,26 +40,9 @@ def safe_sql(column: str) -> str:
     return f"case when left({c}, 1) in ({starts}) then '''' || {c} else {c} end"
 
 
-@contextmanager
-def replacing(path: Path) -> Iterator[Path]:
-    """A temporary path in `path`'s folder, renamed over `path` when the block ends without error
-    (os.replace is atomic within one file system) and removed when it fails."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_text(path: Path, text: str) -> Path:
     """Write a whole text file (a CSV from csv_text) atomically."""
-    with replacing(path) as tmp:
-        tmp.write_text(text, encoding="utf-8", newline="")
-    return path
+    return atomic.write_text(path, text)
 
 
 def copy_csv(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path, options: str = "",
@@ -74,14 +55,12 @@ def copy_csv(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Pat
     text = [c for c, t in types.items() if t in TEXT_TYPES] if not raw_text else []
     safe = f"select * replace ({', '.join(f'{safe_sql(c)} as {ident(c)}' for c in text)}) from ({query})" if text \
         else query
-    with replacing(path) as tmp:
-        con.execute(f"copy (with rows as ({safe}) {then}) to {literal(str(tmp))} "
-                    f"(format csv{', ' + options if options else ''})", params)
-    return path
+    return atomic.replace_file(path, lambda tmp: con.execute(
+        f"copy (with rows as ({safe}) {then}) to {literal(str(tmp))} (format csv{', ' + options if options else ''})",
+        params))
 
 
 def copy_parquet(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path) -> Path:
     """COPY a query's rows to Parquet as they are (typed, exact), atomically."""
-    with replacing(path) as tmp:
-        con.execute(f"copy ({query}) to {literal(str(tmp))} (format parquet)", params)
-    return path
+    return atomic.replace_file(path, lambda tmp: con.execute(
+        f"copy ({query}) to {literal(str(tmp))} (format parquet)", params))

@@ -10,6 +10,7 @@ import click
 
 from core.errors import InputError
 from core.sql import one_row
+from core.text import printable
 from pipelines.cli_support import LazyGroup, user_errors
 from pipelines.config import example_text
 from pipelines.warehouse import DEFAULT_WAREHOUSE
@@ -170,9 +171,9 @@ def validate(warehouse: Path, as_json: bool) -> None:
     click.echo(f"{summary['files']} files, {summary['rows_read']} rows read, {summary['rows_loaded']} loaded, "
                f"{summary['rows_rejected']} rejected")
     for r in summary["rejects_by_check"]:
-        click.echo(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}")
+        click.echo(printable(f"  {r['rows']:>8} rejected  {r['check_name']} ({r['column_name']}) in {r['file']}"))
     for r in summary["row_findings_by_check"]:
-        click.echo(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}")
+        click.echo(printable(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}"))
 
 
 def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | None = None):
@@ -391,12 +392,13 @@ def config_check(config_path: Path | None, warehouse: Path | None) -> None:
         warehouse = DEFAULT_WAREHOUSE
     con = _open(warehouse, read_only=True) if warehouse is not None else None
     config = _config(config_path)
+    # tag keys, namespaces and hosts are the data's text: escaped, they cannot drive the terminal
     for line in effective(config):
-        click.echo(line)
+        click.echo(printable(line))
     if con is not None:
-        click.echo(f"Warehouse: {warehouse}")
+        click.echo(printable(f"Warehouse: {warehouse}"))
         for line in against_warehouse(con, config):
-            click.echo(line)
+            click.echo(printable(line))
 
 
 @export.command("jobs")

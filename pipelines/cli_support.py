@@ -11,17 +11,24 @@ import sys
 
 import click
 
-from core.errors import InputError
+from core.errors import InputError, environment_error
+from core.text import printable
 
 
 def user_errors(fn):
-    """Print InputError as `Error: ...` and exit 1; never a traceback for a user's mistake."""
+    """Print InputError, and a full disk or a folder that cannot be written, as `Error: ...` and exit 1;
+    never a traceback for what the user can fix."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except InputError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {printable(str(exc))}", err=True)
+            sys.exit(1)
+        except Exception as exc:
+            if (known := environment_error(exc)) is None:
+                raise
+            click.echo(f"Error: {printable(str(known))}", err=True)
             sys.exit(1)
     return wrapper
 

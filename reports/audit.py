@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
 from pipelines.config import Config
@@ -196,14 +197,19 @@ def write_audit(con: duckdb.DuckDBPyConnection, config: Config, models: list[str
                 out: Path) -> list[Path]:
     ctx = build_audit_context(con, config, models, month)
     rows = meter_rows(ctx)
-    out.mkdir(parents=True, exist_ok=True)
-    csv_path = out / "audit.csv"
-    csv_path.write_text(csv_text(rows, METER_COLUMNS), encoding="utf-8", newline="")
+    with replacing_set(out, "audit", ("audit.pdf", "audit.csv")) as stage:
+        _write_audit_files(ctx, rows, month, models, stage)
+    return [out / "audit.pdf", out / "audit.csv"]
+
+
+def _write_audit_files(ctx: dict[str, Any], rows: list[dict[str, Any]], month: str | None, models: list[str],
+                       out: Path) -> None:
+    write_text(out / "audit.csv", csv_text(rows, METER_COLUMNS))
     assumptions = json.dumps([{"entity": e["name"], "kind": e["kind"],
                                "assumptions": sorted({i for m in e["meters"] for i in m["assumptions"]}),
                                "sensitivity": {t["meter"]: t["rows"] for t in e.get("tornados", [])}} for e in ctx["entities"]],
                              indent=2)
-    pdf = render_pdf("audit.html", ctx, out / "audit.pdf", {
+    render_pdf("audit.html", ctx, out / "audit.pdf", {
         "audit.csv": (csv_text(rows, METER_COLUMNS), "Every meter of every entity: reported, reconstructed, low, high, status"),
         "assumptions.json": (assumptions, "Assumption ids per entity and the one-at-a-time sensitivity behind the tornado charts"),
         "provenance.json": (json.dumps({**ctx["provenance"], "month": month, "models": models}, indent=2),
@@ -213,4 +219,3 @@ def write_audit(con: duckdb.DuckDBPyConnection, config: Config, models: list[str
         "statement.json": (json.dumps(st.statement_data(ctx), indent=2, default=str),
                            "The statement as data: totals with ranges, the rows that add up, the boundary, the range method"),
     })
-    return [pdf, csv_path]

@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
 from pipelines.config import Config
@@ -38,6 +39,8 @@ TOTAL_KEYS = ("billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_ho
               "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh", "facility_energy_kwh_low",
               "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high")
 ASSUMPTION_COLUMNS = ["coefficient_id", "value", "unit", "low", "high", "source", "notes"]
+# what one run publishes, as one set: a run replaces all three (statements included) or none
+SET_MEMBERS = ("chargeback.pdf", "chargeback.csv", "teams")
 HISTORY_MONTHS = 6      # trend window on a team page: the month and the five before it
 TEAM_JOBS = 5
 PAGE1_TEAMS = 12        # team rows on the first page; beyond, the table lists the largest and an All teams table follows
@@ -396,13 +399,18 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
     front matter, team pages PART_TEAMS at a time, appendix, then joined with qpdf; each team page
     is laid out once and serves both the monthly report and that team's statement.
     """
-    single_up_to = CHUNK_TEAMS if single_up_to is None else single_up_to
-    out.mkdir(parents=True, exist_ok=True)
+    with replacing_set(out, "chargeback", SET_MEMBERS) as stage:
+        statements = _render_into(ctx, stage, per_team, workers, CHUNK_TEAMS if single_up_to is None else single_up_to)
+    return [out / "chargeback.pdf", out / "chargeback.csv"] + [out / "teams" / p.name for p in statements]
+
+
+def _render_into(ctx: dict[str, Any], out: Path, per_team: bool, workers: int | None, single_up_to: int) -> list[Path]:
+    """render_all's files, written into `out` (a set's stage); returns the statements' paths."""
     ctx = dict(ctx)
     ctx["team_pages"] = [dict(p) for p in ctx["team_pages"]]
     _statement_data(ctx)
     csv_path = out / "chargeback.csv"
-    csv_path.write_text(csv_text(ctx["teams"], CSV_COLUMNS + ctx["extra_columns"]), encoding="utf-8", newline="")
+    write_text(csv_path, csv_text(ctx["teams"], CSV_COLUMNS + ctx["extra_columns"]))
     pdf = out / "chargeback.pdf"
     single = len(ctx["teams"]) <= single_up_to
     workers = workers or os.cpu_count() or 1
@@ -430,4 +438,4 @@ def render_all(ctx: dict[str, Any], out: Path, per_team: bool = False, workers: 
         from reports.concat import concatenate_pdfs
         concatenate_pdfs([p for w in written for p in w if p.parent == parts], pdf)
     shutil.rmtree(parts, ignore_errors=True)
-    return [pdf, csv_path] + statements
+    return statements

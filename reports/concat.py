@@ -14,6 +14,8 @@ from typing import Any
 
 import pikepdf
 
+from core.atomic import replace_file
+
 
 def concatenate_pdfs(parts: list[Path], out: Path) -> Path:
     """Concatenate PDFs with qpdf (pikepdf) and delete them. The first keeps its catalog (PDF/A
@@ -44,7 +46,7 @@ def concatenate_pdfs(parts: list[Path], out: Path) -> Path:
                 tree[name] = dest
         _share_resources(pdf)
         # deterministic_id: the trailer /ID PDF/A requires, derived from the content, not the clock
-        pdf.save(out, deterministic_id=True, object_stream_mode=pikepdf.ObjectStreamMode.generate)
+        replace_file(out, lambda tmp: pdf.save(tmp, deterministic_id=True, object_stream_mode=pikepdf.ObjectStreamMode.generate))
     for path in parts:
         path.unlink()
     return out

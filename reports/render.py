@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import jinja2
 
+from core.atomic import replace_file
 from core.csv_out import safe_cell, write_text
 from core.figures import settled
 from pipelines.csv_amounts import money_text
@@ -110,13 +111,14 @@ def write_pdf(document, out: Path, created: str, attachments: dict[str, tuple[st
     """Write a laid-out WeasyPrint document as PDF/A-3b, `attachments` embedded, with the shipped
     fonts whole: no per-PDF font work, the same bytes on any machine. A document whose text needed
     a fallback font is written again with per-PDF subsets dated `created` (reports/fonts.py)."""
-    document.write_pdf(out, pdf_variant=PDF_VARIANT, full_fonts=True,
-                       attachments=attachment_files(attachments or {}, created))
-    if not fonts.shipped_only(document):
-        with fonts.dated_subsets(created):
-            # a fresh copy: a written document keeps its fonts' state; attachments are read once
-            document.copy().write_pdf(out, pdf_variant=PDF_VARIANT, attachments=attachment_files(attachments or {}, created))
-    return out
+    def write(tmp: Path) -> None:
+        document.write_pdf(tmp, pdf_variant=PDF_VARIANT, full_fonts=True,
+                           attachments=attachment_files(attachments or {}, created))
+        if not fonts.shipped_only(document):
+            with fonts.dated_subsets(created):
+                # a fresh copy: a written document keeps its fonts' state; attachments are read once
+                document.copy().write_pdf(tmp, pdf_variant=PDF_VARIANT, attachments=attachment_files(attachments or {}, created))
+    return replace_file(out, write)
 
 
 def attachment_files(attachments: dict[str, tuple[str, str]], created: str) -> list:

@@ -18,6 +18,11 @@ create or replace temp macro utc_ts(x) as case
     else coalesce(try_strptime(trim(x), ['%Y-%m-%dT%H:%M:%SZ', '%Y-%m-%dT%H:%M:%S.%gZ', '%Y-%m-%d %H:%M:%S']),
                   try_cast(trim(x) as timestamptz)::timestamp)
 end;
+-- A name as it becomes a team (and a statement's file name): without the characters that print as
+-- nothing or reorder the text (zero-width, bidi controls, soft hyphen, BOM: Unicode Cf) or drive
+-- a terminal (control characters, Cc), trimmed; empty is null. 'research' + U+200B is 'research',
+-- not a second team printed the same. A tag that held such characters is a finding (its raw value).
+create or replace temp macro team_name(x) as nullif(trim(regexp_replace(x, '[\p{Cc}\p{Cf}]', '', 'g')), '');
 -- One located failure when a present value did not parse, else null.
 create or replace temp macro cast_err(col, raw, typed, expected) as
     case when raw is not null and trim(raw) <> '' and typed is null then

@@ -50,6 +50,11 @@ flagged as (
            'currency code is not three letters (ISO 4217): the export may be a test or sandbox one; totals stay apart per code'
     from lines where not regexp_full_match(billing_currency, '[A-Z]{3}')
     union all
+    -- the value as it was (control characters included): the team is named without them
+    select row_number, 'invisible_in_tag', list_filter(map_values(tags), lambda v: v <> coalesce(team_name(v), ''))[1],
+           'a tag value holds invisible, bidi or control characters: teams and file names use it without them'
+    from lines where len(list_filter(map_values(tags), lambda v: v <> coalesce(team_name(v), ''))) > 0
+    union all
     select row_number, 'unknown_gpu_instance_type', instance_type,
            'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'
     from lines where gpu_model is null and regexp_matches(instance_type,

@@ -9,8 +9,8 @@ with base as (
     select
         c.*,
         list_filter(
-            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': c.tags[k]}),
-            lambda x: x.value is not null and x.value <> '')[1] as tag_hit,
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(c.tags[k])}),
+            lambda x: x.value is not null)[1] as tag_hit,
         strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
         lower(c.provider) || ':' || c.region as zone,
         coalesce(c.sub_account_id, c.billing_account_id) as account
