@@ -56,7 +56,7 @@ bench: venv
 # Re-read the peer tools' values (../shared/reference/data, boaviztapi) into
 # sources/reference/peer_values.csv and print the comparison with our ranges.
 peers: venv
-	$(BIN)/python -m reports.methodology
+	$(BIN)/python -m tools.peers
 
 # Refresh the pinned tree after changing pyproject.toml's dependencies.
 lock: venv

@@ -30,7 +30,7 @@ TOKENS_PER_MILLION = 1.0e6
 PERCENT = 100.0             # percentiles and percentages
 # Money is allocated exactly to the cent: a difference of half a cent either way is a mismatch.
 HALF_CENT = 0.005
-# Appended for the peer cross-check (sources/peers.py): eGRID and CodeCarbon write lb/MWh.
+# Appended for the peer cross-check (tools/peers.py): eGRID and CodeCarbon write lb/MWh.
 G_PER_LB = 453.59237        # avoirdupois pound, exact by definition
 # Appended for the chargeback's findings (findings_ranked.sql): a break-even in months against a
 # hardware life in years.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -190,13 +189,3 @@ def format_peer_table(comparison: dict[str, Any]) -> str:
     out += [f"  {g['group']} ({g['count']}): {', '.join(g['ids'])}" for g in comparison["uncompared"]]
     return "\n".join(out)
 
-
-if __name__ == "__main__":
-    # make peers: re-read the peer tools' values into sources/reference/peer_values.csv, then print
-    # how our ranges hold them (the reading sits below reports; the table printed is a report)
-    import sys
-
-    from sources import peers
-    peers.write(peers.collect(Path(sys.argv[1]) if len(sys.argv) > 1 else peers.SHARED_DATA))
-    print(format_peer_table(peer_comparison()))
-    print(f"wrote {peers.PEER_FILE}")

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reports.methodology import exclusion_reason, format_peer_table, peer_comparison, peer_status
-from sources import peers
 from sources.reference_data import read_rows
+from tools import peers
 
 METHODOLOGY_NOTES = peers.SHARED_DATA.parent / "methodology.md"
 # The uncompared list must stay short: a new coefficient without any peer value fails here until

@@ -7,8 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
 # lowest first; the command line sits on top of everything it wires together
-LAYERS = ["core", "schemas", "sources", "pipelines", "reports", "pipelines.cli", "benchmarks"]
-PACKAGES = ("core", "schemas", "sources", "pipelines", "reports", "benchmarks")
+LAYERS = ["core", "schemas", "sources", "pipelines", "reports", "pipelines.cli", "benchmarks", "tools"]
+PACKAGES = ("core", "schemas", "sources", "pipelines", "reports", "benchmarks", "tools")
 
 
 def layer(module: str) -> int:

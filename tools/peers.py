@@ -8,7 +8,7 @@ and converted to that coefficient's unit. Values peers publish only in code or p
 constants, SPRUCE's PSU factor) cannot be read from a table; they are kept in
 ``sources/reference/peer_values.csv`` with ``method = quoted`` and carried over unchanged.
 
-``python -m reports.methodology [SHARED_DATA]`` rewrites ``peer_values.csv`` (``make peers``) and prints
+``python -m tools.peers [SHARED_DATA]`` rewrites ``peer_values.csv`` (``make peers``) and prints
 the comparison table. boaviztapi is a test dependency (AGPL-3.0: called, never copied or shipped).
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from core.units import G_PER_LB, KWH_PER_MWH
+from reports.methodology import format_peer_table, peer_comparison
 from sources.reference_data import KEYS, REFERENCE_DIR, _norm_region, coefficient_id, read_rows, resolve_gpu
 
 PEER_FILE = REFERENCE_DIR / "peer_values.csv"
@@ -407,3 +408,16 @@ def format_value(value: float) -> str:
     figures (FLOP/s) written out in full like ours, not as 1.5e+13."""
     text = f"{value:.6g}"
     return f"{float(text):.0f}" if "e+" in text else text
+
+
+def main(argv: list[str]) -> None:
+    """make peers: re-read the peer tools' values into sources/reference/peer_values.csv, then print
+    how our ranges hold them (the comparison is the methodology's, read back from that file)."""
+    write(collect(Path(argv[0]) if argv else SHARED_DATA))
+    print(format_peer_table(peer_comparison()))
+    print(f"wrote {PEER_FILE}")
+
+
+if __name__ == "__main__":
+    import sys
+    main(sys.argv[1:])
