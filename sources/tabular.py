@@ -189,12 +189,10 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
     types = source_types(con, head)
     csv = not types
     columns = tuple(types) if types else csv_names(head)
-    present = {c.strip(): c for c in columns}
-    for c in columns:
-        present.setdefault(c.strip().lower(), c)
+    present = present_names(columns)
     defaults = defaults or {}
-    missing = sorted(name for name in required
-                     if name not in defaults and not any(a in present or a.lower() in present for a in aliases[name]))
+    # named as the export names them (an alias's first spelling), not by our canonical name
+    missing = sorted(aliases[name][0] for name in required if name not in defaults and matched(present, aliases[name]) is None)
     if missing:
         raise InputError(head.path, f"missing required column{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
                          "header", "Export with all mandatory columns, or pass the right --kind")
@@ -205,7 +203,7 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
 
     select = ["row_number"]
     for name, alts in aliases.items():
-        found = next((present.get(a, present.get(a.lower())) for a in alts if a in present or a.lower() in present), None)
+        found = matched(present, alts)
         expr = text(found) if found is not None else defaults.get(name) or source_expr(alts, present, types)
         select.append(f"{expr} as {name}")
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
@@ -221,6 +219,35 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
     else:
         select.append("null::int as _fields")
     return select, extras
+
+
+def english_name(column: str) -> str:
+    """A localised header's English name where it carries one in parentheses (Azure exports in
+    other languages: `Kosten (Cost)`, `Datum (Date)`), else the name itself."""
+    m = re.fullmatch(r".*\(\s*([A-Za-z][A-Za-z0-9_/.]*)\s*\)\s*", column)
+    return m.group(1) if m else column
+
+
+def present_names(columns: tuple[str, ...]) -> dict[str, str]:
+    """The names an alias may match -> the file's column: each name as written (trimmed), then
+    ignoring case, then the English name a localised header carries."""
+    present = {c.strip(): c for c in columns}
+    for c in columns:
+        present.setdefault(c.strip().lower(), c)
+    for c in columns:
+        present.setdefault(english_name(c.strip()), c)
+        present.setdefault(english_name(c.strip()).lower(), c)
+    return present
+
+
+def matched(present: dict[str, str], alts: tuple[str, ...]) -> str | None:
+    """The file's column for the first alias it has (present: present_names)."""
+    return next((present.get(a, present.get(a.lower())) for a in alts if a in present or a.lower() in present), None)
+
+
+def source_name(columns: tuple[str, ...], alts: tuple[str, ...]) -> str | None:
+    """The file's own name of the column that canonical_select reads for these aliases."""
+    return matched(present_names(columns), alts)
 
 
 PARTS_VIEW = "_raw_parts"
@@ -335,12 +362,19 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
                         "* exclude (row_number) from _staged_rows")
         else:
             con.execute(f"create or replace temp table _staged as {sql}")
-    for column, table in (("_errors", "_rejects"), ("_notes", "_row_findings")):
-        if column == "_notes" and "_notes" not in {r[0] for r in con.execute("describe _staged").fetchall()}:
+    move_failures(con, "_staged", "_errors", "_notes")
+    return one_row(con, "select coalesce(max(row_number), 0) from _staged")[0]
+
+
+def move_failures(con: duckdb.DuckDBPyConnection, relation: str, errors: str, notes: str) -> None:
+    """The located failures of `relation`'s rows, lists in the _rejects shape: column `errors`
+    into _rejects (the row is not loaded), column `notes` (where it has one) into _row_findings."""
+    have = {r[0] for r in con.execute(f"describe {relation}").fetchall()}
+    for column, table in ((errors, "_rejects"), (notes, "_row_findings")):
+        if column not in have:
             continue
         con.execute(f"""
             insert into {table}
             select row_number, e.column_name, e.check_name, e.value, e.message
-            from (select row_number, unnest({column}) as e from _staged where len({column}) > 0)
+            from (select row_number, unnest({column}) as e from {relation} where len({column}) > 0)
         """)
-    return one_row(con, "select coalesce(max(row_number), 0) from _staged")[0]
