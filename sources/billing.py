@@ -225,7 +225,8 @@ def line_checks_sql(gpu_line: str, per_h: str) -> tuple[str, str]:
     ingest accepts can be summed and divided in the warehouse's DECIMAL(38, 12) without overflow;
     a charge period cannot end before it starts; a GPU instance line's usage is instance time
     (GPU-hours are made of it): minutes and seconds are converted with a note, another unit is a
-    reject, and its hours are held to a limit too."""
+    reject, and its hours are held to a limit too. A line with no unit at all (a layout without
+    the column, a short row) gives no GPU-hours, as before: what its quantity counts is unknown."""
     hours = f"s.consumed_quantity / {per_h}"
     hours_limit = billing_limit("gpu_line_hours_max")
     errors = [within(c, "cost_abs_max") for c in ("billed_cost", "effective_cost", "list_cost")] + [
@@ -233,8 +234,8 @@ def line_checks_sql(gpu_line: str, per_h: str) -> tuple[str, str]:
         "case when s.charge_period_end < s.charge_period_start then "
         + failure("charge_period_end", "period_end_not_before_start", "s.charge_period_end",
                   "the charge period ends before it starts") + " end",
-        f"case when {gpu_line} and s.consumed_quantity is not null and {per_h} is null then "
-        + failure("consumed_unit", "gpu_usage_in_time", "coalesce(s.consumed_unit, '(empty)')",
+        f"case when {gpu_line} and s.consumed_quantity is not null and s.consumed_unit is not null and {per_h} is null then "
+        + failure("consumed_unit", "gpu_usage_in_time", "s.consumed_unit",
                   "a GPU instance line's usage must be instance time (hours, minutes or seconds) to give GPU-hours") + " end",
         f"case when {gpu_line} and not (abs({hours}) <= {hours_limit!r}) then "
         + failure("consumed_quantity", "within_billing_limit", hours,
