@@ -368,13 +368,14 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
 
 def move_failures(con: duckdb.DuckDBPyConnection, relation: str, errors: str, notes: str) -> None:
     """The located failures of `relation`'s rows, lists in the _rejects shape: column `errors`
-    into _rejects (the row is not loaded), column `notes` (where it has one) into _row_findings."""
+    into _rejects (the row is not loaded), column `notes` (where it has one) into _row_findings.
+    Once each: the lines of one source row (a GCP row and its credits) fail a row's check alike."""
     have = {r[0] for r in con.execute(f"describe {relation}").fetchall()}
     for column, table in ((errors, "_rejects"), (notes, "_row_findings")):
         if column not in have:
             continue
         con.execute(f"""
             insert into {table}
-            select row_number, e.column_name, e.check_name, e.value, e.message
+            select distinct row_number, e.column_name, e.check_name, e.value, e.message
             from (select row_number, unnest({column}) as e from {relation} where len({column}) > 0)
         """)
