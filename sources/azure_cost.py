@@ -72,10 +72,11 @@ class AzureCostReader(BillingReader):
 
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         version = self.sniff(head) or "cost-details"
-        charge_types = source_name(head.columns, ALIASES["charge_type"]) is not None
+        charge_types = source_name(head.columns, ALIASES["charge_type"], localised=True) is not None
         canonical_view(con, head, ALIASES, REQUIRED, "raw_azure", numbered=False, padded=padded,
-                       defaults=None if charge_types else NO_CHARGE_TYPE)
-        names = {slot: literal(source_name(head.columns, ALIASES[name]) or ALIASES[name][0]) for name, slot in NAMED.items()}
+                       defaults=None if charge_types else NO_CHARGE_TYPE, localised=True)
+        names = {slot: literal(source_name(head.columns, ALIASES[name], localised=True) or ALIASES[name][0])
+                 for name, slot in NAMED.items()}
         rows_read = stage_sql(con, head.path, "stg_azure_cost__charges.sql", names, rowid_numbers=True)
         staged = self.finish(con, rows_read, version)
         if not charge_types:

@@ -143,7 +143,7 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
                    extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
                    defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None,
-                   parts: TextParts | None = None) -> list[str]:
+                   parts: TextParts | None = None, localised: bool = False) -> list[str]:
     """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -158,8 +158,10 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
     keep_as_written: the source columns it accepts also go, by their header name and as text
     (nulls as above), into one MAP column `_source_columns`, for exports that carry them through.
+    localised: a header may carry its English name in parentheses (english_name).
     """
-    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written)
+    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written,
+                                      localised)
     if head.parquet or is_json_lines(head):
         raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
     elif parts is not None:
@@ -182,14 +184,14 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
 def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]], required: set[str],
                      nullstr: tuple[str, ...] = ("",), extra_prefixes: tuple[str, ...] = (), padded: bool = False,
                      defaults: dict[str, str] | None = None,
-                     keep_as_written: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+                     keep_as_written: Callable[[str], bool] | None = None, localised: bool = False) -> tuple[list[str], list[str]]:
     """The select list of canonical_view over the file's raw relation (row_number, then c0..cN
     for CSV, the typed columns otherwise), and the columns kept under an extra prefix. The Spark
     engine runs the same list over its own read of the file."""
     types = source_types(con, head)
     csv = not types
     columns = tuple(types) if types else csv_names(head)
-    present = present_names(columns)
+    present = present_names(columns, localised)
     defaults = defaults or {}
     # named as the export names them (an alias's first spelling), not by our canonical name
     missing = sorted(aliases[name][0] for name in required if name not in defaults and matched(present, aliases[name]) is None)
@@ -228,13 +230,15 @@ def english_name(column: str) -> str:
     return m.group(1) if m else column
 
 
-def present_names(columns: tuple[str, ...]) -> dict[str, str]:
+def present_names(columns: tuple[str, ...], localised: bool = False) -> dict[str, str]:
     """The names an alias may match -> the file's column: each name as written (trimmed), then
-    ignoring case, then the English name a localised header carries."""
+    ignoring case, then (localised) the English name a localised header carries. Only where a
+    format is exported localised: elsewhere a parenthesised word is a qualifier, not a name
+    (Electricity Maps' `Carbon Intensity gCO₂eq/kWh (direct)`)."""
     present = {c.strip(): c for c in columns}
     for c in columns:
         present.setdefault(c.strip().lower(), c)
-    for c in columns:
+    for c in columns if localised else ():
         present.setdefault(english_name(c.strip()), c)
         present.setdefault(english_name(c.strip()).lower(), c)
     return present
@@ -245,9 +249,9 @@ def matched(present: dict[str, str], alts: tuple[str, ...]) -> str | None:
     return next((present.get(a, present.get(a.lower())) for a in alts if a in present or a.lower() in present), None)
 
 
-def source_name(columns: tuple[str, ...], alts: tuple[str, ...]) -> str | None:
+def source_name(columns: tuple[str, ...], alts: tuple[str, ...], localised: bool = False) -> str | None:
     """The file's own name of the column that canonical_select reads for these aliases."""
-    return matched(present_names(columns), alts)
+    return matched(present_names(columns, localised), alts)
 
 
 PARTS_VIEW = "_raw_parts"
