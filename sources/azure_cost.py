@@ -59,6 +59,10 @@ def header_names(head: Head) -> tuple[str, ...]:
 class AzureCostReader(BillingReader):
     kind = "azure-cost"
     description = "Azure cost details export (EA/MCA, actual or amortized)"
+    aliases = ALIASES
+    line_columns = {"billed_cost": ("cost",), "effective_cost": ("cost",), "list_cost": ("paygo_price",), "consumed_quantity": ("quantity",),
+                    "consumed_unit": ("unit_of_measure",), "charge_period_end": ("usage_date",)}
+    localised = True
 
     def sniff(self, head: Head) -> str | None:
         cols = {c.lower() for c in header_names(head)}
@@ -78,7 +82,7 @@ class AzureCostReader(BillingReader):
         names = {slot: literal(source_name(head.columns, ALIASES[name], localised=True) or ALIASES[name][0])
                  for name, slot in NAMED.items()}
         rows_read = stage_sql(con, head.path, "stg_azure_cost__charges.sql", names, rowid_numbers=True)
-        staged = self.finish(con, rows_read, version)
+        staged = self.finish(con, head, rows_read, version)
         if not charge_types:
             staged.notes.append("no ChargeType column: every row read as Usage (the usage-details layout lists usage only)")
         return staged

@@ -248,7 +248,7 @@ def test_gpu_usage_in_seconds_and_minutes_is_read_in_hours(warehouse):
     assert f["totals"]["findings"] == {"gpu_usage_converted_to_hours": 2}
     con = duckdb.connect(str(warehouse), read_only=True)
     notes = con.execute("select row_number, column_name, value from row_findings order by 1").fetchall()
-    assert notes == [(1, "consumed_unit", "Seconds"), (2, "consumed_unit", "Minutes")]
+    assert notes == [(1, "ConsumedUnit", "Seconds"), (2, "ConsumedUnit", "Minutes")]
 
 
 def test_a_month_at_the_billing_limits_builds_and_reports(warehouse, tmp_path):

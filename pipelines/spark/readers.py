@@ -152,7 +152,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
             f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
         staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
     staged.createOrReplaceTempView("_staged")
-    sql(spark, lines_sql()).createOrReplaceTempView("_lines")
+    sql(spark, lines_sql(names=reader.line_names(head))).createOrReplaceTempView("_lines")
     cols = set(spark.table("_lines").columns)
     checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
     # the staging model's cast errors, then the checks of the resolved lines (sources.billing.line_checks_sql)
