@@ -90,6 +90,10 @@ class AwsCurReader(BillingReader):
     kind = "aws-cur"
     description = "AWS Cost and Usage Report (legacy), CSV or Athena names"
     in_place = True
+    aliases = ALIASES
+    line_columns = {"billed_cost": ("net_unblended_cost", "unblended_cost"), "effective_cost": ("net_unblended_cost", "unblended_cost"),
+                    "list_cost": ("public_on_demand_cost",), "consumed_quantity": ("usage_amount",), "consumed_unit": ("pricing_unit",),
+                    "charge_period_end": ("usage_end",)}
 
     def sniff(self, head: Head) -> str | None:
         cols = set(head.columns)

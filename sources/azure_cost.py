@@ -1,16 +1,18 @@
 """Azure Cost Management exports: EA and MCA cost details, actual or amortized (CSV, CSV.gz,
 Parquet), and the older usage-details layout (SubscriptionGuid, UsageDateTime, PreTaxCost; in
 PascalCase or camelCase). Column names drift between export versions; the aliases below absorb
-it, and names match whatever their case."""
+it, and names match whatever their case, or by the English name a localised header carries in
+parentheses (`Kosten (Cost)`)."""
 from __future__ import annotations
 
 from typing import Any
 
 import duckdb
 
+from core.sql import literal
 from sources.base import Head, Staged, register
 from sources.billing import BillingReader
-from sources.tabular import canonical_view, stage_sql
+from sources.tabular import canonical_view, english_name, source_name, stage_sql
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "billing_account_id": ("BillingAccountId", "billingAccountId"),
@@ -41,17 +43,29 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = {"usage_date", "cost", "charge_type"}
 COST_COLUMNS = {a.lower() for a in ALIASES["cost"]}
-# The 2019 usage-details export has no ChargeType: it lists usage only.
-LEGACY_DEFAULTS = {"charge_type": "'Usage'"}
+# An export without ChargeType (the 2019 usage-details layout, or a cost-details export with the
+# column left out) lists usage only.
+NO_CHARGE_TYPE = {"charge_type": "'Usage'"}
+# Located errors name the export's own column: its name for these in the staging model's slots.
+NAMED = {"cost": "cost_column", "usage_date": "date_column", "quantity": "quantity_column", "charge_type": "charge_type_column"}
+
+
+def header_names(head: Head) -> tuple[str, ...]:
+    """The header as matched: a localised name by the English name it carries (`Kosten (Cost)`)."""
+    return tuple(english_name(c.strip()) for c in head.columns)
 
 
 @register
 class AzureCostReader(BillingReader):
     kind = "azure-cost"
     description = "Azure cost details export (EA/MCA, actual or amortized)"
+    aliases = ALIASES
+    line_columns = {"billed_cost": ("cost",), "effective_cost": ("cost",), "list_cost": ("paygo_price",), "consumed_quantity": ("quantity",),
+                    "consumed_unit": ("unit_of_measure",), "charge_period_end": ("usage_date",)}
+    localised = True
 
     def sniff(self, head: Head) -> str | None:
-        cols = {c.lower() for c in head.columns}
+        cols = {c.lower() for c in header_names(head)}
         if "metercategory" not in cols or not COST_COLUMNS & cols:
             return None
         if "costinbillingcurrency" in cols:
@@ -62,11 +76,13 @@ class AzureCostReader(BillingReader):
 
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         version = self.sniff(head) or "cost-details"
-        legacy = version == "usage-details-legacy"
+        charge_types = source_name(head.columns, ALIASES["charge_type"], localised=True) is not None
         canonical_view(con, head, ALIASES, REQUIRED, "raw_azure", numbered=False, padded=padded,
-                       defaults=LEGACY_DEFAULTS if legacy else None)
-        rows_read = stage_sql(con, head.path, "stg_azure_cost__charges.sql", rowid_numbers=True)
-        staged = self.finish(con, rows_read, version)
-        if legacy:
-            staged.notes.append("no ChargeType column (usage-details export): every row read as Usage")
+                       defaults=None if charge_types else NO_CHARGE_TYPE, localised=True)
+        names = {slot: literal(source_name(head.columns, ALIASES[name], localised=True) or ALIASES[name][0])
+                 for name, slot in NAMED.items()}
+        rows_read = stage_sql(con, head.path, "stg_azure_cost__charges.sql", names, rowid_numbers=True)
+        staged = self.finish(con, head, rows_read, version)
+        if not charge_types:
+            staged.notes.append("no ChargeType column: every row read as Usage (the usage-details layout lists usage only)")
         return staged

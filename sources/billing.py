@@ -7,15 +7,21 @@ from typing import Any
 import duckdb
 
 from core.sql import literal, one_row, read_sql
+from core.units import S_PER_H
 from schemas.contract import reject_sql
 from sources.base import Head, Reader, Staged
 from sources.billing_in_place import stage_in_place, take_staged
 from sources.linecount import LineCount
-from sources.tabular import stage_sql, stage_view, tabular_dialect, tabular_expected_rows
+from sources.reference_data import read_rows
+from sources.tabular import move_failures, source_name, stage_sql, stage_view, tabular_dialect, tabular_expected_rows
 from sources.text_parts import TextParts
 
-# Units a cloud uses for instance time; only these rows carry GPU-hours.
+# Units a cloud uses for instance time; only these rows carry GPU-hours. A GPU instance line in
+# minutes or seconds is read in hours with a note; in any other unit it is a reject.
 HOUR_UNITS = ("hours", "hour", "hrs", "hr", "h")
+MINUTE_UNITS = ("minutes", "minute", "mins", "min")
+SECOND_UNITS = ("seconds", "second", "secs", "sec", "s")
+S_PER_MIN = 60.0    # a definition, not a coefficient
 # Line items that are not instance time: AWS savings-plan negations restate covered usage;
 # Azure unused reservation/savings-plan rows are paid-for hours nobody ran.
 NOT_CAPACITY = ("SavingsPlanNegation", "UnusedReservation", "UnusedSavingsPlan")
@@ -26,6 +32,12 @@ class BillingReader(Reader):
     staged = "_lines"    # _staged joined to the instance catalog (a view: no second copy of the rows)
     # Stage one-line-per-row models straight into charges (sources/billing_in_place.py)
     in_place = False
+    # The reader's canonical names and their spellings, and the charges columns a line check may
+    # name -> the canonical names they are read from (the first the file has): a located failure
+    # names the export's own column (line_names).
+    aliases: dict[str, tuple[str, ...]] = {}
+    line_columns: dict[str, tuple[str, ...]] = {}
+    localised = False    # headers may carry their English name in parentheses (tabular.english_name)
 
     def stage(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any]) -> Staged:
         # options["padded"]: the runner's second read after ShortRows (a row shorter than the header)
@@ -52,11 +64,19 @@ class BillingReader(Reader):
         Parquet, else in file order without numbers: in place when the reader allows it."""
         if self.stages_in_place(head, options) and options.get("file_id") is not None:
             stage_view(con, head.path, sql_name, slots)
-            resolve_gpus(con)
+            resolve_gpus(con, names=self.line_names(head))
             parts = self.parts(head, options)
             rows = stage_in_place(con, head, options["file_id"], numbered=parts is not None or head.parquet, parts=parts)
-            return self.finish(con, rows, version, in_place=True)
-        return self.finish(con, stage_sql(con, head.path, sql_name, slots, rowid_numbers=True), version)
+            return self.finish(con, head, rows, version, in_place=True)
+        return self.finish(con, head, stage_sql(con, head.path, sql_name, slots, rowid_numbers=True), version)
+
+    def line_names(self, head: Head) -> dict[str, str]:
+        """charges column -> the file's own name of the column it is read from (line_columns)."""
+        names = {}
+        for column, keys in self.line_columns.items():
+            found = (source_name(head.columns, self.aliases[k], self.localised) for k in keys)
+            names[column] = next((n for n in found if n is not None), self.aliases[keys[0]][0])
+        return names
 
     def dialect(self, head: Head) -> str | None:
         return tabular_dialect(head)
@@ -64,11 +84,12 @@ class BillingReader(Reader):
     def expected_rows(self, con: duckdb.DuckDBPyConnection, head: Head, count: LineCount | None, staged: Staged) -> int | None:
         return tabular_expected_rows(con, head, count)
 
-    def finish(self, con: duckdb.DuckDBPyConnection, rows_read: int, version: str, in_place: bool = False) -> Staged:
+    def finish(self, con: duckdb.DuckDBPyConnection, head: Head, rows_read: int, version: str, in_place: bool = False) -> Staged:
         """Rejects by the contract, the delivery key and the findings of the staged lines. Rows
         staged in place were checked on their way in; _lines is then those rows, in charges."""
         if not in_place:
-            resolve_gpus(con, file_currency(con))
+            resolve_gpus(con, file_currency(con), self.line_names(head))
+            move_failures(con, "_lines", "_line_errors", "_line_notes")
         cols = {r[0] for r in con.execute("describe _lines").fetchall()}
         from schemas.charges import Charges  # pandera and pandas: imported when a file is staged
         sql = "" if in_place else reject_sql(Charges, cols, "_lines")
@@ -132,9 +153,9 @@ def findings_sql(cols: set[str]) -> str:
     return read_sql("10_staging", "stg_billing__findings.sql", line_item_key=key)
 
 
-def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) -> None:
+def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None, names: dict[str, str] | None = None) -> None:
     """View _lines: the staged rows with gpu_model, gpu_count and gpu_hours from the instance
-    catalog, and blank currencies filled with `currency` when given.
+    catalog, and blank currencies filled with `currency` when given (`names`: see lines_sql).
 
     The catalog is looked up as a MAP, not joined: rows staged in place are numbered by the
     order they are written in, and a join emits rows out of file order (sources.tabular.file_order)."""
@@ -147,25 +168,29 @@ def resolve_gpus(con: duckdb.DuckDBPyConnection, currency: str | None = None) ->
     # the line item key as a BIGINT (62 bits, never negative), kept with the line: repeats are
     # found by one integer group-by, then compared on the keys themselves
     key = ", (hash(line_item_key) >> 2)::bigint as line_item_hash" if "line_item_key" in staged_columns(con) else ""
-    con.execute(f"create or replace temp view _lines as select *{key} from ({lines_sql(currency, by_macro=True)})")
+    con.execute(f"create or replace temp view _lines as select *{key} from ({lines_sql(currency, by_macro=True, names=names)})")
 
 
 def staged_columns(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {r[0] for r in con.execute("describe _staged").fetchall()}
 
 
-def lines_sql(currency: str | None = None, by_macro: bool = False) -> str:
+def lines_sql(currency: str | None = None, by_macro: bool = False, names: dict[str, str] | None = None) -> str:
     """The select of resolve_gpus over _staged: the catalog by the gpu_of macro (DuckDB, file
-    order kept) or by a join (the Spark engine, whose rows are numbered before)."""
+    order kept) or by a join (the Spark engine, whose rows are numbered before). Beside the
+    staged columns: gpu_model, gpu_count, gpu_hours, and the checks only a resolved line allows
+    (line_checks_sql) as _line_errors and _line_notes, naming columns as `names` says
+    (BillingReader.line_names; a column it lacks by its charges name)."""
     fill = f"replace (coalesce(s.billing_currency, {literal(currency)}) as billing_currency)" if currency else ""
     gpu = "_gpu" if by_macro else "it"
+    line = f"({gpu}.gpu_count is not null and s.charge_category = 'Usage' and coalesce(s.line_item_type, '') not in ({quoted(NOT_CAPACITY)}))"
+    per_h = units_per_hour_sql("s.consumed_unit")
+    errors, notes = line_checks_sql(line, per_h, names or {})
     columns = f"""{gpu}.gpu_model as gpu_model,
             {gpu}.gpu_count as gpu_count,
-            case when {gpu}.gpu_count is not null
-                  and s.charge_category = 'Usage'
-                  and coalesce(s.line_item_type, '') not in ({", ".join("'" + t + "'" for t in NOT_CAPACITY)})
-                  and lower(trim(s.consumed_unit)) in ({", ".join("'" + u + "'" for u in HOUR_UNITS)})
-                 then s.consumed_quantity * {gpu}.gpu_count end as gpu_hours"""
+            case when {line} then s.consumed_quantity / {per_h} * {gpu}.gpu_count end as gpu_hours,
+            {errors} as _line_errors,
+            {notes} as _line_notes"""
     if by_macro:
         return f"""
         select s.* exclude (_gpu), {columns}
@@ -174,3 +199,70 @@ def lines_sql(currency: str | None = None, by_macro: bool = False) -> str:
         select s.* {fill}, {columns}
         from _staged s
         left join ref_instance_types it on lower(it.instance_type) = s.instance_type"""
+
+
+def quoted(values: tuple[str, ...]) -> str:
+    return ", ".join(literal(v) for v in values)
+
+
+def units_per_hour_sql(unit: str) -> str:
+    """How many of `unit` make an hour (1 for hours), null where it is not a unit of time."""
+    u = f"lower(trim({unit}))"
+    return (f"case when {u} in ({quoted(HOUR_UNITS)}) then 1.0 when {u} in ({quoted(MINUTE_UNITS)}) then {S_PER_H / S_PER_MIN!r} "
+            f"when {u} in ({quoted(SECOND_UNITS)}) then {S_PER_H!r} end")
+
+
+def billing_limit(limit_id: str) -> float:
+    """A value of sources/reference/billing_limits.csv."""
+    return next(float(r["value"]) for r in read_rows("billing_limits") if r["limit_id"] == limit_id)
+
+
+def failure(column: str, check: str, value: str, message: str) -> str:
+    """One _rejects / _row_findings struct (the staging models' shape) as SQL."""
+    return (f"{{'column_name': {literal(column)}, 'check_name': {literal(check)}, 'value': left(cast({value} as varchar), 200), "
+            f"'message': {literal(message)}}}")
+
+
+def within(column: str, limit_id: str, name: str) -> str:
+    """A located failure (named `name`) where |column| passes its billing limit (NaN and
+    infinities too)."""
+    limit = billing_limit(limit_id)
+    return (f"case when not (abs(s.{column}) <= {limit!r}) then "
+            + failure(name, "within_billing_limit", f"s.{column}",
+                      f"{name} is beyond +-{limit:g}, more than a billing line can hold "
+                      f"(sources/reference/billing_limits.csv {limit_id})") + " end")
+
+
+def line_checks_sql(gpu_line: str, per_h: str, names: dict[str, str]) -> tuple[str, str]:
+    """The checks of a staged line that every billing format shares, as two lists of located
+    failures: errors (the row is a reject) and notes (it loads, noted).
+
+    Amounts and quantities are held within sources/reference/billing_limits.csv, so that what
+    ingest accepts can be summed and divided in the warehouse's DECIMAL(38, 12) without overflow;
+    a charge period cannot end before it starts; a GPU instance line's usage is instance time
+    (GPU-hours are made of it): minutes and seconds are converted with a note, another unit is a
+    reject, and its hours are held to a limit too. A line with no unit at all (a layout without
+    the column, a short row) gives no GPU-hours, as before: what its quantity counts is unknown."""
+    hours = f"s.consumed_quantity / {per_h}"
+    hours_limit = billing_limit("gpu_line_hours_max")
+
+    def name(column: str) -> str:
+        return names.get(column, column)
+
+    errors = [within(c, "cost_abs_max", name(c)) for c in ("billed_cost", "effective_cost", "list_cost")] + [
+        within("consumed_quantity", "quantity_abs_max", name("consumed_quantity")),
+        "case when s.charge_period_end < s.charge_period_start then "
+        + failure(name("charge_period_end"), "period_end_not_before_start", "s.charge_period_end",
+                  "the charge period ends before it starts") + " end",
+        f"case when {gpu_line} and s.consumed_quantity is not null and s.consumed_unit is not null and {per_h} is null then "
+        + failure(name("consumed_unit"), "gpu_usage_in_time", "s.consumed_unit",
+                  "a GPU instance line's usage must be instance time (hours, minutes or seconds) to give GPU-hours") + " end",
+        f"case when {gpu_line} and not (abs({hours}) <= {hours_limit!r}) then "
+        + failure(name("consumed_quantity"), "within_billing_limit", hours,
+                  f"a GPU instance line of more than {hours_limit:g} hours "
+                  "(sources/reference/billing_limits.csv gpu_line_hours_max)") + " end",
+    ]
+    notes = [f"case when {gpu_line} and s.consumed_quantity is not null and {per_h} > 1 then "
+             + failure(name("consumed_unit"), "gpu_usage_converted_to_hours", "s.consumed_unit",
+                       "GPU instance usage in minutes or seconds, converted to hours for its GPU-hours") + " end"]
+    return f"errors([{', '.join(errors)}])", f"errors([{', '.join(notes)}])"

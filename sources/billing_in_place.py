@@ -61,11 +61,14 @@ def stage_in_place(con: duckdb.DuckDBPyConnection, head: Head, file_id: int, num
         "'line_item_hash') order by ordinal_position").fetchall() if c in cols]
     from schemas.charges import Charges  # pandera and pandas: imported when a file is staged
     checked = cols - {"row_number"}     # numbered from 1: never null
-    bad = " or ".join(filter(None, ["len(_errors) > 0" if "_errors" in cols else None, failing_sql(Charges, checked)])) or "false"
+    # the staging model's cast errors, the checks of the resolved line (sources.billing.line_checks_sql),
+    # then the contract's
+    located = [c for c in ("_errors", "_line_errors") if c in cols]
+    bad = " or ".join([f"len({c}) > 0" for c in located] + list(filter(None, [failing_sql(Charges, checked)]))) or "false"
     failures = failures_sql(Charges, checked) or "[]"
-    if "_errors" in cols:
-        failures = f"list_concat(_errors, {failures})"
-    notes = "len(_notes) > 0" if "_notes" in cols else "false"
+    for column in reversed(located):
+        failures = f"list_concat({column}, {failures})"
+    notes = " or ".join(f"len({c}) > 0" for c in ("_notes", "_line_notes") if c in cols) or "false"
     key = "case when not _bad then line_item_hash end" if "line_item_hash" in cols else "null"
 
     def value(col: str, dtype: str, nullable: bool) -> str:

@@ -65,6 +65,10 @@ def kept_as_written(column: str) -> bool:
 class FocusReader(BillingReader):
     kind = "focus"
     description = "FinOps FOCUS billing export (0.5 to 1.2)"
+    aliases = ALIASES
+    line_columns = {"billed_cost": ("BilledCost",), "effective_cost": ("EffectiveCost", "BilledCost"), "list_cost": ("ListCost",),
+                    "consumed_quantity": ("ConsumedQuantity",), "consumed_unit": ("ConsumedUnit",),
+                    "charge_period_end": ("ChargePeriodEnd",)}
 
     def sniff(self, head: Head) -> str | None:
         cols = set(head.columns)
@@ -88,7 +92,7 @@ class FocusReader(BillingReader):
         canonical_view(con, head, ALIASES, REQUIRED, "raw_focus", nullstr=("", "NULL"), numbered=False, padded=padded,
                        keep_as_written=kept_as_written)
         rows_read = stage_sql(con, head.path, "stg_focus__charges.sql", rowid_numbers=True)
-        return self.finish(con, rows_read, self.sniff(head) or "1.0")
+        return self.finish(con, head, rows_read, self.sniff(head) or "1.0")
 
     def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
         n = super().load(con, file_id)

@@ -40,6 +40,9 @@ REQUIRED = {"billing_account_id", "usage_start", "cost", "currency"}
 class GcpBillingReader(BillingReader):
     kind = "gcp-billing"
     description = "Google Cloud Billing export (standard or detailed)"
+    aliases = ALIASES
+    line_columns = {"billed_cost": ("cost",), "effective_cost": ("cost",), "list_cost": ("cost_at_list",), "consumed_quantity": ("usage_amount",),
+                    "consumed_unit": ("usage_unit",), "charge_period_end": ("usage_end",)}
 
     def sniff(self, head: Head) -> str | None:
         cols = set(head.columns)
@@ -50,4 +53,4 @@ class GcpBillingReader(BillingReader):
     def stage_rows(self, con: duckdb.DuckDBPyConnection, head: Head, options: dict[str, Any], padded: bool) -> Staged:
         canonical_view(con, head, ALIASES, REQUIRED, "raw_gcp", padded=padded)
         rows_read = stage_sql(con, head.path, "stg_gcp_billing__charges.sql")
-        return self.finish(con, rows_read, self.sniff(head) or "standard")
+        return self.finish(con, head, rows_read, self.sniff(head) or "standard")

@@ -34,6 +34,9 @@ REQUIRED = {"interval_start", "my_cost", "currency"}
 class OciCostReader(BillingReader):
     kind = "oci-cost"
     description = "Oracle Cloud Infrastructure cost report"
+    aliases = ALIASES
+    line_columns = {"billed_cost": ("my_cost",), "effective_cost": ("my_cost",), "consumed_quantity": ("billed_quantity",),
+                    "consumed_unit": ("unit",), "charge_period_end": ("interval_end",)}
 
     def sniff(self, head: Head) -> str | None:
         return "cost-report" if {"lineItem/intervalUsageStart", "cost/myCost"} <= set(head.columns) else None
@@ -42,4 +45,4 @@ class OciCostReader(BillingReader):
         tag_cols = canonical_view(con, head, ALIASES, REQUIRED, "raw_oci", extra_prefixes=("tags/",), numbered=False, padded=padded)
         rows_read = stage_sql(con, head.path, "stg_oci_cost__charges.sql", {"tags": tags_map_sql(tag_cols, lambda c: c.split("/", 1)[1])},
                                rowid_numbers=True)
-        return self.finish(con, rows_read, "cost-report")
+        return self.finish(con, head, rows_read, "cost-report")

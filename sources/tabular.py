@@ -143,7 +143,7 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
                    required: set[str], view: str, nullstr: tuple[str, ...] = ("",),
                    extra_prefixes: tuple[str, ...] = (), numbered: bool = True, padded: bool = False,
                    defaults: dict[str, str] | None = None, keep_as_written: Callable[[str], bool] | None = None,
-                   parts: TextParts | None = None) -> list[str]:
+                   parts: TextParts | None = None, localised: bool = False) -> list[str]:
     """Create temp view `view` with one text column per canonical name (NULL where the file
     lacks it), whatever the container (CSV, CSV.gz, Parquet, JSON lines).
 
@@ -158,8 +158,10 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
     Returns the source columns kept under a prefix in `extra_prefixes` (tags, x_ columns).
     keep_as_written: the source columns it accepts also go, by their header name and as text
     (nulls as above), into one MAP column `_source_columns`, for exports that carry them through.
+    localised: a header may carry its English name in parentheses (english_name).
     """
-    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written)
+    select, extras = canonical_select(con, head, aliases, required, nullstr, extra_prefixes, padded, defaults, keep_as_written,
+                                      localised)
     if head.parquet or is_json_lines(head):
         raw_sql, _ = raw_relation_sql(head, nullstr, numbered)
     elif parts is not None:
@@ -182,19 +184,17 @@ def canonical_view(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str
 def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[str, tuple[str, ...]], required: set[str],
                      nullstr: tuple[str, ...] = ("",), extra_prefixes: tuple[str, ...] = (), padded: bool = False,
                      defaults: dict[str, str] | None = None,
-                     keep_as_written: Callable[[str], bool] | None = None) -> tuple[list[str], list[str]]:
+                     keep_as_written: Callable[[str], bool] | None = None, localised: bool = False) -> tuple[list[str], list[str]]:
     """The select list of canonical_view over the file's raw relation (row_number, then c0..cN
     for CSV, the typed columns otherwise), and the columns kept under an extra prefix. The Spark
     engine runs the same list over its own read of the file."""
     types = source_types(con, head)
     csv = not types
     columns = tuple(types) if types else csv_names(head)
-    present = {c.strip(): c for c in columns}
-    for c in columns:
-        present.setdefault(c.strip().lower(), c)
+    present = present_names(columns, localised)
     defaults = defaults or {}
-    missing = sorted(name for name in required
-                     if name not in defaults and not any(a in present or a.lower() in present for a in aliases[name]))
+    # named as the export names them (an alias's first spelling), not by our canonical name
+    missing = sorted(aliases[name][0] for name in required if name not in defaults and matched(present, aliases[name]) is None)
     if missing:
         raise InputError(head.path, f"missing required column{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
                          "header", "Export with all mandatory columns, or pass the right --kind")
@@ -205,7 +205,7 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
 
     select = ["row_number"]
     for name, alts in aliases.items():
-        found = next((present.get(a, present.get(a.lower())) for a in alts if a in present or a.lower() in present), None)
+        found = matched(present, alts)
         expr = text(found) if found is not None else defaults.get(name) or source_expr(alts, present, types)
         select.append(f"{expr} as {name}")
     extras = [c for c in columns if any(c.startswith(p) for p in extra_prefixes)]
@@ -221,6 +221,37 @@ def canonical_select(con: duckdb.DuckDBPyConnection, head: Head, aliases: dict[s
     else:
         select.append("null::int as _fields")
     return select, extras
+
+
+def english_name(column: str) -> str:
+    """A localised header's English name where it carries one in parentheses (Azure exports in
+    other languages: `Kosten (Cost)`, `Datum (Date)`), else the name itself."""
+    m = re.fullmatch(r".*\(\s*([A-Za-z][A-Za-z0-9_/.]*)\s*\)\s*", column)
+    return m.group(1) if m else column
+
+
+def present_names(columns: tuple[str, ...], localised: bool = False) -> dict[str, str]:
+    """The names an alias may match -> the file's column: each name as written (trimmed), then
+    ignoring case, then (localised) the English name a localised header carries. Only where a
+    format is exported localised: elsewhere a parenthesised word is a qualifier, not a name
+    (Electricity Maps' `Carbon Intensity gCO₂eq/kWh (direct)`)."""
+    present = {c.strip(): c for c in columns}
+    for c in columns:
+        present.setdefault(c.strip().lower(), c)
+    for c in columns if localised else ():
+        present.setdefault(english_name(c.strip()), c)
+        present.setdefault(english_name(c.strip()).lower(), c)
+    return present
+
+
+def matched(present: dict[str, str], alts: tuple[str, ...]) -> str | None:
+    """The file's column for the first alias it has (present: present_names)."""
+    return next((present.get(a, present.get(a.lower())) for a in alts if a in present or a.lower() in present), None)
+
+
+def source_name(columns: tuple[str, ...], alts: tuple[str, ...], localised: bool = False) -> str | None:
+    """The file's own name of the column that canonical_select reads for these aliases."""
+    return matched(present_names(columns, localised), alts)
 
 
 PARTS_VIEW = "_raw_parts"
@@ -335,12 +366,20 @@ def stage_sql(con: duckdb.DuckDBPyConnection, path: Path, sql_name: str, replace
                         "* exclude (row_number) from _staged_rows")
         else:
             con.execute(f"create or replace temp table _staged as {sql}")
-    for column, table in (("_errors", "_rejects"), ("_notes", "_row_findings")):
-        if column == "_notes" and "_notes" not in {r[0] for r in con.execute("describe _staged").fetchall()}:
+    move_failures(con, "_staged", "_errors", "_notes")
+    return one_row(con, "select coalesce(max(row_number), 0) from _staged")[0]
+
+
+def move_failures(con: duckdb.DuckDBPyConnection, relation: str, errors: str, notes: str) -> None:
+    """The located failures of `relation`'s rows, lists in the _rejects shape: column `errors`
+    into _rejects (the row is not loaded), column `notes` (where it has one) into _row_findings.
+    Once each: the lines of one source row (a GCP row and its credits) fail a row's check alike."""
+    have = {r[0] for r in con.execute(f"describe {relation}").fetchall()}
+    for column, table in ((errors, "_rejects"), (notes, "_row_findings")):
+        if column not in have:
             continue
         con.execute(f"""
             insert into {table}
-            select row_number, e.column_name, e.check_name, e.value, e.message
-            from (select row_number, unnest({column}) as e from _staged where len({column}) > 0)
+            select distinct row_number, e.column_name, e.check_name, e.value, e.message
+            from (select row_number, unnest({column}) as e from {relation} where len({column}) > 0)
         """)
-    return one_row(con, "select coalesce(max(row_number), 0) from _staged")[0]

@@ -115,6 +115,16 @@ CASES = [
     # Past DuckDB's 2 MB line limit: refused with the reason, never truncated.
     ("<3 MB cell>", "auto", "error", "Maximum line size of 2000000 bytes exceeded"),
     ("<path with spaces, quotes, non-ASCII>", "auto", "loaded", {"rows_read": 3, "totals.billed_cost": 94.326}),
+    # What no bill can produce is a located reject, never a later overflow in build or reports:
+    # amounts and quantities beyond sources/reference/billing_limits.csv (1e27 units, two lines of
+    # 9e25 that no DECIMAL(38, 12) sum holds, NaN and infinities), a charge period that ends
+    # before it starts, a GPU instance line whose usage is not time (seconds and minutes are
+    # converted, with a note). The CUR is staged in place (sources/billing_in_place.py).
+    ("focus_amounts_beyond_the_warehouse.csv", "auto", "rejects", {row: {"within_billing_limit"} for row in range(1, 7)}),
+    ("focus_charge_period_ends_before_it_starts.csv", "auto", "rejects", {2: {"period_end_not_before_start"}}),
+    ("focus_gpu_usage_not_in_hours.csv", "auto", "rejects", {3: {"gpu_usage_in_time"}}),
+    ("cur_line_items_beyond_limits_or_reversed.csv", "auto", "rejects",
+     {2: {"period_end_not_before_start"}, 3: {"within_billing_limit"}, 4: {"gpu_usage_in_time"}}),
     # Work logs (issue 22) are held to the same rules: a missing column or a broken JSON record
     # stops the file at its place, a cell that is not what its column needs is a located reject.
     ("work_missing_workload.csv", "auto", "error", "missing required column workload (header)"),
@@ -227,3 +237,24 @@ def test_dcgm_int32_blank_is_rejected(warehouse):
     con = duckdb.connect(str(warehouse), read_only=True)
     rows = {r[0] for r in con.execute("select row_number from rejects where check_name = 'dcgm_blank_sentinel'").fetchall()}
     assert 10 in rows      # DCGM_FI_DEV_GPU_UTIL 2147483632
+
+
+def test_gpu_usage_in_seconds_and_minutes_is_read_in_hours(warehouse):
+    """5400 s on a p5.48xlarge (8 GPUs) and 30 min on a g5.xlarge (1 GPU): 12 + 0.5 GPU-hours,
+    each conversion a located note; the same line in GB is a reject, not 0 GPU-hours."""
+    res = ingest(warehouse, BAD / "focus_gpu_usage_not_in_hours.csv", "auto")
+    (f,) = json.loads(res.stdout)["files"]
+    assert f["totals"]["gpu_hours"] == pytest.approx(12.5)
+    assert f["totals"]["findings"] == {"gpu_usage_converted_to_hours": 2}
+    con = duckdb.connect(str(warehouse), read_only=True)
+    notes = con.execute("select row_number, column_name, value from row_findings order by 1").fetchall()
+    assert notes == [(1, "ConsumedUnit", "Seconds"), (2, "ConsumedUnit", "Minutes")]
+
+
+def test_a_month_at_the_billing_limits_builds_and_reports(warehouse, tmp_path):
+    """What ingest keeps of values beyond the limits (a credit of exactly -1e13, the limit) goes
+    through build and the chargeback report: no DECIMAL overflow later."""
+    assert ingest(warehouse, BAD / "focus_amounts_beyond_the_warehouse.csv", "auto").exit_code == 0
+    for args in (["build"], ["report", "chargeback", "--month", "2026-10", "--out", str(tmp_path / "out")]):
+        res = CliRunner().invoke(main, [*args, "--warehouse", str(warehouse)])
+        assert res.exit_code == 0 and res.exception is None, res.output + repr(res.exception)

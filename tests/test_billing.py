@@ -1,13 +1,21 @@
 """Cloud billing exports into one charges table, to the cent (issue 3)."""
 from __future__ import annotations
 
+import csv
 import gzip
+import io
+import json
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from pipelines.cli import main
 from tests.conftest import DATA, ingest_json, run_cli
 
 # The file's own billed column, summed without meterbook's readers.
@@ -254,3 +262,128 @@ def test_a_quoted_glob_is_expanded(warehouse, tmp_path):
     period = cur_period_folder(tmp_path)
     files = ingest_json(warehouse, str(period / "new-assembly" / "*.csv.gz"))["files"]
     assert sorted(Path(f["path"]).name for f in files) == ["report-1.csv.gz", "report-2.csv.gz"]
+
+
+AZURE = DATA / "azure"
+
+
+def test_azure_cost_details_without_charge_type_is_read_as_usage_with_a_note(warehouse):
+    """An MCA cost-details export (CostInBillingCurrency) without its ChargeType column is read
+    as the usage-details layout is: every row Usage, and a note says so."""
+    (f,) = ingest_json(warehouse, AZURE / "azure_mca_cost_details_without_chargetype.csv")["files"]
+    assert (f["kind"], f["rows_read"], f["rows_loaded"]) == ("azure-cost", 3, 3)
+    assert f["totals"]["billed_cost"] == pytest.approx(541.85)
+    assert f["totals"]["gpu_hours"] == pytest.approx(202.0)
+    assert any("no ChargeType column" in n for n in f["notes"]), f["notes"]
+
+
+def test_azure_localised_headers_are_read_by_their_english_name(warehouse, tmp_path):
+    """`Kosten (Cost)`, `Datum (Date)`: the English name in parentheses is the column's name."""
+    (f,) = ingest_json(warehouse, AZURE / "azure_localised_headers_english_in_parentheses.csv")["files"]
+    (english,) = ingest_json(tmp_path / "en.duckdb", AZURE / "azure_ea_amortized_reservation_gpu.csv")["files"]
+    assert f["kind"] == "azure-cost" and f["rows_rejected"] == 0
+    assert f["totals"] == english["totals"]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("select tags['team'] from charges where row_number = 1").fetchall()[0][0] == "research"
+
+
+def test_azure_errors_name_the_exports_own_columns(warehouse, tmp_path):
+    """A missing column and a cell that does not parse are named as the export names them."""
+    no_date = tmp_path / "no_date.csv"
+    no_date.write_text((AZURE / "azure_mca_cost_details_without_chargetype.csv").read_text(encoding="utf-8")
+                       .replace(",Date,", ",UsageDay,", 1), encoding="utf-8")
+    code, _, err = run_cli("ingest", str(no_date), "--warehouse", str(warehouse))
+    assert code == 1 and "missing required column Date (header)" in err, err
+    bad_cost = tmp_path / "bad_cost.csv"
+    bad_cost.write_text((AZURE / "azure_usage_details_legacy_pretaxcost.csv").read_text(encoding="utf-8")
+                        .replace(",88.152,", ',"88,152",', 1), encoding="utf-8")
+    (f,) = ingest_json(warehouse, bad_cost)["files"]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("select column_name, value from rejects where check_name = 'parses_as_decimal'").fetchall() == [
+        ("PreTaxCost", "88,152")]
+    assert f["rows_rejected"] == 1
+
+
+# A cost cell of each format's fixture set beyond sources/reference/billing_limits.csv cost_abs_max
+# (1e13): every reader's line is checked on the shared path (sources/billing.py line_checks_sql).
+BEYOND = [(DATA / "aws_cur2" / "cur2_gpu_instances_map_columns.csv", ("line_item_net_unblended_cost", "line_item_unblended_cost")),
+          (AZURE / "azure_usage_details_legacy_pretaxcost.csv", ("PreTaxCost",)),
+          (DATA / "gcp" / "gcp_standard_export_dotted_columns.csv", ("cost",)),
+          (DATA / "oci" / "oci_zero_cost_rows_blank_currency.csv", ("cost/myCost",))]
+
+
+@pytest.mark.parametrize("path, columns", BEYOND, ids=[p.parent.name for p, _ in BEYOND])
+def test_every_billing_format_rejects_a_cost_beyond_the_limit(warehouse, tmp_path, path, columns):
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="")))
+    for column in set(columns) & set(rows[0]):
+        rows[1][rows[0].index(column)] = "20000000000000"
+    changed = tmp_path / path.name
+    with open(changed, "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    (f,) = ingest_json(warehouse, changed)["files"]
+    assert f["rows_read"] == f["rows_loaded"] + f["rows_rejected"] and f["rows_rejected"] == 1
+    con = duckdb.connect(str(warehouse), read_only=True)
+    # named as the export names the column the cost is read from (the first of `columns` it has)
+    named = next(c for c in columns if c in rows[0])
+    assert set(con.execute("select row_number, column_name, check_name from rejects").fetchall()) == {(1, named, "within_billing_limit")}
+
+
+# --- whatever ingest accepts, build and the chargeback report take -----------------------------
+FOCUS_MINIMAL = (DATA / "focus" / "focus_1.2_minimal.csv").read_text(encoding="utf-8").splitlines()
+# Around the limits of billing_limits.csv (1e13 money, 1e24 quantities, 1e9 GPU-line hours) and past
+# what DECIMAL(38, 12) holds, with the spellings a cell can take.
+EDGE_NUMBERS = ["1e13", "-1e13", "9999999999999.999999999999", "1.00000000000001e13", "9e25", "1e26", "1e27", "1e24",
+                "-1e24", "1e9", "1000000001", "3.6e12", "1e-13", "0", "-0.0", "NaN", "inf", "-Infinity", "", "1e308", "1e400"]
+numbers = st.one_of(st.sampled_from(EDGE_NUMBERS),
+                    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                    st.decimals(min_value=-10 ** 14, max_value=10 ** 14, places=12, allow_nan=False).map(str))
+focus_rows = st.lists(st.fixed_dictionaries({
+    "BilledCost": numbers, "EffectiveCost": numbers, "ListCost": numbers, "ConsumedQuantity": numbers,
+    "ConsumedUnit": st.sampled_from(["Hours", "Seconds", "Minutes", "GB", ""]),
+    "template": st.integers(0, 2), "end_hours": st.sampled_from([1, 0, -1, 744])}), min_size=1, max_size=12)
+
+
+def focus_file(rows: list[dict], path: Path) -> Path:
+    """The minimal FOCUS file's rows (a p5, a g5 and a credit) with the drawn numbers written in."""
+    header = FOCUS_MINIMAL[0].split(",")
+    out = [header]
+    for r in rows:
+        cells = next(csv.reader([FOCUS_MINIMAL[1 + r["template"]]]))
+        start = cells[header.index("ChargePeriodStart")]
+        end = datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(hours=r["end_hours"])
+        cells[header.index("ChargePeriodEnd")] = end.strftime("%Y-%m-%dT%H:%M:%SZ")
+        for column in ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "ConsumedUnit"):
+            cells[header.index(column)] = r[column]
+        out.append(cells)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(out)
+    return path
+
+
+def cli_ok(*args: str) -> str:
+    res = CliRunner().invoke(main, list(args))
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(rows=[{"BilledCost": b, "EffectiveCost": b, "ListCost": b, "ConsumedQuantity": q, "ConsumedUnit": "Hours",
+                "template": t, "end_hours": 1} for b, q, t in (("1e13", "1e9", 0), ("9999999999999.99", "1e9", 0),
+                                                              ("-1e13", "1e24", 2), ("9e25", "1e27", 1))])
+@given(rows=focus_rows)
+def test_whatever_focus_ingest_accepts_builds_and_reports(tmp_path_factory, rows):
+    """Each example: one FOCUS file with drawn numbers, ingested (rejects or not), then build and
+    the chargeback report run on it without a traceback; every loaded amount is within the limits."""
+    tmp = tmp_path_factory.mktemp("limits")
+    wh = tmp / "wh.duckdb"
+    (f,) = json.loads(cli_ok("ingest", str(focus_file(rows, tmp / "focus.csv")), "--warehouse", str(wh), "--json"))["files"]
+    assert f["rows_read"] == len(rows) == f["rows_loaded"] + f["rows_rejected"]
+    con = duckdb.connect(str(wh), read_only=True)
+    worst = con.execute("select max(greatest(abs(billed_cost), abs(coalesce(effective_cost, 0)), abs(coalesce(list_cost, 0)))), "
+                        "max(abs(consumed_quantity)) from charges").fetchone()
+    con.close()
+    assert (worst[0] is None or worst[0] <= 1e13) and (worst[1] is None or worst[1] <= 1e24)
+    cli_ok("build", "--warehouse", str(wh))
+    if f["rows_loaded"]:     # (a month with no charges is refused by name: nothing to report)
+        cli_ok("report", "chargeback", "--month", "2026-10", "--warehouse", str(wh), "--out", str(tmp / "out"))

@@ -152,15 +152,19 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
             f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
         staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
     staged.createOrReplaceTempView("_staged")
-    sql(spark, lines_sql()).createOrReplaceTempView("_lines")
+    sql(spark, lines_sql(names=reader.line_names(head))).createOrReplaceTempView("_lines")
     cols = set(spark.table("_lines").columns)
     checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
+    # the staging model's cast errors, then the checks of the resolved lines (sources.billing.line_checks_sql)
     rejects = spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
-                        "from (select row_number, explode(_errors) as e from _staged)")
+                        "from (select row_number, explode(_errors) as e from _staged union all "
+                        "select row_number, explode(_line_errors) as e from _lines)").distinct()
     if checks:
         rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
     rejects = kept(rejects)
     rejects.createOrReplaceTempView("_rejects")
+    notes = notes.unionByName(spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
+                                        "from (select row_number, explode(_line_notes) as e from _lines)")).distinct()
     notes.createOrReplaceTempView("_row_findings")
     # notes on loaded rows only, as on one machine: a rejected row's reject says what is wrong
     row_findings = spark.sql("select f.* from _row_findings f left anti join (select distinct row_number from _rejects) r "

@@ -71,11 +71,11 @@ typed as (
 select
     * exclude (_cost, _date, _qty, _tags, _fields),
     errors([
-        cast_err('Cost', _cost, billed_cost, 'decimal'),
-        cast_err('Date', _date, charge_period_start, 'date'),
-        cast_err('Quantity', _qty, consumed_quantity, 'number'),
+        cast_err({{ cost_column }}, _cost, billed_cost, 'decimal'),
+        cast_err({{ date_column }}, _date, charge_period_start, 'date'),
+        cast_err({{ quantity_column }}, _qty, consumed_quantity, 'number'),
         case when charge_category is null then
-            {'column_name': 'ChargeType', 'check_name': 'known_charge_type', 'value': line_item_type,
+            {'column_name': {{ charge_type_column }}, 'check_name': 'known_charge_type', 'value': line_item_type,
              'message': 'unknown Azure ChargeType; add it to stg_azure_cost__charges.sql'} end
     ]) as _errors,
     errors([short_row_note(_fields), tags_note('Tags', _tags, tags)]) as _notes
