@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from pipelines.prometheus_ingest import Pull, pull, pull_range
+from pipelines.config import load_config
+from pipelines.prometheus_ingest import Pull, make_pull, pull, pull_range
 from pipelines.warehouse import connect
 from sources.prometheus_pull import (
     HOUR_S,
@@ -192,3 +193,39 @@ def test_a_pull_whose_chunk_keeps_failing_leaves_the_warehouse_as_it_was(stub, t
     assert "HTTP 500" in str(out[-1].error)     # type: ignore[union-attr]
     assert snapshot(wh) == before
     assert not list(Path(tmp_path).glob(".meterbook-pull-*"))
+
+
+def test_prometheus_section_and_environment_make_the_pull_and_no_secret_is_recorded(stub, tmp_path):
+    matrix = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "gpu": "0", "UUID": "GPU-1"}, "values": [[OCT_1, "300"]]}]}})
+    s = stub(lambda path: (200, SERIES_OK if path.startswith("/api/v1/series") else matrix))
+    toml = tmp_path / "meterbook.toml"
+    toml.write_text(f'[telemetry]\ninterval_s = 60\n[prometheus]\nurl = "{s.url}"\nmax_samples = 60\n'
+                    '[prometheus.headers]\n"X-Scope-OrgID" = "fleet"\n')
+    p = make_pull(s.url, load_config(toml), None, "2026-10-01T00:00:00Z", "2026-10-01T02:00:00Z",
+                  env={"MB_PROMETHEUS_TOKEN": "s3cret-token"})
+    assert p.step_s == 60 and p.budget.max_samples == 60
+    con = connect(tmp_path / "wh.duckdb")
+    try:
+        out = pull(con, p)
+        stored = con.execute("select string_agg(path || sha256 || totals, ' ') from source_files").fetchone()[0]
+    finally:
+        con.close()
+    assert [r.status for r in out] == ["loaded", "loaded"]      # 60 points a query: one hour a chunk
+    assert all(r[1].get("X-Scope-OrgID") == "fleet" and r[1].get("Authorization") == "Bearer s3cret-token" for r in s.requests)
+    assert "s3cret" not in stored
+
+
+def test_a_month_without_a_server_is_one_error_line(tmp_path):
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+    res = CliRunner().invoke(main, ["ingest", "--month", "2026-10", "--warehouse", str(tmp_path / "wh.duckdb"),
+                                    "--config", str(write_config(tmp_path))])
+    assert res.exit_code == 1 and res.stderr.startswith("Error: --month: is for a Prometheus pull"), res.stderr
+    assert not (tmp_path / "wh.duckdb").exists()
+
+
+def write_config(folder: Path) -> Path:
+    (folder / "meterbook.toml").write_text("[telemetry]\ninterval_s = 60\n")
+    return folder / "meterbook.toml"
