@@ -212,13 +212,13 @@ def threads(con: duckdb.DuckDBPyConnection) -> int:
     return int(one_row(con, "select current_setting('threads')")[0])
 
 
-def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
-    """A new hidden folder for a file's parts beside the warehouse (the system's temp folder for
-    a warehouse in memory); None when none can be made (the file is then read as it is). This
-    process holds the warehouse's lock, so a parts folder of the same warehouse left there is a
-    killed run's: it goes first."""
+def part_folder(con: duckdb.DuckDBPyConnection, use: str = "parts") -> Path | None:
+    """A new hidden folder for a file's parts (or another `use`: a pull's chunks) beside the
+    warehouse (the system's temp folder for a warehouse in memory); None when none can be made
+    (the file is then read as it is). This process holds the warehouse's lock, so such a folder
+    of the same warehouse left there is a killed run's: it goes first."""
     db = database_path(con)
-    prefix = f".meterbook-parts-{Path(db).name}-" if db else ".meterbook-parts-"
+    prefix = f".meterbook-{use}-{Path(db).name}-" if db else f".meterbook-{use}-"
     try:
         if db:
             for stale in Path(db).parent.glob(prefix + "*"):

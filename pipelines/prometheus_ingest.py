@@ -28,11 +28,11 @@ import duckdb
 from core.errors import InputError
 from core.months import month_bounds
 from pipelines.config import Config
-from pipelines.ingest import FileResult, FileStatus, Outcome, ingest_file
+from pipelines.ingest import FileResult, FileStatus, Outcome, ingest_file, part_folder
 from pipelines.progress import ticking
 from pipelines.stage_inputs import apply_config
-from pipelines.warehouse import database_path
 from sources import REGISTRY
+from sources.bounded import limit
 from sources.prometheus_pull import (
     HOUR_S,
     Budget,
@@ -67,8 +67,8 @@ class Pull:
 
 def pull_range(month: str | None, start: str | None, end: str | None, now: datetime | None = None) -> tuple[int, int]:
     """[start, end) in epoch seconds, whole hours, of --month or --from/--to (ISO 8601, UTC), ending
-    no later than the last whole hour before `now`: an hour still being scraped is left for a
-    later pull (its chunk, once recorded, is never fetched again)."""
+    no later than the last whole hour settled before `now`: an hour still being scraped is left
+    for a later pull (its chunk, once recorded, is never fetched again)."""
     if month and (start or end):
         raise InputError("--month", "given with --from/--to", "", "Pass either --month or --from and --to")
     if month:
@@ -77,9 +77,10 @@ def pull_range(month: str | None, start: str | None, end: str | None, now: datet
         lo, hi = parse_time("--from", start), parse_time("--to", end)
     else:
         raise InputError("prometheus", "no time range", "", "Pass --month YYYY-MM, or --from and --to (ISO 8601, UTC)")
-    now = now or datetime.now(timezone.utc)
+    # an hour is over once the server has its last scrapes too: prometheus_settle_s after its end
+    settled_s = int((now or datetime.now(timezone.utc)).timestamp() - limit("prometheus_settle_s"))
     lo_s = int(lo.timestamp()) // HOUR_S * HOUR_S
-    hi_s = min(-(-int(hi.timestamp()) // HOUR_S) * HOUR_S, int(now.timestamp()) // HOUR_S * HOUR_S)
+    hi_s = min(-(-int(hi.timestamp()) // HOUR_S) * HOUR_S, settled_s // HOUR_S * HOUR_S)
     if hi_s <= lo_s:
         raise InputError("prometheus", "nothing to pull", f"{lo.isoformat()} to {hi.isoformat()} holds no whole past hour",
                          "Pick a range that has ended")
@@ -128,8 +129,7 @@ def pull(con: duckdb.DuckDBPyConnection, p: Pull, progress: Callable[[int, int, 
     failure leaves the warehouse as the pull found it, the loaded chunks `rolled back`)."""
     load_reference(con)
     apply_config(con, config or Config())
-    db = database_path(con)
-    scratch = Path(tempfile.mkdtemp(prefix=".meterbook-pull-", dir=Path(db).parent if db else None))
+    scratch = part_folder(con, "pull") or Path(tempfile.mkdtemp(prefix=".meterbook-pull-"))
     out: list[Outcome] = []
     try:
         chunks = planned(con, p, scratch)

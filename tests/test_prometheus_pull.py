@@ -81,10 +81,12 @@ def test_plan_covers_each_missing_hour_once_and_no_loaded_hour(hours, loaded_off
     assert all(0 < (c.end_s - c.start_s) // HOUR_S <= per_chunk for c in chunks)
 
 
-def test_a_range_ends_at_the_last_whole_past_hour():
+def test_a_range_ends_at_the_last_settled_hour():
     from datetime import datetime, timezone
     now = datetime(2026, 10, 1, 5, 30, tzinfo=timezone.utc)
     assert pull_range("2026-10", None, None, now) == (OCT_1, OCT_1 + 5 * HOUR_S)
+    # an hour that ended moments ago may still lack its last scrapes: the next pull takes it
+    assert pull_range("2026-10", None, None, now.replace(minute=5)) == (OCT_1, OCT_1 + 4 * HOUR_S)
     with pytest.raises(InputError, match="either --month or --from"):
         pull_range("2026-10", "2026-10-01T00:00:00Z", None, now)
 
