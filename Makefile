@@ -9,7 +9,7 @@ DEMO   := build/demo/$(MONTH)
 WH     := build/meterbook.duckdb
 OUT    := build/reports/$(MONTH)
 
-.PHONY: venv report demo test lint bench lock peers clean docs-check
+.PHONY: venv report demo test lint bench lock peers clean docs-check prometheus
 
 venv: $(VENV)/.installed
 
@@ -29,12 +29,21 @@ report: demo
 	$(MB) report audit --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)
 	$(MB) report methodology --out build/reports
 
-test: venv
+test: venv prometheus
 	$(BIN)/python -m pytest
 
 # The README and docs/: every link resolves, every meterbook command shown parses (make test runs it too).
 docs-check: venv
 	$(BIN)/python -m pytest -n0 tests/test_docs.py
+
+# The Prometheus pull is tested against a real server (tests/test_prometheus_server.py): Debian's
+# prometheus and promtool, installed here when missing and apt-get can (as root: CI). Elsewhere
+# the tests skip without them, except under CI=true, where they fail.
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
+	  else echo "prometheus/promtool missing (apt-get install prometheus): the Prometheus tests will skip, or fail under CI"; fi; }
 
 # Lint gate (CI runs it before the tests): ruff (pyflakes, import order, bugbear) and mypy, both
 # configured in pyproject.toml, and sqlfluff on the models (.sqlfluff says which rules and why).

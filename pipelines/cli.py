@@ -100,7 +100,16 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=str)
+@click.option("--prometheus", "prometheus_url", default=None, metavar="URL",
+              help="Pull DCGM telemetry from this Prometheus API (http(s)://HOST:PORT[/path]; also prometheus://... as a "
+                   "path, or [prometheus] url). Credentials: MB_PROMETHEUS_TOKEN, or MB_PROMETHEUS_USER and MB_PROMETHEUS_PASSWORD.")
+@click.option("--month", default=None, help="Prometheus pull: the month to pull, YYYY-MM (UTC).")
+@click.option("--from", "from_", default=None, help="Prometheus pull: start, ISO 8601 UTC (with --to).")
+@click.option("--to", default=None, help="Prometheus pull: end, ISO 8601 UTC.")
+@click.option("--max-points", type=click.IntRange(min=1), default=None, help="Prometheus pull: points per series per query.")
+@click.option("--max-samples", type=click.IntRange(min=1), default=None,
+              help="Prometheus pull: points per query over all series (the server's --query.max-samples).")
 @click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True, help="Input format; auto detects it.")
 @click.option("--scrape-time", default=None, help="Scrape time (ISO 8601, UTC) for Prometheus text without timestamps.")
 @click.option("--start", default=None, help="dcgmi dmon logs without times: ISO 8601 UTC time of the first sample.")
@@ -113,9 +122,10 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 @config_option
 @engine_options
 @user_errors
-def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: str | None, interval: float | None,
-           timezone: str | None, as_json: bool, keep_going: bool, warehouse: Path, config_path: Path | None,
-           engine: str | None, spark_warehouse: str | None) -> None:
+def ingest(paths: tuple[str, ...], prometheus_url: str | None, month: str | None, from_: str | None, to: str | None,
+           max_points: int | None, max_samples: int | None, kind: str, scrape_time: str | None, start: str | None,
+           interval: float | None, timezone: str | None, as_json: bool, keep_going: bool, warehouse: Path,
+           config_path: Path | None, engine: str | None, spark_warehouse: str | None) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
     Folders are read recursively. A file already loaded (same sha256) is reported `unchanged`.
@@ -123,12 +133,31 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
     (--keep-going: tries the rest), and every file's status is printed: loaded, unchanged,
     failed (with its Error) or not tried. Exit code 1 if any failed.
 
+    A prometheus:// URL (or --prometheus, or [prometheus] url with --month) pulls the month's
+    DCGM series from that server; hours already pulled are not fetched again, and a pull that
+    fails leaves the warehouse as it was.
+
     Example: meterbook ingest exports/focus-2026-10.csv telemetry/ --json
+
+    Example: meterbook ingest prometheus://prometheus.monitoring:9090 --month 2026-10
     """
-    from pipelines.ingest import FileStatus, ingest_into, print_progress
+    from pipelines.ingest import FileStatus, ingest_each, into_warehouse, print_progress
+    from pipelines.prometheus_ingest import make_pull, pull
     config = _config(config_path)
     options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
+    urls = [p for p in paths if p.startswith("prometheus://")] + ([prometheus_url] if prometheus_url else [])
+    files = [p for p in paths if not p.startswith("prometheus://")]
+    if not urls and (month or from_ or to) and config.prometheus.url:
+        urls = [config.prometheus.url]
+    if not urls and (month or from_ or to):
+        raise InputError("--month", "is for a Prometheus pull", "no prometheus:// URL, --prometheus or [prometheus] url",
+                         "Name the server, or leave --month/--from/--to out")
+    if not files and not urls:
+        raise InputError("meterbook ingest", "nothing to ingest", "no path", "Name files or folders, or a prometheus://HOST:PORT URL with --month")
+    pulls = [make_pull(u, config, month, from_, to, max_points, max_samples) for u in urls]
     outcomes: list
+    if pulls and _engine(engine, config) == "spark":
+        raise InputError("prometheus", "not available with --engine spark", "", "Pull with the duckdb engine")
     if _engine(engine, config) == "spark":
         if keep_going:
             raise InputError("--keep-going", "not available with --engine spark", "",
@@ -138,8 +167,15 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
         outcomes = spark_engine.ingest(store, paths, kind, options, config)
         where = store.root
     else:
-        outcomes = ingest_into(warehouse, paths, kind, options, progress=None if as_json else print_progress,
-                               config=config, keep_going=keep_going)
+        progress = None if as_json else print_progress
+
+        def run(con) -> list:
+            done = ingest_each(con, files, kind, options, progress, config, keep_going) if files else []
+            for p in pulls:
+                if keep_going or not any(isinstance(r, FileStatus) for r in done):
+                    done += pull(con, p, progress, config)
+            return done
+        outcomes = into_warehouse(warehouse, run)
         where = str(warehouse) if warehouse.exists() else f"{warehouse} not created"
     failed = [r for r in outcomes if isinstance(r, FileStatus) and r.status == "failed"]
     if as_json:
@@ -148,7 +184,7 @@ def ingest(paths: tuple[Path, ...], kind: str, scrape_time: str | None, start: s
             click.echo(f"Error: {r.error}", err=True)
     else:
         counts = Counter(r.status for r in outcomes)
-        said = [f"{counts[s]} {s}" for s in ("loaded", "unchanged")] + [f"{counts[s]} {s}" for s in ("failed", "not tried") if counts[s]]
+        said = [f"{counts[s]} {s}" for s in ("loaded", "unchanged")] + [f"{counts[s]} {s}" for s in ("failed", "rolled back", "not tried") if counts[s]]
         click.echo(f"{len(outcomes)} files: {', '.join(said)}; warehouse {where}")
     if failed:
         sys.exit(1)

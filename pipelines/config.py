@@ -120,6 +120,11 @@ def schema() -> Section:
             "deferrable_namespaces": Value("strings", example='["llm-finetune"]'),
             "deferrable_jobs": Value("strings", example='["embed-batch-0"]'),
         }),
+        "prometheus": Section({"url": Value("string", example='"https://prometheus.example:9090"'),
+                               "token_file": string, "user": string, "password_file": string, "ca_file": string,
+                               "headers": Mapping(string, '"X-Scope-OrgID" = "tenant"'),
+                               "max_points": Value("number", minimum=1, example="11000"),
+                               "max_samples": Value("number", minimum=1, example="50000000")}),
         "engine": Section({"name": Value("string", choices=ENGINES, example='"duckdb"'), "master": Value("string", example='"local[2]"'),
                            "warehouse": Value("string", example='"s3://bucket/meterbook"'),
                            "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
@@ -140,6 +145,20 @@ class EngineConfig:
     master: str | None = None        # Spark master; None: the launcher's (spark-submit), else local[2]
     warehouse: str | None = None     # Spark warehouse URI
     conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PrometheusConfig:
+    """[prometheus]: where `meterbook ingest` pulls telemetry from. Secrets only by file or
+    environment (sources/prometheus_pull.py), never in the file itself."""
+    url: str | None = None
+    token_file: str | None = None
+    user: str | None = None
+    password_file: str | None = None
+    ca_file: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    max_points: int | None = None
+    max_samples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +203,7 @@ class Config:
     deferrable_namespaces: tuple[str, ...] = ()
     deferrable_jobs: tuple[str, ...] = ()
     engine: EngineConfig = field(default_factory=EngineConfig)
+    prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
     path: str | None = None
     sha256: str | None = None     # of the file's bytes; None = no file, the defaults
 
@@ -230,6 +250,7 @@ def load_config(path: str | Path | None) -> Config:
         deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),
         deferrable_jobs=tuple(whatif.get("deferrable_jobs", ())),
         engine=EngineConfig(**doc.get("engine", {})),
+        prometheus=parse_prometheus(doc.get("prometheus", {})),
         path=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
     )
@@ -487,3 +508,10 @@ def parse_whatif(p: Path, text: str, whatif: dict) -> dict[str, float]:
             raise InputError(p, f"[whatif] {key} = {out[key]:g}: expected a fraction, at most 1",
                              Locator(p, text).where(("whatif",), key), f"e.g. {key} = 0.8")
     return out
+
+
+def parse_prometheus(doc: dict) -> PrometheusConfig:
+    text = {k: doc[k] for k in ("url", "token_file", "user", "password_file", "ca_file") if k in doc}
+    return PrometheusConfig(**text, headers=dict(doc.get("headers", {})),
+                            max_points=int(doc["max_points"]) if "max_points" in doc else None,
+                            max_samples=int(doc["max_samples"]) if "max_samples" in doc else None)

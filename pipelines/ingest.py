@@ -164,18 +164,22 @@ def expand(paths: Iterable[str | Path]) -> tuple[list[Path], dict[Path, list[str
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
-                options: dict[str, Any] | None = None, this_run: set[int] | None = None) -> FileResult:
+                options: dict[str, Any] | None = None, this_run: set[int] | None = None,
+                recorded_as: str | None = None) -> FileResult:
     """Load one file. `this_run` holds the file ids loaded by the same command: parts of one
-    delivery (a CUR month split over several files) never replace each other."""
+    delivery (a CUR month split over several files) never replace each other. `recorded_as`:
+    the name lineage keeps instead of the file's path (a pulled chunk's query URL: the file is
+    scratch); such a file is `unchanged` only where that name holds the same content (two
+    chunks may answer the same bytes, an empty matrix, and each must be recorded)."""
     options = options or {}
     this_run = this_run if this_run is not None else set()
     before = file_identity(path)       # before the sha256, the head, the scan and DuckDB read it
-    resolved = str(path.resolve())
+    resolved = recorded_as or str(path.resolve())
     seen_path = one_row(con, "select count(*) from source_files where path = ? and status = 'loaded'", [resolved])[0]
     sha: str | None = None
     if seen_path:
         sha = sha256_of(path)
-        if done := unchanged(con, path, resolved, sha):
+        if done := unchanged(con, path, resolved, sha, same_path=recorded_as is not None):
             return done
     head = read_head(path)
     reader, version = detect(head, kind)
@@ -194,7 +198,8 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, kind: str = "auto",
     try:
         if in_place:
             options = {**options, "file_id": one_row(con, "select nextval('file_id_seq')")[0], "parts": splitter}
-        return stage_and_load(con, path, resolved, sha, reader, head, version, options, scanned, this_run, before)
+        return stage_and_load(con, path, resolved, sha, reader, head, version, options, scanned, this_run, before,
+                              same_path=recorded_as is not None)
     finally:
         if splitter is not None:
             splitter.abandon()     # never leave the scan thread waiting for a staging that is over
@@ -207,13 +212,13 @@ def threads(con: duckdb.DuckDBPyConnection) -> int:
     return int(one_row(con, "select current_setting('threads')")[0])
 
 
-def part_folder(con: duckdb.DuckDBPyConnection) -> Path | None:
-    """A new hidden folder for a file's parts beside the warehouse (the system's temp folder for
-    a warehouse in memory); None when none can be made (the file is then read as it is). This
-    process holds the warehouse's lock, so a parts folder of the same warehouse left there is a
-    killed run's: it goes first."""
+def part_folder(con: duckdb.DuckDBPyConnection, use: str = "parts") -> Path | None:
+    """A new hidden folder for a file's parts (or another `use`: a pull's chunks) beside the
+    warehouse (the system's temp folder for a warehouse in memory); None when none can be made
+    (the file is then read as it is). This process holds the warehouse's lock, so such a folder
+    of the same warehouse left there is a killed run's: it goes first."""
     db = database_path(con)
-    prefix = f".meterbook-parts-{Path(db).name}-" if db else ".meterbook-parts-"
+    prefix = f".meterbook-{use}-{Path(db).name}-" if db else f".meterbook-{use}-"
     try:
         if db:
             for stale in Path(db).parent.glob(prefix + "*"):
@@ -232,7 +237,7 @@ STAGINGS = 4
 
 def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str | None, reader: Reader,
                    head: Head, version: str, options: dict[str, Any], scanned: Future, this_run: set[int],
-                   before: Identity) -> FileResult:
+                   before: Identity, same_path: bool = False) -> FileResult:
     """The file's transaction: stage (again, another way, when a staging asks), check the rows
     read against the independent count, replace what it supersedes, load, record the file (if
     it is still as it was before it was read: `before`)."""
@@ -258,7 +263,7 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
         if sha is None:
             sha = new_sha
             assert sha is not None   # the scan hashed the file: it was asked to when sha was None
-            if done := unchanged(con, path, resolved, sha):
+            if done := unchanged(con, path, resolved, sha, same_path):
                 con.execute("rollback")
                 return done
         check_count(reader, con, head, staged, count)
@@ -303,7 +308,7 @@ def stage_and_load(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sh
             raise out_of_memory(path, "staging the file") from None
         raise
     this_run.add(file_id)
-    return FileResult(str(path), sha, reader.kind, staged.format_version or version, "loaded",
+    return FileResult(resolved if same_path else str(path), sha, reader.kind, staged.format_version or version, "loaded",
                       staged.rows_read, rows_loaded, rows_rejected, totals, notes)
 
 
@@ -329,14 +334,17 @@ def begin_staging(con: duckdb.DuckDBPyConnection) -> None:
                     "check_name varchar, value varchar, message varchar)")
 
 
-def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str) -> FileResult | None:
-    """The stored result when this content is already loaded (under this or another path)."""
+def unchanged(con: duckdb.DuckDBPyConnection, path: Path, resolved: str, sha: str,
+              same_path: bool = False) -> FileResult | None:
+    """The stored result when this content is already loaded (under this or another path; only
+    this one when `same_path`)."""
     same = con.execute("""select path, kind, format_version, rows_read, rows_loaded, rows_rejected, totals
-                          from source_files where sha256 = ? and status = 'loaded'""", [sha]).fetchone()
+                          from source_files where sha256 = ? and status = 'loaded' and (not ? or path = ?)""",
+                       [sha, same_path, resolved]).fetchone()
     if not same:
         return None
     notes = [] if same[0] == resolved else [f"same content as {same[0]}, already loaded"]
-    return FileResult(str(path), sha, same[1], same[2], "unchanged", same[3], same[4], same[5],
+    return FileResult(str(path) if not same_path else resolved, sha, same[1], same[2], "unchanged", same[3], same[4], same[5],
                       json.loads(same[6]) if same[6] else {}, notes)
 
 
@@ -574,14 +582,19 @@ def ingest(con: duckdb.DuckDBPyConnection, paths: Iterable[str | Path], kind: st
 def ingest_into(warehouse: Path, paths: Iterable[str | Path], kind: str = "auto", options: dict[str, Any] | None = None,
                 progress: Callable[[int, int, Outcome], None] | None = None,
                 config: Config | None = None, keep_going: bool = False) -> list[Outcome]:
-    """ingest_each into the warehouse file, created on first use. A run that created it and
-    committed nothing to it (every file failed, or an error before any file) removes it again:
-    an empty warehouse left behind would pass for a real one."""
+    """ingest_each into the warehouse file (into_warehouse)."""
+    return into_warehouse(warehouse, lambda con: ingest_each(con, paths, kind, options, progress, config, keep_going))
+
+
+def into_warehouse(warehouse: Path, run: Callable[[duckdb.DuckDBPyConnection], list[Outcome]]) -> list[Outcome]:
+    """`run` on the warehouse file, created on first use. A run that created it and committed
+    nothing to it (every file failed, or an error before any file) removes it again: an empty
+    warehouse left behind would pass for a real one."""
     missing = [d for d in (warehouse, *warehouse.parents) if not d.exists()]
     con = connect(warehouse)
     failed = True
     try:
-        outcomes = ingest_each(con, paths, kind, options, progress, config, keep_going)
+        outcomes = run(con)
         failed = any(isinstance(res, FileStatus) for res in outcomes)
         return outcomes
     finally:
