@@ -46,13 +46,12 @@ def write_text(path: Path, text: str) -> Path:
 
 
 def copy_csv(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path, options: str = "",
-             then: str = "select * from rows", raw_text: bool = False) -> Path:
+             then: str = "select * from rows") -> Path:
     """COPY a query's rows to a CSV, atomically, through `then` (a query over `rows` that prints
     numbers, e.g. money in its minor unit). The query's text columns are neutralised before `then`
-    sees them, so numbers printed as text stay numbers; `raw_text` keeps text as it is (a machine
-    format whose validators need the text as billed)."""
+    sees them, so numbers printed as text stay numbers."""
     types = {r[0]: r[1] for r in con.execute(f"describe {query}", params).fetchall()}
-    text = [c for c, t in types.items() if t in TEXT_TYPES] if not raw_text else []
+    text = [c for c, t in types.items() if t in TEXT_TYPES]
     safe = f"select * replace ({', '.join(f'{safe_sql(c)} as {ident(c)}' for c in text)}) from ({query})" if text \
         else query
     return atomic.replace_file(path, lambda tmp: con.execute(

@@ -54,10 +54,10 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[
     text["x_AllocatedShare"] = exact_sql("x_AllocatedShare::decimal(38, 12)")   # plain, never 1e-05
     money = ", ".join(f"{sql} as {c}" for c, sql in text.items())
     base = out.with_suffix("") if out.suffix in (".csv", ".parquet") else out
-    # FOCUS text stays as billed (raw_text): a machine-to-machine format whose validators and FinOps
-    # tools need ids, descriptions and tag JSON exact (tests/test_export_safety.py)
+    # the CSV is neutralised like every CSV (a FinOps lead opens it in a spreadsheet); the Parquet
+    # beside it keeps ids, descriptions and tag JSON exactly as billed, for validators and tools
     return _write(con, base, rows, f"select * replace ({money}) from rows", month,
-                  f"timestampformat '{FOCUS_TIME_FORMAT}'", raw_text=True)
+                  f"timestampformat '{FOCUS_TIME_FORMAT}'")
 
 
 def export_allocation(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path) -> list[Path]:
@@ -90,14 +90,13 @@ def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path
     return _write(con, base, query, csv_rows, params[0], "")
 
 
-def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str, month: str, csv_options: str,
-           raw_text: bool = False) -> list[Path]:
+def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str, month: str, csv_options: str) -> list[Path]:
     """COPY the rows to <base>.parquet as they are and to <base>.csv through csv_rows (a query
-    over `rows`) and the one CSV writer (core/csv_out.py: formula-leading text neutralised unless
-    `raw_text`), streaming: nothing of the month passes through Python. Each file appears whole."""
+    over `rows`) and the one CSV writer (core/csv_out.py: formula-leading text neutralised),
+    streaming: nothing of the month passes through Python. Each file appears whole."""
     parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
     copy_parquet(con, rows, [month], parquet)
-    copy_csv(con, rows, [month], csv, csv_options, then=csv_rows, raw_text=raw_text)
+    copy_csv(con, rows, [month], csv, csv_options, then=csv_rows)
     return [parquet, csv]
 
 

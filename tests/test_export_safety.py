@@ -3,9 +3,9 @@
 * chargeback.csv (for spreadsheets): text beginning with = + - @ tab or CR is neutralised with a
   leading quote (core/csv_out.py safe_cell, the one CSV writer); numbers, negative ones included, stay numbers.
 * chargeback.pdf: jinja2 autoescape, so `<script>` is printed as text, not parsed as markup.
-* FOCUS export (`meterbook export focus`): values are kept exactly as billed. Decision: it is a
-  machine-to-machine format - FOCUS validators and FinOps tools need the raw text (a quote
-  prefix would change ids, descriptions and tag JSON); open it in a spreadsheet only via import.
+* FOCUS export (`meterbook export focus`): its CSV is neutralised like every CSV meterbook writes
+  (people open it in spreadsheets); its Parquet keeps ids, descriptions and tag JSON exactly as
+  billed, for FOCUS validators and FinOps tools.
 """
 from __future__ import annotations
 
@@ -95,10 +95,10 @@ def test_html_template_autoescapes():
     assert env.from_string("{{ x }}").render(x=SCRIPT) == "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 
-def test_focus_export_keeps_billed_text_exactly(outputs):
+def test_focus_csv_is_neutralised_and_its_parquet_keeps_billed_text_exactly(outputs):
     rows = list(csv.DictReader(outputs["focus_csv"].open(encoding="utf-8")))
     descriptions = {r["ChargeDescription"] for r in rows}
-    assert DDE in descriptions and "@SUM(1+1)*cmd" in descriptions     # raw, by decision (module doc)
+    assert "'" + DDE in descriptions and "'@SUM(1+1)*cmd" in descriptions and DDE not in descriptions
     tags = [json.loads(r["Tags"]) for r in rows if r["Tags"]]
     assert {"team": HYPERLINK} in tags and {"team": SCRIPT} in tags
     pq = duckdb.sql(f"select ChargeDescription from '{outputs['focus_parquet']}'").fetchall()

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pypdf import PdfReader
 
+from core.csv_out import FORMULA_START
 from pipelines.cli import main
 from reports.chargeback import statement_file
-from reports.render import FORMULA_START
 from tests.fault_helpers import meterbook
 
 DATA = Path(__file__).parent / "data"
