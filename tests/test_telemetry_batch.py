@@ -34,8 +34,9 @@ INGEST_BATCH = runner.ingest_batch
 
 
 def sample(series: int, step: int) -> str:
-    """A sample every 20 minutes of `step`: files of a few steps share GPUs and hours."""
-    return f"{SERIES[series]} {100 + step % 97}.25 {START_MS + 1_200_000 * step}"
+    """A sample every 20 minutes of `step`: files of a few steps share GPUs and hours (a value
+    of at most 96.25: a utilisation, too, within its 100 %)."""
+    return f"{SERIES[series]} {step % 97}.25 {START_MS + 1_200_000 * step}"
 
 
 # The same series as a long CSV export's rows, and rows only a file's own staging handles: a bad
@@ -50,7 +51,7 @@ CSV_ODD_LINES = ["2026-10-06T00:00:00Z,DCGM_FI_DEV_POWER_USAGE,node-a,GPU-aaaa,0
 
 def csv_row(series: int, step: int) -> str:
     when = datetime(2026, 10, 6) + (datetime(2026, 10, 6, 0, 20) - datetime(2026, 10, 6)) * step
-    return f"{when:%Y-%m-%dT%H:%M:%SZ},{CSV_SERIES[series]},{100 + step % 97}.25"
+    return f"{when:%Y-%m-%dT%H:%M:%SZ},{CSV_SERIES[series]},{step % 97}.25"
 
 
 files = st.lists(st.lists(st.one_of(st.tuples(st.integers(0, len(SERIES) - 1), st.integers(0, 20)), st.integers(0, 3)),
