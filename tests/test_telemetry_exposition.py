@@ -123,3 +123,14 @@ def test_a_scrape_dated_by_its_files_mtime_is_a_finding_in_the_data_quality_summ
     (found,) = quality_summary(con)["row_findings_by_check"]
     con.close()
     assert found["check_name"] == "scrape_time_from_file_mtime" and "modification time" in found["message"]
+
+
+def test_a_dmon_log_named_with_a_quote_keeps_it_in_its_host(tmp_path):
+    """dmon's host is its file's name, written into the label text the one parser reads."""
+    src = Path(__file__).parent / "data" / "dcgm" / "dmon_repeated_headers_with_time_prefix.log"
+    path = tmp_path / 'node"7.log'
+    path.write_bytes(src.read_bytes())
+    ingest_json(tmp_path / "wh.duckdb", path)
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    assert con.execute("select distinct host from gpu_hour_parts").fetchall() == [('node"7',)]
+    con.close()

@@ -11,6 +11,10 @@ with parsed as (
         *,
         split_part(series, '{', 1) as metric,
         case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end as labels,
+        -- the groups' test of a good reading, but for its limits
+        coalesce(try_cast(value_text as double) >= 0 and try_cast(value_text as double) < dcgm_blank_min()
+                 and ts_ms between {{ ts_min_ms }} and {{ ts_max_ms }}
+                 and not dcgm_int32_blank(try_cast(value_text as double)), false) as valid,
         try_cast(value_text as double) as v
     from _tel_samples_numbered
 ),
@@ -21,10 +25,7 @@ bounded as (
         b.check_name,
         b.high_v,
         b.reset_v_per_ms,
-        b.limit_text,
-        -- the groups' test of a good reading, but for its limits
-        coalesce(p.v >= 0 and p.v < dcgm_blank_min() and p.ts_ms between {{ ts_min_ms }} and {{ ts_max_ms }}
-                 and not dcgm_int32_blank(p.v), false) as valid
+        b.limit_text
     from parsed p
     left join _tel_bounds b on b.metric = p.metric and b.labels = p.labels
 ),
