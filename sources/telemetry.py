@@ -46,6 +46,12 @@ GROUP_SLOTS = {**TIME_SLOTS, "plausible": "true"}
 PLAIN_NUMBERED = "(select *, null::varchar as implausible, null::varchar as limit_text from _tel_samples_numbered)"
 
 
+# Samples with the check each failed of those found past their limits (_tel_implausible, by
+# series, time and value), as the groups' second pass and the reject-locating pass read them.
+CHECKED = ("(select s.*, i.implausible, i.limit_text from {samples} s "
+           "left join _tel_implausible i on i.series = s.series and i.ts_ms = s.ts_ms and i.value_text = s.value_text)")
+
+
 def label_value(expr: str) -> str:
     """SQL for the text `expr` written as an exposition-format label value (backslash, quote and
     line feed escaped): label text built from a CSV's cells or a JSON map reads back as they were."""
@@ -125,8 +131,8 @@ class TelemetryReader(Reader):
         rows_read, rejected = self.fold(con)
         samples = PLAIN_NUMBERED
         if self.beyond_limits(con):
-            rows_read, rejected = self.limited(con, head)
-            samples = "_tel_checked"
+            rows_read, rejected = self.limited(con, head, no_samples)
+            samples = CHECKED.format(samples="_tel_samples_numbered")
         if rejected:
             con.execute("insert into _rejects " + reject_lines_sql(samples))
             located = one_row(con, "select count(distinct row_number) from _rejects")[0]
@@ -141,13 +147,15 @@ class TelemetryReader(Reader):
         con.execute("create or replace temp table _tel_bounds as " + read_sql("10_staging", "stg_telemetry__limits.sql", carried=carried))
         return bool(one_row(con, "select coalesce(bool_or(exceeded), false) from _tel_bounds")[0])
 
-    def limited(self, con: duckdb.DuckDBPyConnection, head: Head) -> tuple[int, int]:
-        """Group the numbered samples again, each reading tested against its series' limits
-        (stg_telemetry__plausible.sql): a reading past them is a rejected sample, located with
-        the check it failed. A second pass over the file, taken only by a file that needs it."""
-        con.execute("create or replace temp view _tel_checked as " + read_sql("10_staging", "stg_telemetry__plausible.sql", **TIME_SLOTS))
+    def limited(self, con: duckdb.DuckDBPyConnection, head: Head, no_samples: str | None) -> tuple[int, int]:
+        """Group the samples again without the readings past their series' limits
+        (stg_telemetry__plausible.sql): each is a rejected sample, located with the check it
+        failed. Two more passes over the file (find them, group again), for a file that needs it."""
+        con.execute("create or replace temp table _tel_implausible as "
+                    + read_sql("10_staging", "stg_telemetry__plausible.sql", **TIME_SLOTS))
         try:
-            self.grouped(con, {**SERIES_KEYS, "samples": "_tel_checked", "plausible": "implausible is null"}, None)
+            self.grouped(con, {**SERIES_KEYS, "samples": CHECKED.format(samples="_tel_samples"), "plausible": "implausible is null"},
+                         no_samples)
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         return self.fold(con)
