@@ -4,7 +4,8 @@ times no clock can write."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import os
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -13,6 +14,7 @@ from pipelines.config import Config
 from pipelines.quality import quality_summary
 from pipelines.stages import run_stages
 from pipelines.warehouse import connect
+from reports.chargeback import build_context, report_html
 from tests.conftest import ingest_json
 from tests.telemetry_fixtures import Trace, write_long_csv, write_prom_text, write_query_range
 
@@ -134,3 +136,20 @@ def test_a_dmon_log_named_with_a_quote_keeps_it_in_its_host(tmp_path):
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
     assert con.execute("select distinct host from gpu_hour_parts").fetchall() == [('node"7',)]
     con.close()
+
+
+def test_a_scrape_dated_by_its_files_mtime_is_said_in_the_reports_data_quality(tmp_path):
+    labels = trace().labels()
+    path = tmp_path / "scrape.prom"
+    path.write_text(f"DCGM_FI_DEV_POWER_USAGE{{{labels}}} 250.5\n")
+    when = datetime(2026, 10, 6, 10, 0, 0, tzinfo=timezone.utc).timestamp()
+    os.utime(path, (when, when))
+    wh = tmp_path / "wh.duckdb"
+    ingest_json(wh, path)
+    con = connect(wh)
+    config = Config(interval_s=INTERVAL)
+    run_stages(con, config)
+    html = report_html(build_context(con, config, "2026-10"))
+    con.close()
+    quality = html[html.index("Data quality"):]
+    assert "scrape time from file mtime" in quality and "modification time" in quality
