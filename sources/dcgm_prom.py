@@ -117,7 +117,9 @@ class DcgmPromReader(TelemetryReader):
         if untimed and basis == "file_mtime":
             # a copy of the file has another mtime, and so another hour: said with the file's
             # data quality, not only in this run's output
-            con.execute("insert into _row_findings values (null, null, 'scrape_time_from_file_mtime', ?, ?)",
+            # located at the first sample it dates (a scrape: a small file, numbered at little cost)
+            con.execute("insert into _row_findings select min(row_number), null, 'scrape_time_from_file_mtime', ?, ? "
+                        "from _tel_samples_numbered where ts_ms = ?",
                         [f"{ts.isoformat()}Z", f"{untimed} samples carry no time and the file's name none: dated by the file's "
-                         "modification time, which a copy changes. Pass --scrape-time or name the file with its time"])
+                         "modification time, which a copy changes. Pass --scrape-time or name the file with its time", scrape_ms])
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "text", notes=notes)

@@ -124,7 +124,7 @@ def test_a_scrape_dated_by_its_files_mtime_is_a_finding_in_the_data_quality_summ
     con = duckdb.connect(str(wh), read_only=True)
     (found,) = quality_summary(con)["row_findings_by_check"]
     con.close()
-    assert found["check_name"] == "scrape_time_from_file_mtime" and "modification time" in found["message"]
+    assert (found["check_name"], found["first_row"]) == ("scrape_time_from_file_mtime", 1) and "modification time" in found["message"]
 
 
 def test_a_dmon_log_named_with_a_quote_keeps_it_in_its_host(tmp_path):
