@@ -147,12 +147,18 @@ class TelemetryReader(Reader):
         con.execute("create or replace temp table _tel_bounds as " + read_sql("10_staging", "stg_telemetry__limits.sql", carried=carried))
         return bool(one_row(con, "select coalesce(bool_or(exceeded), false) from _tel_bounds")[0])
 
+    def implausible(self, con: duckdb.DuckDBPyConnection, carried: str = "") -> int:
+        """`_tel_implausible`: the readings past their limits (stg_telemetry__plausible.sql), of
+        the series beyond_limits() found; how many."""
+        con.execute("create or replace temp table _tel_implausible as "
+                    + read_sql("10_staging", "stg_telemetry__plausible.sql", carried=carried, **TIME_SLOTS))
+        return one_row(con, "select count(*) from _tel_implausible")[0]
+
     def limited(self, con: duckdb.DuckDBPyConnection, head: Head, no_samples: str | None) -> tuple[int, int]:
         """Group the samples again without the readings past their series' limits
         (stg_telemetry__plausible.sql): each is a rejected sample, located with the check it
         failed. Two more passes over the file (find them, group again), for a file that needs it."""
-        con.execute("create or replace temp table _tel_implausible as "
-                    + read_sql("10_staging", "stg_telemetry__plausible.sql", **TIME_SLOTS))
+        self.implausible(con)
         try:
             self.grouped(con, {**SERIES_KEYS, "samples": CHECKED.format(samples="_tel_samples"), "plausible": "implausible is null"},
                          no_samples)
@@ -208,7 +214,8 @@ class TelemetryReader(Reader):
         con.executemany("insert into _batch values (?, ?)", [[str(h.path), i] for h, i in zip(heads, file_ids)])
         self.grouped(con, *self.batch_samples(con, heads))
         self.fold(con)
-        if self.beyond_limits(con, ", filename"):
+        # a counter that falls is most often a reset, which the batch keeps
+        if self.beyond_limits(con, ", filename") and self.implausible(con, ", filename"):
             raise BatchMiss("a reading past its limits")
         if one_row(con, "select count(*) from _tel anti join _batch using (filename)")[0]:
             raise RuntimeError("a batch's samples name a file outside it")

@@ -9,7 +9,7 @@
 with series as (
     select
         metric,
-        labels,
+        labels{{ carried }},
         any_value(field) as field,
         any_value(to_canonical) as to_canonical,
         any_value(gpu_model_raw) as gpu_model_raw,
@@ -48,7 +48,7 @@ limited as (
 
 select
     metric,
-    labels,
+    labels{{ carried }},
     field,
     'plausible_' || regexp_replace(field, '_(w|ratio|mj)$', '') || case when bound = 'reset' then '_reset' else '' end as check_name,
     -- the ceiling of a reading, in the series' unit; for a counter, the most it can hold after

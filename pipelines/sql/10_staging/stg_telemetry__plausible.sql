@@ -6,7 +6,8 @@
 -- the board could draw since the reading before, and any other reading below one already seen
 -- since the last reset fails. Samples alike in series, time and value share one verdict.
 -- Input: _tel_samples(series, value_text, ts_ms, ...), _tel_bounds.
--- {{ ts_min_ms }} / {{ ts_max_ms }}: as in stg_telemetry__groups.
+-- {{ ts_min_ms }} / {{ ts_max_ms }}: as in stg_telemetry__groups. {{ carried }}: `, filename`
+-- for a batch of files staged as one (each file's series apart), or nothing.
 with exceeded as (
     select * from _tel_bounds where exceeded
 ),
@@ -15,7 +16,7 @@ parsed as (
     select
         series,
         value_text,
-        ts_ms,
+        ts_ms{{ carried }},
         split_part(series, '{', 1) as metric,
         case when strpos(series, '{') > 0 then substr(series, strpos(series, '{') + 1) else '' end as labels,
         try_cast(value_text as double) as v
@@ -29,13 +30,16 @@ parsed as (
 
 bounded as (
     select
-        p.*,
+        p.series,
+        p.value_text,
+        p.ts_ms{{ carried }},
+        p.v,
         b.check_name,
         b.high_v,
         b.reset_v_per_ms,
         b.limit_text
     from parsed p
-    join exceeded b on b.metric = p.metric and b.labels = p.labels
+    inner join exceeded b using (metric, labels{{ carried }})
 ),
 
 counters as (
@@ -44,28 +48,28 @@ counters as (
         coalesce(v < lag(v) over w and v <= reset_v_per_ms * (ts_ms - lag(ts_ms) over w), false) as reset
     from bounded
     where reset_v_per_ms is not null
-    window w as (partition by series order by ts_ms, v)
+    window w as (partition by series{{ carried }} order by ts_ms, v)
 ),
 
 segments as (
     select
         *,
-        sum(reset::int) over (partition by series order by ts_ms, v rows between unbounded preceding and current row) as segment
+        sum(reset::int) over (partition by series{{ carried }} order by ts_ms, v rows between unbounded preceding and current row) as segment
     from counters
 ),
 
 fallen as (
     select
         *,
-        v < max(v) over (partition by series, segment order by ts_ms, v
+        v < max(v) over (partition by series{{ carried }}, segment order by ts_ms, v
                          rows between unbounded preceding and 1 preceding) as fell
     from segments
 )
 
-select series, ts_ms, value_text, max(check_name) as implausible, max(limit_text) as limit_text
+select series, ts_ms, value_text{{ carried }}, max(check_name) as implausible, max(limit_text) as limit_text
 from (
-    select series, ts_ms, value_text, check_name, limit_text from bounded where v > high_v
+    select series, ts_ms, value_text{{ carried }}, check_name, limit_text from bounded where v > high_v
     union all
-    select series, ts_ms, value_text, check_name, limit_text from fallen where fell
+    select series, ts_ms, value_text{{ carried }}, check_name, limit_text from fallen where fell
 )
-group by series, ts_ms, value_text
+group by series, ts_ms, value_text{{ carried }}
