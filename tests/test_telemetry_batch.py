@@ -118,6 +118,20 @@ def test_a_batch_loads_what_each_file_loads_alone(tmp_path_factory, monkeypatch,
         assert batches == 1, "the files were not staged as one batch"
 
 
+def test_a_batch_keeps_a_counter_reset_and_leaves_a_reading_past_its_limits_to_its_file(tmp_path, monkeypatch):
+    """A counter that falls is checked reading by reading: a reset (96.25 -> 1.25 mJ) keeps the
+    batch; a utilisation of 150 % is its file's own located reject, as ingested alone."""
+    reset = write(tmp_path / "reset", [[(1, 96), (1, 98)], [(0, 1)]])
+    alone, _ = loaded(tmp_path / "r1.duckdb", reset, False, monkeypatch)
+    got, batches = loaded(tmp_path / "r2.duckdb", reset, True, monkeypatch)
+    assert (got, batches, got["rejects"]) == (alone, 1, [])
+    past = write(tmp_path / "past", [[(1, 96), (1, 98)], [(3, 1)]])
+    (past / "host-001.prom").write_text((past / "host-001.prom").read_text().replace(" 1.25 ", " 150 "))
+    alone, _ = loaded(tmp_path / "p1.duckdb", past, False, monkeypatch)
+    got, batches = loaded(tmp_path / "p2.duckdb", past, True, monkeypatch)
+    assert (got, batches) == (alone, 0) and [r[3] for r in got["rejects"]] == ["plausible_util"]
+
+
 def test_a_batch_holds_a_gpu_hour_split_over_files_as_two_parts(tmp_path, monkeypatch):
     """The same GPU and hour in two files: a part per file, and the gpu_hours model joins them
     into one hour, with the energy of the files ingested one by one."""
