@@ -17,6 +17,7 @@ from pipelines.warehouse import connect
 from reports.chargeback import build_context, report_html
 from tests.conftest import ingest_json
 from tests.telemetry_fixtures import Trace, write_long_csv, write_prom_text, write_query_range
+from tests.telemetry_fixtures import located_rejects as rejects
 
 START = datetime(2026, 10, 6, 0, 0, 10)
 INTERVAL = 30
@@ -29,13 +30,6 @@ def trace(hours: float = 1, labels: str = "", **kw) -> Trace:
     n = int(hours * 3600 / INTERVAL)
     return Trace(uuid="GPU-11111111-2222-3333-4444-555555555555", start=START, interval_s=INTERVAL,
                  power_w=[300.0] * n, extra_labels=labels, **kw)
-
-
-def rejects(wh: Path) -> list[tuple]:
-    con = duckdb.connect(str(wh), read_only=True)
-    rows = con.execute("select row_number, check_name from rejects order by row_number, check_name").fetchall()
-    con.close()
-    return rows
 
 
 def append(path: Path, *lines: str) -> int:

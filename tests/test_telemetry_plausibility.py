@@ -8,11 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.config import Config
-from pipelines.stages import run_stages
-from pipelines.warehouse import connect
 from tests.conftest import ingest_json
 from tests.telemetry_fixtures import Trace, ms, write_long_csv, write_prom_text
+from tests.telemetry_fixtures import located_rejects as rejects
+from tests.test_telemetry import gpu_hours
 
 START = datetime(2026, 10, 6, 0, 0, 10)
 INTERVAL = 30
@@ -26,23 +25,6 @@ def h100(power_w: list[float], **kw) -> Trace:
 def as_h100(path: Path) -> Path:
     path.write_text(path.read_text().replace("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"))
     return path
-
-
-def rejects(wh: Path) -> list[tuple]:
-    con = duckdb.connect(str(wh), read_only=True)
-    rows = con.execute("select row_number, check_name from rejects order by row_number, check_name").fetchall()
-    con.close()
-    return rows
-
-
-def gpu_hours(wh: Path) -> list[dict]:
-    con = connect(wh)
-    run_stages(con, Config(interval_s=INTERVAL))
-    cur = con.execute("select * from gpu_hours order by hour_start")
-    names = [d[0] for d in cur.description]
-    rows = [dict(zip(names, r)) for r in cur.fetchall()]
-    con.close()
-    return rows
 
 
 @pytest.mark.parametrize("writer, name", [(write_prom_text, "h100.prom"), (write_long_csv, "h100.csv")])
