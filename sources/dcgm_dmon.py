@@ -86,7 +86,8 @@ class DcgmDmonReader(TelemetryReader):
                              "Pass --start (ISO 8601 UTC of the first sample) and --interval (seconds), as given to dcgmi dmon -d")
         start_ms = int((datetime.fromisoformat(start.replace("Z", "+00:00")).astimezone(timezone.utc).replace(tzinfo=None)
                         - datetime(1970, 1, 1)).total_seconds() * 1000) if start else None
-        host = options.get("host") or head.path.stem
+        # written as a label value is (the label parser decodes it): a quote in a name stays
+        host = (options.get("host") or head.path.stem).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         self.prepare(con)
         con.execute("create or replace temp table _dmon as select ?::varchar[] as fields, ? as host, ?::bigint as start_ms, "
                     "?::bigint as interval_ms", [hdrs[0], host, start_ms, int(float(interval) * 1000) if interval else None])

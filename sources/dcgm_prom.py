@@ -112,6 +112,14 @@ class DcgmPromReader(TelemetryReader):
                           fast={"comment_line": COMMENT_LINE if per_line else "false"},
                           scrape_ms=str(int(scrape_ms)), comment_line=COMMENT_LINE, carried="")
         rows_read, _ = self.group(con, head, no_samples=None if per_line else COMMENT_GROUP)
-        untimed = one_row(con, "select count(*) from _tel where t0_ms = ?", [scrape_ms])[0]
+        untimed = one_row(con, "select coalesce(sum(n_good), 0) from _tel where t0_ms = ?", [scrape_ms])[0]
         notes = [f"scrape time from {basis}: {ts.isoformat()}Z"] if untimed else []
+        if untimed and basis == "file_mtime":
+            # a copy of the file has another mtime, and so another hour: said with the file's
+            # data quality, not only in this run's output
+            # located at the first sample it dates (a scrape: a small file, numbered at little cost)
+            con.execute("insert into _row_findings select min(row_number), null, 'scrape_time_from_file_mtime', ?, ? "
+                        "from _tel_samples_numbered where ts_ms = ?",
+                        [f"{ts.isoformat()}Z", f"{untimed} samples carry no time and the file's name none: dated by the file's "
+                         "modification time, which a copy changes. Pass --scrape-time or name the file with its time", scrape_ms])
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "text", notes=notes)

@@ -16,7 +16,7 @@ from core.sql import fill, literal, sql_text
 from sources.base import Head, Restage, Staged, register
 from sources.linecount import LineCount
 from sources.tabular import csv_names, csv_read, tabular_dialect, tabular_expected_rows
-from sources.telemetry import TYPED_READ_FAILS, TelemetryReader
+from sources.telemetry import GROUP_SLOTS, TYPED_READ_FAILS, TelemetryReader, label_value
 
 TIME_COLUMNS = ("timestamp", "time", "Time", "_time", "ts")
 METRIC_COLUMNS = ("__name__", "metric", "name", "Metric")
@@ -112,14 +112,16 @@ class PromCsvReader(TelemetryReader):
             raise InputError(head.path, "not a long CSV", "no time, metric or value column", "Pass the --kind this file is")
         # Every other column is a label, rebuilt as Prometheus label text so one parser serves all.
         # Header names enter SQL only as escaped literals and quoted identifiers.
-        parts = ", ".join(f"case when nullif(k{i}, '') is not null then {literal(c + '=' + chr(34))} || k{i} || '\"' end"
+        # A cell is written escaped, as the exposition format writes a label value (the label
+        # parser decodes it): a quote or backslash in a cell stays the cell's.
+        parts = ", ".join(f"case when nullif(k{i}, '') is not null then {literal(c + '=' + chr(34))} || {label_value(f'k{i}')} || '\"' end"
                           for i, c in enumerate(layout.labels, 1))
         labels = f"concat_ws(',', {parts})" if layout.labels else "''"
         # Grouped on the columns themselves: the label text is built once per series and hour,
         # not once per sample (half the cost of the pass when it was). The keys are the cells as
         # written ('' and NULL part the same rows): '' becomes NULL once per group, in `metric`
         # and `labels`, instead of in seven CASEs per sample.
-        keys = {"samples": "_tel_samples", "keys": ", ".join(f"k{i}" for i in range(len(layout.labels) + 1)),
+        keys = {**GROUP_SLOTS, "samples": "_tel_samples", "keys": ", ".join(f"k{i}" for i in range(len(layout.labels) + 1)),
                 "value": "try_cast(value_text as double)", "metric": "nullif(k0, '')", "labels": labels, "carried": carried}
         # '' cells as NULL
         t, m, v = (f"nullif(c{i}, '')" for i in (layout.time, layout.metric, layout.value))
@@ -131,9 +133,10 @@ class PromCsvReader(TelemetryReader):
                 {v} as value_text,
                 -- a CASE, not coalesce(): DuckDB evaluated the epoch-number fallback on every
                 -- row (a third of the pass for a file of ISO times)
+                -- a number past what milliseconds hold is NULL (a rejected sample), not an error
                 case when utc_ts({t}) is not null then epoch_ms(utc_ts({t}))
-                     else (case when try_cast({t} as double) < 1e11 then try_cast({t} as double) * 1000
-                                else try_cast({t} as double) end)::bigint end as ts_ms,
+                     else try_cast(case when try_cast({t} as double) < 1e11 then try_cast({t} as double) * 1000
+                                        else try_cast({t} as double) end as bigint) end as ts_ms,
                 left(concat_ws(',', {t}, {m}, {v}), 200) as line{carried}
             from (select {{{{ row_number }}}} as row_number, * from {src}))"""
         return sql, keys

@@ -9,11 +9,13 @@ from typing import Any
 
 import duckdb
 
-from core.sql import fill, one_row, read_sql
+from core.sql import fill, literal, one_row, read_sql
 from sources.base import BatchMiss, Head, Reader, Restage, duck_error
+from sources.reference_data import REFERENCE_DIR, read_rows
 from sources.tabular import read_error
 
 FIELDS_CSV = files("sources") / "dcgm_fields.csv"
+LIMITS = "telemetry_limits"
 # A group's lines that are rejects (all of them where the group names no GPU or no valid metric,
 # else its bad values), and the groups whose good samples are loaded.
 REJECTED_LINES = "case when bad_metric or no_gpu then n_lines else n_lines - n_good end"
@@ -26,10 +28,46 @@ PART_MODELS = (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_par
 TYPED_READ_FAILS = (duckdb.ConversionException, duckdb.InvalidInputException)
 
 
+
+
+def time_slots() -> dict[str, str]:
+    """The sample times a clock can write, in ms since 1970 (telemetry_limits.csv sample_time):
+    the `ts_min_ms` / `ts_max_ms` slots of the models that test a sample's time."""
+    bounds = {r["bound"]: r["value"] for r in read_rows(LIMITS) if r["applies_to"] == "sample_time"}
+    return {"ts_min_ms": str(int(float(bounds["min"]))), "ts_max_ms": str(int(float(bounds["max"])))}
+
+
+TIME_SLOTS = time_slots()
+# What the groups count as good beyond the fixed tests: every reading on the one pass; on the
+# second pass over a file with a reading past its limits, those within them.
+GROUP_SLOTS = {**TIME_SLOTS, "plausible": "true"}
+# The numbered samples as stg_telemetry__reject_lines.sql reads them when no reading was
+# checked against its limits.
+PLAIN_NUMBERED = "(select *, null::varchar as implausible, null::varchar as limit_text from _tel_samples_numbered)"
+
+
+# Samples with the check each failed of those found past their limits (_tel_implausible, by
+# series, time and value), as the groups' second pass and the reject-locating pass read them.
+CHECKED = ("(select s.*, i.implausible, i.limit_text from {samples} s "
+           "left join _tel_implausible i on i.series = s.series and i.ts_ms = s.ts_ms and i.value_text = s.value_text)")
+
+
+def label_value(expr: str) -> str:
+    """SQL for the text `expr` written as an exposition-format label value (backslash, quote and
+    line feed escaped): label text built from a CSV's cells or a JSON map reads back as they were."""
+    return f"replace(replace(replace({expr}, '\\', '\\\\'), '\"', '\\\"'), chr(10), '\\n')"
+
+
+def reject_lines_sql(samples: str = PLAIN_NUMBERED) -> str:
+    """The located rejects of the numbered samples `samples`."""
+    return read_sql("10_staging", "stg_telemetry__reject_lines.sql", samples=samples, **TIME_SLOTS)
+
+
 # The slots of stg_telemetry__groups.sql: the samples view, how it names a series and where its
 # value is. By default the Prometheus series string `metric{labels`, split into metric and label
 # text once per group, and a text value.
 SERIES_KEYS = {
+    **GROUP_SLOTS,
     "samples": "_tel_samples",
     "keys": "series",
     "value": "try_cast(value_text as double)",
@@ -44,6 +82,22 @@ class TelemetryReader(Reader):
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute("create or replace temp table dcgm_fields as select * from read_csv(?, header = true)", [str(FIELDS_CSV)])
+        # the limits, and each GPU's rating (the top of its TDP range, under every alias), once
+        # per connection
+        con.execute(f"create temp table if not exists telemetry_limits as select * from read_csv({literal(REFERENCE_DIR / (LIMITS + '.csv'))}, "
+                    "header = true, columns = {'limit_id': 'VARCHAR', 'applies_to': 'VARCHAR', 'bound': 'VARCHAR', 'basis': 'VARCHAR', "
+                    "'value': 'DOUBLE', 'unit': 'VARCHAR', 'low': 'DOUBLE', 'high': 'DOUBLE', 'source': 'VARCHAR', "
+                    "'retrieved': 'VARCHAR', 'notes': 'VARCHAR'})")
+        con.execute("create temp table if not exists gpu_ratings (key varchar, rating_w double)")
+        if not one_row(con, "select count(*) from gpu_ratings")[0]:
+            specs = [(r["gpu_model"], float(r["high"])) for r in read_rows("gpu_specs") if r["metric"] == "tdp_w"]
+            names = [(r["gpu_model"], r["gpu_model"]) for r in read_rows("gpu_specs")] + \
+                [(r["alias"], r["gpu_model"]) for r in read_rows("gpu_aliases")]
+            con.execute("""insert into gpu_ratings
+                           select gpu_key(n.name), max(s.rating_w)
+                           from (select unnest(?) as name, unnest(?) as model) n
+                           join (select unnest(?) as model, unnest(?) as rating_w) s using (model)
+                           group by all""", [[n for n, _ in names], [m for _, m in names], [m for m, _ in specs], [w for _, w in specs]])
 
     def sample_views(self, con: duckdb.DuckDBPyConnection, name: str, sql: str, numbering: str = "row_number() over ()",
                      fast: dict[str, str] | None = None, **slots: str) -> None:
@@ -75,12 +129,42 @@ class TelemetryReader(Reader):
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         rows_read, rejected = self.fold(con)
+        samples = PLAIN_NUMBERED
+        if self.beyond_limits(con):
+            rows_read, rejected = self.limited(con, head, no_samples)
+            samples = CHECKED.format(samples="_tel_samples_numbered")
         if rejected:
-            con.execute("insert into _rejects " + read_sql("10_staging", "stg_telemetry__reject_lines.sql"))
+            con.execute("insert into _rejects " + reject_lines_sql(samples))
             located = one_row(con, "select count(distinct row_number) from _rejects")[0]
             if located != rejected:
                 raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
         return rows_read, rejected
+
+    def beyond_limits(self, con: duckdb.DuckDBPyConnection, carried: str = "") -> bool:
+        """Whether a series' good readings leave its limits (stg_telemetry__limits.sql: a
+        reading above its ceiling, an energy counter that falls): tested on the groups, so a
+        file within them pays nothing more."""
+        con.execute("create or replace temp table _tel_bounds as " + read_sql("10_staging", "stg_telemetry__limits.sql", carried=carried))
+        return bool(one_row(con, "select coalesce(bool_or(exceeded), false) from _tel_bounds")[0])
+
+    def implausible(self, con: duckdb.DuckDBPyConnection, carried: str = "") -> int:
+        """`_tel_implausible`: the readings past their limits (stg_telemetry__plausible.sql), of
+        the series beyond_limits() found; how many."""
+        con.execute("create or replace temp table _tel_implausible as "
+                    + read_sql("10_staging", "stg_telemetry__plausible.sql", carried=carried, **TIME_SLOTS))
+        return one_row(con, "select count(*) from _tel_implausible")[0]
+
+    def limited(self, con: duckdb.DuckDBPyConnection, head: Head, no_samples: str | None) -> tuple[int, int]:
+        """Group the samples again without the readings past their series' limits
+        (stg_telemetry__plausible.sql): each is a rejected sample, located with the check it
+        failed. Two more passes over the file (find them, group again), for a file that needs it."""
+        self.implausible(con)
+        try:
+            self.grouped(con, {**SERIES_KEYS, "samples": CHECKED.format(samples="_tel_samples"), "plausible": "implausible is null"},
+                         no_samples)
+        except duckdb.Error as exc:
+            raise duck_error(head.path, exc) from None
+        return self.fold(con)
 
     def grouped(self, con: duckdb.DuckDBPyConnection, keys: dict[str, str], no_samples: str | None) -> None:
         """The one pass: the samples view grouped into `_tel_groups` (stg_telemetry__groups.sql
@@ -130,6 +214,9 @@ class TelemetryReader(Reader):
         con.executemany("insert into _batch values (?, ?)", [[str(h.path), i] for h, i in zip(heads, file_ids)])
         self.grouped(con, *self.batch_samples(con, heads))
         self.fold(con)
+        # a counter that falls is most often a reset, which the batch keeps
+        if self.beyond_limits(con, ", filename") and self.implausible(con, ", filename"):
+            raise BatchMiss("a reading past its limits")
         if one_row(con, "select count(*) from _tel anti join _batch using (filename)")[0]:
             raise RuntimeError("a batch's samples name a file outside it")
         con.execute("""create or replace temp table _tel as

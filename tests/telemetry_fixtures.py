@@ -82,6 +82,14 @@ def write_query_range(path: Path, traces: list[Trace]) -> Path:
     return path
 
 
+def located_rejects(warehouse: Path) -> list[tuple]:
+    """(row, check) of every reject in a warehouse, in row order."""
+    con = duckdb.connect(str(warehouse), read_only=True)
+    rows = con.execute("select row_number, check_name from rejects order by row_number, check_name").fetchall()
+    con.close()
+    return rows
+
+
 def rows_of(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
     """A query's rows in a fixed order, doubles made stable: for comparing two warehouses."""
     return sorted((tuple(stable(v) for v in row) for row in con.execute(sql).fetchall()), key=repr)

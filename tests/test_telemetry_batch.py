@@ -34,8 +34,9 @@ INGEST_BATCH = runner.ingest_batch
 
 
 def sample(series: int, step: int) -> str:
-    """A sample every 20 minutes of `step`: files of a few steps share GPUs and hours."""
-    return f"{SERIES[series]} {100 + step % 97}.25 {START_MS + 1_200_000 * step}"
+    """A sample every 20 minutes of `step`: files of a few steps share GPUs and hours (a value
+    of at most 96.25: a utilisation, too, within its 100 %)."""
+    return f"{SERIES[series]} {step % 97}.25 {START_MS + 1_200_000 * step}"
 
 
 # The same series as a long CSV export's rows, and rows only a file's own staging handles: a bad
@@ -50,7 +51,7 @@ CSV_ODD_LINES = ["2026-10-06T00:00:00Z,DCGM_FI_DEV_POWER_USAGE,node-a,GPU-aaaa,0
 
 def csv_row(series: int, step: int) -> str:
     when = datetime(2026, 10, 6) + (datetime(2026, 10, 6, 0, 20) - datetime(2026, 10, 6)) * step
-    return f"{when:%Y-%m-%dT%H:%M:%SZ},{CSV_SERIES[series]},{100 + step % 97}.25"
+    return f"{when:%Y-%m-%dT%H:%M:%SZ},{CSV_SERIES[series]},{step % 97}.25"
 
 
 files = st.lists(st.lists(st.one_of(st.tuples(st.integers(0, len(SERIES) - 1), st.integers(0, 20)), st.integers(0, 3)),
@@ -115,6 +116,20 @@ def test_a_batch_loads_what_each_file_loads_alone(tmp_path_factory, monkeypatch,
     distinct = len({tuple(body) for body in bodies}) == len(bodies)
     if clean and distinct:
         assert batches == 1, "the files were not staged as one batch"
+
+
+def test_a_batch_keeps_a_counter_reset_and_leaves_a_reading_past_its_limits_to_its_file(tmp_path, monkeypatch):
+    """A counter that falls is checked reading by reading: a reset (96.25 -> 1.25 mJ) keeps the
+    batch; a utilisation of 150 % is its file's own located reject, as ingested alone."""
+    reset = write(tmp_path / "reset", [[(1, 96), (1, 98)], [(0, 1)]])
+    alone, _ = loaded(tmp_path / "r1.duckdb", reset, False, monkeypatch)
+    got, batches = loaded(tmp_path / "r2.duckdb", reset, True, monkeypatch)
+    assert (got, batches, got["rejects"]) == (alone, 1, [])
+    past = write(tmp_path / "past", [[(1, 96), (1, 98)], [(3, 1)]])
+    (past / "host-001.prom").write_text((past / "host-001.prom").read_text().replace(" 1.25 ", " 150 "))
+    alone, _ = loaded(tmp_path / "p1.duckdb", past, False, monkeypatch)
+    got, batches = loaded(tmp_path / "p2.duckdb", past, True, monkeypatch)
+    assert (got, batches) == (alone, 0) and [r[3] for r in got["rejects"]] == ["plausible_util"]
 
 
 def test_a_batch_holds_a_gpu_hour_split_over_files_as_two_parts(tmp_path, monkeypatch):

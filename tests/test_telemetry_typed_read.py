@@ -40,9 +40,10 @@ TIME_FORMATS = ["%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.000Z", "%Y-%m-%d %H:%M:
 
 
 def row_cells(i: int, metric: int, uuid: int, pod: int, time: str | None, value: str | None, fmt: str = TIME_FORMATS[0]) -> list[str]:
-    """A sample's cells; times are distinct per row, so no series has two samples at one time."""
+    """A sample's cells; times are distinct per row, so no series has two samples at one time.
+    A counter rises with the row; a gauge stays within any board's limits and 100 %."""
     t = (START + timedelta(seconds=7 * i)).strftime(fmt) if time is None else time
-    v = f"{100 + i * 1.25:.3f}" if value is None else value
+    v = (f"{100 + i * 1.25:.3f}" if metric == 0 else f"{i * 1.25 % 100:.3f}") if value is None else value
     return [t, METRICS[metric], "node-a", UUIDS[uuid], str(uuid), "NVIDIA A100-SXM4-80GB", "ns", f"pod-{pod}", v]
 
 

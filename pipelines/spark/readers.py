@@ -26,7 +26,7 @@ from sources.base import Head
 from sources.billing import findings_sql, lines_sql
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.tabular import canonical_select, csv_names, is_json_lines
-from sources.telemetry import FIELDS_CSV, SERIES_KEYS
+from sources.telemetry import FIELDS_CSV, SERIES_KEYS, reject_lines_sql
 
 REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
 
@@ -272,7 +272,7 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
         # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
         rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
         sql(spark, fill(name, text, {**slots, "row_number": rn})).createOrReplaceTempView("_tel_samples_numbered")
-        rejects = kept(sql(spark, read_sql("10_staging", "stg_telemetry__reject_lines.sql")))
+        rejects = kept(sql(spark, reject_lines_sql()))
         located = rejects.select("row_number").distinct().count()
         if located != rejected:
             raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")

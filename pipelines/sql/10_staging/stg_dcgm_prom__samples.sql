@@ -2,7 +2,7 @@
 -- The file is read as CSV split at '}' (quote and escape off): DuckDB's parallel parser then
 -- cuts `metric{labels` from ` value [timestamp]` for us, and the series string is the group
 -- key as is - labels are parsed later, once per series. Up to three '}' inside label values
--- are put back together; more is a parse error for the whole file.
+-- (or in an exemplar's) are put back together; more is a parse error for the whole file.
 -- Input: view raw_prom_cols(a, b, c, d); {{ scrape_ms }} for samples without a timestamp.
 -- OpenMetrics timestamps are seconds, Prometheus text milliseconds (1e11 s is year 5138).
 -- {{ row_number }} is null for the fast pass and the line number for locating rejects.
@@ -19,17 +19,34 @@ with lines as (
     where not ({{ comment_line }})
 ),
 
+pieces as (
+    -- An OpenMetrics exemplar (` # {trace_id="..."} 1.0 [time]` after the sample's value and
+    -- time) brings braces of its own: the labels end before the first piece that holds the
+    -- value, a blank, '#' and '{'. Tested only on a line cut more than once (the common line,
+    -- one '}', pays nothing); `ex`: the piece the exemplar starts in (2 = b, 3 = c), else 0.
+    select
+        *,
+        case when c is null then 0
+             when regexp_matches(b, '^\s+\S+(\s+\S+)?\s+#\s*\{') then 2
+             when d is not null and regexp_matches(c, '^\s+\S+(\s+\S+)?\s+#\s*\{') then 3
+             else 0 end as ex
+    from lines
+),
+
 split as (
     select
         row_number{{ carried }},
         case when b is null then split_part(trim(a), ' ', 1)
-             when c is null then a
-             when d is null then a || '}' || b
+             when c is null or ex = 2 then a
+             when d is null or ex = 3 then a || '}' || b
              else a || '}' || b || '}' || c end as series,
         -- 'value [timestamp]' after the labels; a label-less sample is 'metric value [timestamp]'
-        ltrim(case when b is null then substr(trim(a), strpos(trim(a), ' ')) else coalesce(d, c, b) end) as rest,
+        ltrim(case when b is null then substr(trim(a), strpos(trim(a), ' '))
+                   when ex = 2 then split_part(b, '#', 1)
+                   when ex = 3 then split_part(c, '#', 1)
+                   else coalesce(d, c, b) end) as rest,
         left(concat_ws('}', coalesce(a, ''), b, c, d), 200) as line
-    from lines
+    from pieces
 ),
 
 fields as (

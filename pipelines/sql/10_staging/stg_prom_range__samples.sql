@@ -4,8 +4,11 @@
 with series as (
     select
         r.metric['__name__'] as metric,
+        -- each value written escaped, as the exposition format writes it (the label parser
+        -- decodes it): a quote or backslash in a value stays the value's
         array_to_string(list_transform(list_filter(map_entries(r.metric), lambda e: e.key <> '__name__'),
-                                       lambda e: e.key || '="' || e.value || '"'), ',') as labels,
+                                       lambda e: e.key || '="' || replace(replace(replace(e.value, '\', '\\'), '"', '\"'),
+                                                                          chr(10), '\n') || '"'), ',') as labels,
         -- values is a reserved word: quoted, it reads as a column to any SQL parser
         r."values" as pairs  -- noqa: RF06
     from raw_prom_range
@@ -19,6 +22,7 @@ select
     {{ row_number }} as row_number,
     metric || '{' || labels as series,
     pair ->> 1 as value_text,
-    (try_cast(pair ->> 0 as double) * 1000)::bigint as ts_ms,
+    -- a time past what milliseconds hold is NULL (a rejected sample), not an error for the file
+    try_cast(try_cast(pair ->> 0 as double) * 1000 as bigint) as ts_ms,
     left(pair::varchar, 200) as line
 from samples

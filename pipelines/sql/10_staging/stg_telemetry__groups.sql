@@ -10,9 +10,12 @@
 -- {{ keys }} are the columns a series is identified by (Prometheus text: the series string as
 -- written; a long CSV: its metric and label columns, so no label text is built per sample), and
 -- {{ metric }} / {{ labels }} turn one group's keys into the metric name and label text.
+-- {{ ts_min_ms }} / {{ ts_max_ms }}: the sample times a clock can write (telemetry_limits.csv
+-- sample_time_*); {{ plausible }}: `true`, or (the second pass over a file with a reading past
+-- its limits, sources/telemetry.py) the test that the sample's reading is within them.
 with valued as (
     -- A good value is a finite, non-negative reading below DCGM's blank sentinels, with a time
-    -- (NaN and infinities fail the comparisons). Which test a bad one fails is worked out only
+    -- a clock can write (NaN and infinities fail the comparisons), within its limits. Which test a bad one fails is worked out only
     -- when there are some, by the pass that locates them (stg_telemetry__reject_lines.sql).
     -- good_ts, the time of a good sample, is worked out once per sample: four aggregates take
     -- it as it is, where a FILTER or CASE in each cost a twentieth of the pass (issue 24).
@@ -21,7 +24,8 @@ with valued as (
         select
             {{ keys }}{{ carried }},
             ts_ms,
-            case when v >= 0 and v < dcgm_blank_min() and ts_ms is not null and not dcgm_int32_blank(v) then v end as good
+            case when v >= 0 and v < dcgm_blank_min() and ts_ms between {{ ts_min_ms }} and {{ ts_max_ms }}
+                      and not dcgm_int32_blank(v) and {{ plausible }} then v end as good
         from (select *, {{ value }} as v from {{ samples }})
     )
 ),
