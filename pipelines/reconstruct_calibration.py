@@ -1,4 +1,4 @@
-"""Leave-one-out calibration against published training accountings (tests/data/published_footprints.csv).
+"""Leave-one-out calibration against published training accountings (sources/reference/calibration/published_footprints.csv).
 
 For every row marked ``calibrate = yes``: hide its output meters (energy_mwh, co2e_location_t,
 co2e_market_t), reconstruct them from the rest of the row, and compare with the published
@@ -30,7 +30,7 @@ from pipelines.reconstruct import reconstruct_many
 from pipelines.reconstruct_checks import CHECKED, checked_meter
 from sources.disclosure_format import FIELDS, NUMERIC_FIELDS, engine_input, number
 
-DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "published_footprints.csv"
+DATASET = Path(__file__).resolve().parents[1] / "sources" / "reference" / "calibration" / "published_footprints.csv"
 # The output figures hidden and compared, with their factor to the meter's unit (kWh, kg).
 HIDDEN = {k: factor for k, factor in CHECKED if k in ("energy_mwh", "co2e_location_t", "co2e_market_t")}
 
