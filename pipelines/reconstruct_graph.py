@@ -144,11 +144,13 @@ class Graph:
         # A convention fixes the basis its figures rest on (the ML CO2 Impact calculator: TDP).
         basis = self.d.get("power_basis") or (self.convention or {}).get("power_basis")
         reported = self.rep("power_w")
-        fraction = "TDP x gpu_power_fraction_of_tdp (accelerator board only; host power not included)"
+        share, why = ref.power_fraction(self.d.get("workload"), self.d.get("accelerator_count"))
+        fraction = (f"TDP x {share['coefficient_id'].split(':', 1)[1]} board-power fraction, {why} "
+                    "(accelerator board only; host power not included)")
         if self.alt == "tdp_power" and self.tdp is not None:
             self.power, self.power_how = self.tdp, "TDP (interpretation: TDP instead of the disclosed power)"
         elif self.alt == "measured_power" and self.tdp is not None:
-            self.power = est.power_w_from_tdp(self.tdp, self.assume("power_fraction", "gpu_power_fraction_of_tdp"))
+            self.power = est.power_w_from_tdp(self.tdp, self.coef("power_fraction", share))
             self.power_how = fraction + " (interpretation: measured instead of TDP)"
         elif reported is not None:
             self.power, self.power_how = reported, f"reported power per accelerator ({basis or 'basis not stated'})"
@@ -160,7 +162,7 @@ class Graph:
             else:
                 self.power, self.power_how = self.tdp, f"TDP of the accelerator ({why})"
         elif self.tdp is not None:
-            self.power = est.power_w_from_tdp(self.tdp, self.assume("power_fraction", "gpu_power_fraction_of_tdp"))
+            self.power = est.power_w_from_tdp(self.tdp, self.coef("power_fraction", share))
             self.power_how = fraction
         else:
             self.power, self.power_how = None, ""

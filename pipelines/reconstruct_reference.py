@@ -56,13 +56,46 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
     return {(r["item"], r["kind"]): row_coef("embodied", r) for r in rd.read_rows("embodied")}
 
 
+# The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
+ENGINE_FILES = {"workload_power": ("workload",)}
+
+
+def engine_coef(name: str, row: Mapping[str, str]) -> dict:
+    """A row of one of the engine's own files as a coefficient, its id '<file>:<key>...'."""
+    return {**row_coef("assumptions", {**row, "assumption_id": ""}),
+            "coefficient_id": ":".join([name, *(row[k] for k in ENGINE_FILES[name])])}
+
+
 @lru_cache(maxsize=None)
 def coefficients_by_id() -> dict[str, dict]:
     """Every reference coefficient with a range, by coefficient id (as the warehouse's ref_* tables
     and the assumption ids of its rows name them)."""
-    return {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied",
-                                                "operators", "convention_tdp")
-            for c in (row_coef(name, r) for r in rd.read_rows(name))}
+    shared = {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied",
+                                                  "operators", "convention_tdp")
+              for c in (row_coef(name, r) for r in rd.read_rows(name))}
+    return {**shared, **{c["coefficient_id"]: c for name in ENGINE_FILES
+                         for c in (engine_coef(name, r) for r in rd.read_rows(name))}}
+
+
+def _word(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.lower())
+
+
+@lru_cache(maxsize=64)
+def power_fraction(workload: str | None, accelerator_count: float | None) -> tuple[dict, str]:
+    """(board power as a fraction of TDP, why): the stated kind of work's row (workload_power.csv;
+    'pretraining', 'Fine-tuning' and 'fine_tuning' all match), else the one-server row for a job
+    on few accelerators whose work is not stated, else the large-run default."""
+    rows = rd.read_rows("workload_power")
+    if workload:
+        row = next((r for r in rows if r["max_accelerators"] == "" and _word(r["workload"]) == _word(workload)), None)
+        if row is not None:
+            return engine_coef("workload_power", row), f"the stated workload ({row['workload']})"
+    for r in rows:
+        if r["max_accelerators"] and accelerator_count is not None and accelerator_count <= float(r["max_accelerators"]):
+            return engine_coef("workload_power", r), (f"{accelerator_count:g} accelerators and no workload stated: "
+                                                     "fine-tuning, inference or training")
+    return assumption("gpu_power_fraction_of_tdp"), "no workload stated: a large training run"
 
 
 @lru_cache(maxsize=None)

@@ -200,3 +200,42 @@ def test_table_uses_human_units_and_lists_assumptions():
     assert f"operators:meta:2023:pue: 1.08 ratio (range {row['low']:g}-{row['high']:g})" in out
     assert "e+" not in out.split("train_flops")[0]   # no scientific notation before the FLOP row
     assert "reference data sha256" in out
+
+
+# ---------------------------------------------------------------- priors that depend on the work
+
+
+# ArkNightmaster/AIRA@ae6b25a LLaMA-Factory/emissions.csv, the run of 2025-05-30T15:05:21 (CodeCarbon
+# 2.8.3, machine mode): 'duration 2166.2 s ... gpu_energy 0.427752638035173 ... gpu_model 8 x NVIDIA H20
+# ... country_name Hong Kong': a LLaMA-Factory fine-tune, GPU energy metered at the board.
+AIRA_RUN = {"model": "AIRA LLaMA-Factory fine-tune", "source": "ArkNightmaster/AIRA LLaMA-Factory/emissions.csv",
+            "accelerator": "H20", "accelerator_count": 8, "training_days": 2166.2 / 86400, "location": "HK",
+            "year": 2025}
+AIRA_GPU_KWH = 0.427752638035173
+
+
+def _it_energy(d: dict) -> dict:
+    return reconstruct(d, draws=DRAWS)["meters"]["it_energy_kwh"]
+
+
+def test_a_fine_tune_is_priced_at_the_fine_tuning_power_fraction_and_its_metered_energy_is_in_range():
+    tuned = _it_energy({**AIRA_RUN, "workload": "fine-tuning"})
+    assert tuned["low"] <= AIRA_GPU_KWH <= tuned["high"]
+    assert "workload_power:fine-tuning" in tuned["assumptions"]
+    # priced as a large pre-training run (board near TDP) the metered energy is far outside
+    pre = _it_energy({**AIRA_RUN, "workload": "pre-training"})
+    assert pre["low"] > AIRA_GPU_KWH * 2
+
+
+def test_a_small_job_without_a_stated_workload_gets_the_wide_one_server_range():
+    small = _it_energy(AIRA_RUN)
+    assert "workload_power:single-server" in small["assumptions"]
+    assert small["low"] <= AIRA_GPU_KWH <= small["high"]
+    big = _it_energy({**AIRA_RUN, "accelerator_count": 512})
+    assert "assumptions:gpu_power_fraction_of_tdp" in big["assumptions"]
+
+
+def test_a_card_training_type_becomes_the_workload():
+    (d,) = read_disclosures(SAMPLES / "model-reports" / "hf-card__Nkluge-correa-Aira__Aira-2-355M.md") \
+        if SAMPLES.is_dir() else pytest.skip("samples not present")
+    assert d["workload"] == "fine-tuning"

@@ -98,3 +98,5 @@ alter table disclosures add column if not exists operator varchar;
 alter table disclosures add column if not exists year double;
 alter table disclosures add column if not exists convention varchar;
 alter table disclosures add column if not exists year_text varchar;
+-- The kind of work (pre-training, fine-tuning, inference): selects the board-power prior.
+alter table disclosures add column if not exists workload varchar;
