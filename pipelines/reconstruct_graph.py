@@ -144,7 +144,7 @@ class Graph:
         # A convention fixes the basis its figures rest on (the ML CO2 Impact calculator: TDP).
         basis = self.d.get("power_basis") or (self.convention or {}).get("power_basis")
         reported = self.rep("power_w")
-        share, why = ref.power_fraction(self.d.get("workload"), self.d.get("accelerator_count"))
+        share, why = ref.power_fraction(self.d.get("workload"), self.d.get("accelerator_count"), basis == "measured")
         fraction = (f"TDP x {share['coefficient_id'].split(':', 1)[1]} board-power fraction, {why} "
                     "(accelerator board only; host power not included)")
         if self.alt == "tdp_power" and self.tdp is not None:

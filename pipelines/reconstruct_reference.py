@@ -82,20 +82,33 @@ def _word(text: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def power_fraction(workload: str | None, accelerator_count: float | None) -> tuple[dict, str]:
-    """(board power as a fraction of TDP, why): the stated kind of work's row (workload_power.csv;
-    'pretraining', 'Fine-tuning' and 'fine_tuning' all match), else the one-server row for a job
-    on few accelerators whose work is not stated, else the large-run default."""
+def power_fraction(workload: str | None, accelerator_count: float | None, measured: bool) -> tuple[dict, str]:
+    """(board power as a fraction of TDP, why).
+
+    The kind of work selects a row of workload_power.csv ('pretraining', 'Fine-tuning' and
+    'fine_tuning' all match); a job on one server with no workload stated gets the one-server row;
+    otherwise the large-run default. Those rows describe metered power, so they stand as they are
+    only where the figure was metered (``measured``: power_basis or the convention says so). Where
+    nobody says how the figure was obtained it may equally be a TDP x hours estimate, as most
+    published figures are: the range then spans both readings, central on the large-run default."""
+    default = assumption("gpu_power_fraction_of_tdp")
     rows = rd.read_rows("workload_power")
+    row, why = None, ""
     if workload:
         row = next((r for r in rows if r["max_accelerators"] == "" and _word(r["workload"]) == _word(workload)), None)
-        if row is not None:
-            return engine_coef("workload_power", row), f"the stated workload ({row['workload']})"
-    for r in rows:
-        if r["max_accelerators"] and accelerator_count is not None and accelerator_count <= float(r["max_accelerators"]):
-            return engine_coef("workload_power", r), (f"{accelerator_count:g} accelerators and no workload stated: "
-                                                     "fine-tuning, inference or training")
-    return assumption("gpu_power_fraction_of_tdp"), "no workload stated: a large training run"
+        why = f"the stated workload ({row['workload']})" if row else ""
+    if row is None and not workload and accelerator_count is not None:
+        row = next((r for r in rows if r["max_accelerators"] and accelerator_count <= float(r["max_accelerators"])), None)
+        why = f"{accelerator_count:g} accelerators and no workload stated: fine-tuning, inference or training"
+    if row is None:
+        return default, "no workload stated: a large training run"
+    c = engine_coef("workload_power", row)
+    if measured or c["low"] <= default["low"] and c["high"] >= default["high"]:
+        return c, why
+    return ({**c, "value": default["value"], "low": min(c["low"], default["low"]), "high": max(c["high"], default["high"]),
+             "coefficient_id": c["coefficient_id"] + ":basis_not_stated",
+             "source": f"{c['source']}; and, for a TDP x hours estimate, {default['source']}"},
+            why + "; metered or TDP-priced, not stated: the range spans both")
 
 
 @lru_cache(maxsize=None)

@@ -210,7 +210,7 @@ def test_table_uses_human_units_and_lists_assumptions():
 # ... country_name Hong Kong': a LLaMA-Factory fine-tune, GPU energy metered at the board.
 AIRA_RUN = {"model": "AIRA LLaMA-Factory fine-tune", "source": "ArkNightmaster/AIRA LLaMA-Factory/emissions.csv",
             "accelerator": "H20", "accelerator_count": 8, "training_days": 2166.2 / 86400, "location": "HK",
-            "year": 2025}
+            "year": 2025, "convention": "codecarbon"}
 AIRA_GPU_KWH = 0.427752638035173
 
 
@@ -233,6 +233,18 @@ def test_a_small_job_without_a_stated_workload_gets_the_wide_one_server_range():
     assert small["low"] <= AIRA_GPU_KWH <= small["high"]
     big = _it_energy({**AIRA_RUN, "accelerator_count": 512})
     assert "assumptions:gpu_power_fraction_of_tdp" in big["assumptions"]
+
+
+def test_a_fine_tune_that_does_not_say_how_it_was_measured_gets_both_readings():
+    # IDEFICS-9b-instruct (HuggingFaceM4/idefics-80b card): '128 NVIDIA A100 GPUs', 'Hours used: 70 hours',
+    # 'US-West 2 (288g CO2eq/kWh)', 'Carbon Emitted: 1,032 kg of CO2eq': 400 W per GPU-hour, a
+    # fine-tune priced at TDP. Nothing says metered, so the range must reach TDP as well as 0.1.
+    row = next(r for r in load_rows() if r["model"] == "IDEFICS-9b-instruct finetuning")
+    (rec,) = calibrate([row], draws=DRAWS, explain=False)
+    assert rec["inside"], rec
+    assert "workload_power:fine-tuning:basis_not_stated" in rec["assumptions"]
+    measured = _it_energy({**AIRA_RUN, "workload": "fine-tuning"})
+    assert "workload_power:fine-tuning" in measured["assumptions"]
 
 
 def test_a_card_training_type_becomes_the_workload():
