@@ -27,9 +27,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from core.units import H_PER_DAY
 from pipelines.reconstruct import reconstruct_many
 from pipelines.reconstruct_checks import CHECKED, checked_meter
-from core.units import H_PER_DAY
 from sources.disclosure_format import FIELDS, NUMERIC_FIELDS, engine_input, number
 
 DATASET = Path(__file__).resolve().parents[1] / "sources" / "reference" / "calibration" / "published_footprints.csv"
