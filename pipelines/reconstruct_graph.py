@@ -169,13 +169,21 @@ class Graph:
 
     def _site(self) -> None:
         d = self.d
-        self.location = location = d.get("location") or (ref.home_zone(self.operator) if self.operator else None)
+        # A named data centre whose operator publishes its own grid factor: the location says so
+        # (certain), or only the source names it (probable: the regional spread stays in the range).
+        named = ref.site_named(d.get("location"))
+        probable = None if named else ref.site_named(d.get("source"))
+        site = named or probable
+        location = named[1] if named else d.get("location") or (probable[1] if probable else None)
+        self.location = location = location or (ref.home_zone(self.operator) if self.operator else None)
         if location and not d.get("location"):
             self.flag("location_from_operator", f"location not stated: {location}, the home grid of operator "
                       f"{self.operator} (operator_aliases.csv)")
         self._pue(location)
         if (reported := self.rep("grid_gco2e_per_kwh")) is not None:
             self.grid, self.grid_how = reported, "reported grid intensity"
+        elif site:
+            self._site_grid(site[0], location, probable is not None)
         else:
             g, fallback = ref.resolve_grid(location, self.year)
             self.grid, self.grid_how = self.coef("grid_intensity", g), f"grid intensity {g['coefficient_id']}"
@@ -198,6 +206,18 @@ class Graph:
                 self.market = self.coef("grid_intensity", m)
                 self.market_how = (f"{self.operator}'s published market-based factor, {m['value']:g} {m['unit']} "
                                    f"from {m['year']} ({ref.cited(m)})")
+
+    def _site_grid(self, site: str, location: str | None, probable: bool) -> None:
+        c = ref.resolve_site_grid(site, self.year)
+        how = f"grid intensity of the named site {site} ({c['coefficient_id']}, the operator's own factor)"
+        if probable:
+            regional, _ = ref.resolve_grid(location, self.year)
+            c = {**c, "low": min(c["low"], regional["low"]), "high": max(c["high"], regional["high"]),
+                 "coefficient_id": c["coefficient_id"] + ":probable"}
+            how += f"; the site is only named in the source, so the range keeps {regional['coefficient_id']}"
+            self.flag("site_probable", f"site {site} named in the source, not the location: its own grid "
+                      "factor applies, the regional range kept", assumption=c["coefficient_id"])
+        self.grid, self.grid_how = self.coef("grid_intensity", c), how
 
     def _pue(self, location: str | None) -> None:
         d = self.d

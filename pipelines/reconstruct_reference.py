@@ -57,7 +57,7 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
 
 
 # The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
-ENGINE_FILES = {"workload_power": ("workload",)}
+ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year")}
 
 
 def engine_coef(name: str, row: Mapping[str, str]) -> dict:
@@ -262,6 +262,37 @@ def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, s
         years = sorted({int(r["year"]) for r in window})
         out["source"] += f" [range widened to the {', '.join(map(str, years))} factors a {year} reporter may have used]"
     return out, None if exact is not None else "year_not_in_data"
+
+
+@lru_cache(maxsize=None)
+def _site_aliases() -> tuple[tuple[re.Pattern, str, str], ...]:
+    return tuple({(rx.pattern, site, zone): (rx, site, zone) for rx, site, zone in (
+        (re.compile(rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])"), r["site"], r["zone"])
+        for r in rd.read_rows("site_grid") for a in r["aliases"].split("|"))}.values())
+
+
+@lru_cache(maxsize=4096)
+def site_named(text: str | None) -> tuple[str, str] | None:
+    """(site, its grid zone) when the text names exactly one site of site_grid.csv (a data centre
+    an operator publishes its own grid factor for: 'Google Taiwan datacenter')."""
+    found = {(site, zone) for rx, site, zone in _site_aliases() if rx.search((text or "").lower())}
+    return found.pop() if len(found) == 1 else None
+
+
+@lru_cache(maxsize=4096)
+def resolve_site_grid(site: str, year: int | None) -> dict:
+    """The site's own grid factor for the year (nearest year when absent), its range covering the
+    factors of the years a reporter may have used, as ``resolve_grid`` does for a zone."""
+    rows = sorted((r for r in rd.read_rows("site_grid") if r["site"] == site), key=lambda r: int(r["year"]))
+    if year is None:
+        row, window = rows[-1], rows[-RECENT_GRID_YEARS:]
+    else:
+        row = min(rows, key=lambda r: (abs(int(r["year"]) - year), -int(r["year"])))
+        window = [r for r in rows if year - GRID_YEARS_BEFORE <= int(r["year"]) <= year + GRID_YEARS_AFTER]
+    out = engine_coef("site_grid", row)
+    out.update(low=min(out["low"], *(float(r["value"]) for r in window)),
+               high=max(out["high"], *(float(r["value"]) for r in window)))
+    return out
 
 
 def cited(c: Mapping[str, Any]) -> str:

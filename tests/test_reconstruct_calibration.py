@@ -251,3 +251,34 @@ def test_a_card_training_type_becomes_the_workload():
     (d,) = read_disclosures(SAMPLES / "model-reports" / "hf-card__Nkluge-correa-Aira__Aira-2-355M.md") \
         if SAMPLES.is_dir() else pytest.skip("samples not present")
     assert d["workload"] == "fine-tuning"
+
+
+# ---------------------------------------------------------------- a named site's own grid factor
+
+
+def _t5(**changes: str) -> dict:
+    # Patterson et al. 2021 Table 4: 'T5 | Google Taiwan | Sep 2019 | Gross/Net CO2e/KWh 0.545 | PUE 1.12 |
+    # 310 W | 512 chips | 20 days | 85.7 MWh | Gross 46.7 / Net 46.7 tCO2e'; its grid factor hidden
+    row = next(r for r in load_rows() if r["model"] == "T5-11B")
+    return as_disclosure({**row, "grid_gco2e_per_kwh": "", **changes})
+
+
+def _co2e(d: dict) -> dict:
+    return reconstruct(d, draws=DRAWS)["meters"]["co2e_location_kg"]
+
+
+def test_a_named_data_centre_is_priced_on_its_operators_own_factor():
+    site = _co2e(_t5())
+    assert "site_grid:google-changhua:2019" in site["assumptions"]
+    assert site["low"] <= 46_700 <= site["high"] and abs(site["value"] / 46_700 - 1) < 0.05
+    # on the country average (the location as a zone) the published figure falls outside
+    country = _co2e(_t5(location="TW"))
+    assert country["low"] > 46_700
+
+
+def test_a_site_only_the_source_names_keeps_the_regional_spread():
+    probable = _co2e(_t5(location="TW", source="Patterson et al. 2021: T5 trained in the Google Taiwan datacenter"))
+    site = _co2e(_t5())
+    assert "site_grid:google-changhua:2019:probable" in probable["assumptions"]
+    assert probable["low"] <= 46_700 <= probable["high"]
+    assert probable["high"] / probable["low"] > site["high"] / site["low"]
