@@ -205,4 +205,5 @@ def table(records: list[dict], priors: list[dict] | None = None) -> str:
     lines = _rows(records)
     if priors is not None:
         lines += ["", "priors alone: figures outside their range", *_rows([r for r in priors if not r["inside"]])[1:]]
-    return "\n".join(lines + [""] + summary_lines(records, priors))
+    return "\n".join(lines + [""] + summary_lines(records, priors) + ["", "leave-one-out per class (5 rows or more):",
+                                                                      *class_lines(records)])

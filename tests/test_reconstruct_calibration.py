@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct import coefficients_by_id, reconstruct
-from pipelines.reconstruct_calibration import as_disclosure, calibrate, load_rows, summary
+from pipelines.reconstruct_calibration import as_disclosure, by_class, calibrate, load_rows, summary
 from pipelines.reconstruct_cli import read_disclosures
 from pipelines.reconstruct_cli import reconstruct as reconstruct_cmd
 from tests.conftest import DATA, SAMPLES
@@ -39,6 +39,25 @@ def test_leave_one_out_calibration_meets_the_targets(records, population):
     assert s["coverage"] >= 0.90, s
     assert s["median_error"] <= 0.10, s
     assert s["median_high_low"] <= 2.0, s
+
+
+# Classes of five or more rows that miss a target, and what holds them (README, Calibration). The
+# test fails when one of them starts to meet the targets too, so the list never outlives the gap.
+SHORT = {
+    ("operator", "none named"): "Strubell et al. 2019 priced their P100/V100 runs with PUE 1.58, which the rows do "
+                                "not quote: the unknown-facility PUE 1.4 puts the central values 11-15 % low (inside "
+                                "the ranges); Wuerstchen v1's CO2e implies 570 g/kWh, above any factor of its region",
+    ("size", "1,000-100,000 h"): "the same Strubell rows, and Wuerstchen v1",
+    ("hardware", "V100/P100"): "the same Strubell rows",
+}
+
+
+def test_each_class_of_five_rows_meets_the_targets_or_is_a_named_gap(records):
+    classes = by_class(records)
+    assert {dim for dim, _, _ in classes} == {"operator", "size", "hardware", "year"}
+    for dim, label, s in classes:
+        meets = s["coverage"] >= 0.90 and s["median_error"] <= 0.10 and s["median_high_low"] <= 2.0
+        assert meets != ((dim, label) in SHORT), (dim, label, s)
 
 
 def test_figures_resting_on_assumptions_are_the_estimated_meters_and_zeros_are_counted_apart(records):
