@@ -144,6 +144,14 @@ class Graph:
         # A convention fixes the basis its figures rest on (the ML CO2 Impact calculator: TDP).
         basis = self.d.get("power_basis") or (self.convention or {}).get("power_basis")
         reported = self.rep("power_w")
+        if basis is None and reported is None and not self.alt:
+            basis = ref.operator_power_basis(self.operator, self.gpu)
+            if basis is not None:
+                self.flag("power_basis_from_operator", f"power basis not stated: {basis}, as {self.operator}'s own "
+                          "published footprints price it (operator_power_convention.csv)")
+        elif basis is None and reported is None:
+            basis = ref.operator_power_basis(self.operator, self.gpu)
+        system = ref.system_power(self.gpu) if basis == "system" else None
         share, why = ref.power_fraction(self.d.get("workload"), self.d.get("accelerator_count"), basis == "measured")
         fraction = (f"TDP x {share['coefficient_id'].split(':', 1)[1]} board-power fraction, {why} "
                     "(accelerator board only; host power not included)")
@@ -154,8 +162,12 @@ class Graph:
             self.power_how = fraction + " (interpretation: measured instead of TDP)"
         elif reported is not None:
             self.power, self.power_how = reported, f"reported power per accelerator ({basis or 'basis not stated'})"
+        elif system is not None:
+            self.power = self.coef("tdp", system)
+            self.power_how = "system power per accelerator, its share of host, network and fans included"
         elif basis == "tdp" and self.tdp is not None:
-            why = "the disclosure's stated basis" if self.d.get("power_basis") else f"the {self.d.get('convention')} convention"
+            why = ("the disclosure's stated basis" if self.d.get("power_basis") else
+                   f"the {self.d.get('convention')} convention" if self.convention else f"{self.operator}'s convention")
             tool = ref.convention_tdp(self.d.get("convention"), self.gpu)
             if tool is not None:
                 self.power, self.power_how = self.coef("tdp", tool), f"TDP in the {self.d['convention']} tool's table ({why})"

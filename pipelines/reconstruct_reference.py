@@ -57,7 +57,8 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
 
 
 # The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
-ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year")}
+ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year"),
+                "accelerator_system_power": ("gpu_model",)}
 
 
 def engine_coef(name: str, row: Mapping[str, str]) -> dict:
@@ -103,7 +104,7 @@ def power_fraction(workload: str | None, accelerator_count: float | None, measur
     if row is None:
         return default, "no workload stated: a large training run"
     c = engine_coef("workload_power", row)
-    if measured or c["low"] <= default["low"] and c["high"] >= default["high"]:
+    if measured:
         return c, why
     return ({**c, "value": default["value"], "low": min(c["low"], default["low"]), "high": max(c["high"], default["high"]),
              "coefficient_id": c["coefficient_id"] + ":basis_not_stated",
@@ -262,6 +263,23 @@ def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, s
         years = sorted({int(r["year"]) for r in window})
         out["source"] += f" [range widened to the {', '.join(map(str, years))} factors a {year} reporter may have used]"
     return out, None if exact is not None else "year_not_in_data"
+
+
+@lru_cache(maxsize=None)
+def system_power(gpu: str | None) -> dict | None:
+    """Average system power per accelerator, its share of host, network and fans included
+    (accelerator_system_power.csv), when the part has a row."""
+    row = next((r for r in rd.read_rows("accelerator_system_power") if r["gpu_model"] == gpu), None)
+    return engine_coef("accelerator_system_power", row) if row else None
+
+
+@lru_cache(maxsize=64)
+def operator_power_basis(operator: str | None, accelerator: str | None) -> str | None:
+    """The power basis an operator's own published footprints use for a kind of accelerator
+    (operator_power_convention.csv): Meta prices at TDP, Google reports TPU system power."""
+    return next((r["power_basis"] for r in rd.read_rows("operator_power_convention")
+                 if operator and r["operator"] == operator
+                 and (not r["accelerator_pattern"] or r["accelerator_pattern"] in (accelerator or "").lower())), None)
 
 
 @lru_cache(maxsize=None)
