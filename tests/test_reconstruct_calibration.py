@@ -334,3 +334,11 @@ def test_tpu_energy_without_a_power_figure_rests_on_system_power_per_chip():
     energy = result["meters"]["facility_energy_kwh"]
     assert "accelerator_system_power:TPU-v3" in energy["assumptions"]
     assert energy["low"] <= 232_000 <= energy["high"]
+
+
+@pytest.mark.parametrize("name", sorted(ref.ENGINE_FILES))
+def test_the_engines_own_reference_files_hold_sourced_ranges(name):
+    rows = coefficients_by_id()
+    mine = [c for cid, c in rows.items() if cid.startswith(f"{name}:")]
+    assert mine, name
+    assert all(c["low"] <= c["value"] <= c["high"] and c["source"].strip() and c["unit"] for c in mine)
