@@ -3,7 +3,7 @@
 The disclosures are synthetic but shaped like real ones: a GPU from gpu_specs.csv, a location
 drawn from every zone in grid_intensity.csv (countries, US states, cloud regions) or missing,
 GPU-hours, sometimes params/tokens, measured power, PUE, price or a reported CO2e.
-First prints the leave-one-out calibration table against tests/data/published_footprints.csv:
+First prints the leave-one-out calibration table against sources/reference/calibration/published_footprints.csv:
 (a) all figures, (b) those resting on assumptions, (c) the priors alone.
 Run: python -m benchmarks.run reconstruct
 """

@@ -1,4 +1,4 @@
-"""Leave-one-out calibration against published training accountings (tests/data/published_footprints.csv).
+"""Leave-one-out calibration against published training accountings (sources/reference/calibration/published_footprints.csv).
 
 For every row marked ``calibrate = yes``: hide its output meters (energy_mwh, co2e_location_t,
 co2e_market_t), reconstruct them from the rest of the row, and compare with the published
@@ -22,15 +22,17 @@ That is reported beside the miss, never counted as coverage.
 from __future__ import annotations
 
 import csv
+import re
 import statistics
 from pathlib import Path
 from typing import Any
 
+from core.units import H_PER_DAY
 from pipelines.reconstruct import reconstruct_many
 from pipelines.reconstruct_checks import CHECKED, checked_meter
 from sources.disclosure_format import FIELDS, NUMERIC_FIELDS, engine_input, number
 
-DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "published_footprints.csv"
+DATASET = Path(__file__).resolve().parents[1] / "sources" / "reference" / "calibration" / "published_footprints.csv"
 # The output figures hidden and compared, with their factor to the meter's unit (kWh, kg).
 HIDDEN = {k: factor for k, factor in CHECKED if k in ("energy_mwh", "co2e_location_t", "co2e_market_t")}
 
@@ -59,10 +61,57 @@ def calibrate(rows: list[dict[str, str]] | None = None, draws: int = 10_000, see
     for row, res in zip(rows, results):
         for key, factor in HIDDEN.items():
             if row.get(key):
-                out.append(_record(row, key, float(row[key]) * factor, res["meters"].get(checked_meter(row, key))))
+                rec = _record(row, key, float(row[key]) * factor, res["meters"].get(checked_meter(row, key)))
+                out.append({**rec, "classes": classes(row, res.get("operator"))})
     if explain:
         _explain_misses(out, {r["model"]: r for r in rows}, draws, seed)
     return out
+
+
+# Reporting classes of an accounting (not coefficients): accelerator-hours and year bucket edges.
+SIZE_EDGES_H = (1_000, 100_000)
+YEAR_EDGES = (2020, 2023)
+HARDWARE = (("TPU", re.compile(r"tpu", re.I)), ("H100/H800/H20", re.compile(r"h100|h800|h20\b", re.I)),
+            ("A100", re.compile(r"a100", re.I)), ("V100/P100", re.compile(r"[vp]100", re.I)))
+
+
+def _hours(row: dict[str, str]) -> float | None:
+    if row.get("accelerator_hours"):
+        return number(row["accelerator_hours"])
+    count, days = number(row.get("accelerator_count") or None), number(row.get("training_days") or None)
+    return count * days * H_PER_DAY if count and days else None
+
+
+def classes(row: dict[str, str], operator: str | None) -> dict[str, str]:
+    """The classes a row is reported in: operator, size (accelerator-hours), hardware, year."""
+    hours = _hours(row)
+    size = ("unknown" if hours is None else f"< {SIZE_EDGES_H[0]:,} h" if hours < SIZE_EDGES_H[0]
+            else f"{SIZE_EDGES_H[0]:,}-{SIZE_EDGES_H[1]:,} h" if hours < SIZE_EDGES_H[1] else f">= {SIZE_EDGES_H[1]:,} h")
+    year = int(number(row["year"]) or 0) if row.get("year") else None
+    period = ("unknown" if year is None else f"< {YEAR_EDGES[0]}" if year < YEAR_EDGES[0]
+              else f"{YEAR_EDGES[0]}-{YEAR_EDGES[1] - 1}" if year < YEAR_EDGES[1] else f">= {YEAR_EDGES[1]}")
+    hardware = next((name for name, rx in HARDWARE if rx.search(row.get("accelerator") or "")), "other")
+    return {"operator": operator or "none named", "size": size, "hardware": hardware, "year": period}
+
+
+def by_class(records: list[dict], min_rows: int = 5) -> list[tuple[str, str, dict]]:
+    """(dimension, class, summary) for every class with at least ``min_rows`` rows."""
+    out = []
+    for dim in ("operator", "size", "hardware", "year"):
+        for label in sorted({r["classes"][dim] for r in records}):
+            s = summary([r for r in records if r["classes"][dim] == label])
+            if s["rows"] >= min_rows and s["figures"]:
+                out.append((dim, label, s))
+    return out
+
+
+def class_lines(records: list[dict], min_rows: int = 5) -> list[str]:
+    """The per-class table of the README: one line per class with ``min_rows`` rows or more."""
+    lines = ["| class | rows | figures | coverage | median error | median high/low |", "|---|---:|---:|---:|---:|---:|"]
+    for dim, label, s in by_class(records, min_rows):
+        lines.append(f"| {dim}: {label} | {s['rows']} | {s['figures']} | {s['coverage']:.1%} | "
+                     f"{s['median_error']:.1%} | {s['median_high_low']:.2f} |")
+    return lines
 
 
 def _record(row: dict[str, str], key: str, published: float, m: dict | None) -> dict:
@@ -156,4 +205,5 @@ def table(records: list[dict], priors: list[dict] | None = None) -> str:
     lines = _rows(records)
     if priors is not None:
         lines += ["", "priors alone: figures outside their range", *_rows([r for r in priors if not r["inside"]])[1:]]
-    return "\n".join(lines + [""] + summary_lines(records, priors))
+    return "\n".join(lines + [""] + summary_lines(records, priors) + ["", "leave-one-out per class (5 rows or more):",
+                                                                      *class_lines(records)])

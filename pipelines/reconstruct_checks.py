@@ -7,11 +7,14 @@ the scope interpretation that reconciles a figure:
 
 - ``consistent``: the reported figure lies in the recomputed range;
 - ``explained``: it lies in the range once a named convention is applied (``interpretation``);
-- ``unusual``: outside every range but physically possible; ``message`` prints the implied value
-  and its typical band, e.g. "implies MFU 0.155, typical 0.2-0.55";
-- ``inconsistent``: impossible under every reading (MFU above 1, more accelerator-hours than
-  count x days allow, energy above hours x TDP x host allowance x the worst PUE, a grid above
-  any real grid). The limits are rows of sources/reference/check_limits.csv.
+- ``unusual``: outside every 5-95 % range, yet reached by some reading within the disclosure's
+  stated ranges (assumptions at the ends of their low-high) and physically possible; ``message``
+  prints the direction and the implied value and its band, e.g. "implies MFU 0.155, typical 0.2-0.55";
+- ``inconsistent``: no reading within the stated ranges reaches the figure (the message gives
+  the factor and direction: "too low: reported 0.2 is 100x below the lowest reading ..."), or it is
+  impossible under every reading (MFU above 1, more accelerator-hours than count x days allow,
+  energy above hours x TDP x host allowance x the worst PUE, a grid above any real grid). The
+  limits are rows of sources/reference/check_limits.csv.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from core.units import G_PER_KG, H_PER_DAY, KG_PER_T, KWH_PER_MWH, S_PER_H, W_PE
 from pipelines import estimators as est
 from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct_graph import Graph
-from pipelines.reconstruct_sampling import DERIVED, REPORTED, STATUS, MonteCarlo, Q, interval
+from pipelines.reconstruct_sampling import DERIVED, REPORTED, STATUS, MonteCarlo, Q, extremes, interval
 
 # (reported key, unit factor) -> meter it reports; energy follows the disclosure's scope.
 CHECKED = (("accelerator_hours", 1.0), ("energy_mwh", KWH_PER_MWH), ("co2e_location_t", KG_PER_T),
@@ -136,8 +139,7 @@ def check_json(c: dict, mc: MonteCarlo) -> dict:
                 interpretation = {"scope": text, "recomputed": q.value, "low": a_low, "high": a_high}
                 break
         else:
-            possible, message = _possible(c, (low, high))
-            status = "unusual" if possible else "inconsistent"
+            status, message = _beyond(c, (low, high), [rec, *(q for _, q in c["alternatives"])])
     rel = est.relative_error(rec.value, reported.value) if reported.value else None
     rel = rel if rel is not None and math.isfinite(rel) else None  # a subnormal reported figure
     return {"meter": c["meter"], "reported": reported.value, "recomputed": rec.value, "low": low, "high": high,
@@ -149,12 +151,46 @@ def _limit(limit_id: str) -> float:
     return ref.check_limits()[limit_id]["value"]
 
 
+def _direction(value: float, recomputed: tuple[float, float]) -> str:
+    return "too low" if value < recomputed[0] else "too high"
+
+
+def _beyond(c: dict, recomputed: tuple[float, float], readings: list[Q]) -> tuple[str, str]:
+    """(status, message) of a figure outside every reading's 5-95 % range.
+
+    ``inconsistent`` exactly when no reading within the disclosure's stated ranges (every
+    assumption anywhere in its low-high, every named convention) reaches the figure, or when it is
+    physically impossible; the message gives the factor of the disagreement, its direction and
+    the scope. Otherwise ``unusual``: reachable, but only at the ends of the stated ranges.
+    Reported hours are the exception: fewer than count x days allow is a reading (idle GPUs)."""
+    possible, why = _possible(c, recomputed)
+    if c["key"] == "accelerator_hours":
+        return ("unusual" if possible else "inconsistent"), why
+    value = c["reported"].value
+    ends = [extremes(q) for q in readings]
+    lowest, highest = min(lo for lo, _ in ends), max(hi for _, hi in ends)
+    r_low, r_high = value * c["reported"].rlo, value * c["reported"].rhi
+    if r_high < lowest:
+        factor = f"{lowest / value:,.3g}x below the lowest" if value > 0 else "zero, below the lowest"
+        edge = lowest
+    elif r_low > highest:
+        factor = f"{value / highest:,.3g}x above the highest" if highest > 0 else "above zero, the highest"
+        edge = highest
+    else:
+        return ("unusual" if possible else "inconsistent"), why
+    implied = why.split(": ", 1)[1] if why.startswith(("too low: ", "too high: ")) else why
+    return "inconsistent", (f"{_direction(value, recomputed)}: reported {value:.4g} is {factor} reading within the "
+                            f"disclosure's stated ranges ({edge:.4g}); {implied}")
+
+
 def _possible(c: dict, recomputed: tuple[float, float]) -> tuple[bool, str]:
     """Whether a figure outside every recomputed range is still physically possible, and the
-    implied value that says why it stands out."""
+    implied value that says why it stands out, with its direction (too low / too high) and, for
+    energy, the scope it was read in (IT or facility)."""
     g, key, value = c["graph"], c["key"], c["reported"].value   # in the meter's unit: kWh, kg, h
     lo, hi = recomputed
-    plain = f"reported {value:.4g} outside the recomputed {lo:.4g}-{hi:.4g}"
+    direction = _direction(value, recomputed)
+    plain = f"{direction}: reported {value:.4g} outside the recomputed {lo:.4g}-{hi:.4g}"
     d, tdp = g.d, g.tdp_spec
     wall = (d["accelerator_count"] * d["training_days"] * H_PER_DAY
             if d.get("accelerator_count") and d.get("training_days") else None)
@@ -164,11 +200,16 @@ def _possible(c: dict, recomputed: tuple[float, float]) -> tuple[bool, str]:
         slack = 1.0 + d["_eps"].get("accelerator_count", 0.0) + d["_eps"].get("training_days", 0.0)
         return ratio <= slack, f"implies the accelerators ran {ratio:.0%} of accelerator_count x training_days"
     if key == "energy_mwh" and hours and tdp:
-        per_acc = value / hours * W_PER_KW   # W per accelerator, facility scope
-        top = tdp["high"] * _limit("system_power_max_fraction_of_tdp") * _limit("pue_max")
+        it_scope = d.get("energy_scope") == "it"
+        per_acc = value / hours * W_PER_KW   # W per accelerator, in the figure's own scope
+        top = tdp["high"] * _limit("system_power_max_fraction_of_tdp") * (1.0 if it_scope else _limit("pue_max"))
         bottom = tdp["low"] * _limit("power_min_fraction_of_tdp")
-        return bottom <= per_acc <= top, (f"implies {per_acc:,.0f} W per accelerator-hour incl. PUE; possible "
-                                          f"{bottom:,.0f}-{top:,.0f} W for a {tdp['high']:g} W part")
+        scope = ("IT energy (no PUE)" if it_scope else "facility energy (incl. PUE)" if d.get("energy_scope")
+                 else "read as facility energy (incl. PUE; scope not stated)")
+        side = (f"below the {bottom:,.0f} W a running {tdp['high']:g} W part draws at least" if per_acc < bottom
+                else f"above the {top:,.0f} W a {tdp['high']:g} W part can draw" if per_acc > top
+                else f"possible {bottom:,.0f}-{top:,.0f} W for a {tdp['high']:g} W part")
+        return bottom <= per_acc <= top, f"{direction}: implies {per_acc:,.0f} W per accelerator-hour, {scope}; {side}"
     if key in ("co2e_location_t", "co2e_market_t"):
         energy = g.meters.get("facility_energy_kwh")
         top_energy = (hours * tdp["high"] / W_PER_KW * _limit("system_power_max_fraction_of_tdp") * _limit("pue_max")
@@ -178,8 +219,12 @@ def _possible(c: dict, recomputed: tuple[float, float]) -> tuple[bool, str]:
         implied = value * G_PER_KG / top_energy   # g/kWh at the most energy possible
         grid_max = _limit("grid_intensity_max")
         central = value * G_PER_KG / energy[0].value if energy and energy[0].value else implied
-        return implied <= grid_max, (f"implies {central:,.0f} gCO2e/kWh on the recomputed energy; no grid exceeds "
-                                     f"{grid_max:,.0f}")
+        if implied > grid_max:
+            return False, (f"too high: implies {central:,.0f} gCO2e/kWh on the recomputed energy and at least "
+                           f"{implied:,.0f} at the most energy possible; no grid exceeds {grid_max:,.0f}")
+        grid_lo, grid_hi = extremes(g.grid)
+        return True, (f"{direction}: implies {central:,.0f} gCO2e/kWh on the recomputed energy; the stated location's "
+                      f"factor spans {grid_lo:,.0f}-{grid_hi:,.0f}")
     return True, plain
 
 

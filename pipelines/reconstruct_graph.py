@@ -144,36 +144,58 @@ class Graph:
         # A convention fixes the basis its figures rest on (the ML CO2 Impact calculator: TDP).
         basis = self.d.get("power_basis") or (self.convention or {}).get("power_basis")
         reported = self.rep("power_w")
-        fraction = "TDP x gpu_power_fraction_of_tdp (accelerator board only; host power not included)"
+        if basis is None and reported is None and not self.alt:
+            basis = ref.operator_power_basis(self.operator, self.gpu)
+            if basis is not None:
+                self.flag("power_basis_from_operator", f"power basis not stated: {basis}, as {self.operator}'s own "
+                          "published footprints price it (operator_power_convention.csv)")
+        elif basis is None and reported is None:
+            basis = ref.operator_power_basis(self.operator, self.gpu)
+        system = ref.system_power(self.gpu) if basis == "system" else None
+        share, why = ref.power_fraction(self.d.get("workload"), self.d.get("accelerator_count"), basis == "measured")
+        fraction = (f"TDP x {share['coefficient_id'].split(':', 1)[1]} board-power fraction, {why} "
+                    "(accelerator board only; host power not included)")
         if self.alt == "tdp_power" and self.tdp is not None:
             self.power, self.power_how = self.tdp, "TDP (interpretation: TDP instead of the disclosed power)"
         elif self.alt == "measured_power" and self.tdp is not None:
-            self.power = est.power_w_from_tdp(self.tdp, self.assume("power_fraction", "gpu_power_fraction_of_tdp"))
+            self.power = est.power_w_from_tdp(self.tdp, self.coef("power_fraction", share))
             self.power_how = fraction + " (interpretation: measured instead of TDP)"
         elif reported is not None:
             self.power, self.power_how = reported, f"reported power per accelerator ({basis or 'basis not stated'})"
+        elif system is not None:
+            self.power = self.coef("tdp", system)
+            self.power_how = "system power per accelerator, its share of host, network and fans included"
         elif basis == "tdp" and self.tdp is not None:
-            why = "the disclosure's stated basis" if self.d.get("power_basis") else f"the {self.d.get('convention')} convention"
+            why = ("the disclosure's stated basis" if self.d.get("power_basis") else
+                   f"the {self.d.get('convention')} convention" if self.convention else f"{self.operator}'s convention")
             tool = ref.convention_tdp(self.d.get("convention"), self.gpu)
             if tool is not None:
                 self.power, self.power_how = self.coef("tdp", tool), f"TDP in the {self.d['convention']} tool's table ({why})"
             else:
                 self.power, self.power_how = self.tdp, f"TDP of the accelerator ({why})"
         elif self.tdp is not None:
-            self.power = est.power_w_from_tdp(self.tdp, self.assume("power_fraction", "gpu_power_fraction_of_tdp"))
+            self.power = est.power_w_from_tdp(self.tdp, self.coef("power_fraction", share))
             self.power_how = fraction
         else:
             self.power, self.power_how = None, ""
 
     def _site(self) -> None:
         d = self.d
-        self.location = location = d.get("location") or (ref.home_zone(self.operator) if self.operator else None)
+        # A named data centre whose operator publishes its own grid factor: the location says so
+        # (certain), or only the source names it (probable: the regional spread stays in the range).
+        named = ref.site_named(d.get("location"))
+        probable = None if named else ref.site_named(d.get("source"))
+        site = named or probable
+        location = named[1] if named else d.get("location") or (probable[1] if probable else None)
+        self.location = location = location or (ref.home_zone(self.operator) if self.operator else None)
         if location and not d.get("location"):
             self.flag("location_from_operator", f"location not stated: {location}, the home grid of operator "
                       f"{self.operator} (operator_aliases.csv)")
         self._pue(location)
         if (reported := self.rep("grid_gco2e_per_kwh")) is not None:
             self.grid, self.grid_how = reported, "reported grid intensity"
+        elif site:
+            self._site_grid(site[0], location, probable is not None)
         else:
             g, fallback = ref.resolve_grid(location, self.year)
             self.grid, self.grid_how = self.coef("grid_intensity", g), f"grid intensity {g['coefficient_id']}"
@@ -196,6 +218,18 @@ class Graph:
                 self.market = self.coef("grid_intensity", m)
                 self.market_how = (f"{self.operator}'s published market-based factor, {m['value']:g} {m['unit']} "
                                    f"from {m['year']} ({ref.cited(m)})")
+
+    def _site_grid(self, site: str, location: str | None, probable: bool) -> None:
+        c = ref.resolve_site_grid(site, self.year)
+        how = f"grid intensity of the named site {site} ({c['coefficient_id']}, the operator's own factor)"
+        if probable:
+            regional, _ = ref.resolve_grid(location, self.year)
+            c = {**c, "low": min(c["low"], regional["low"]), "high": max(c["high"], regional["high"]),
+                 "coefficient_id": c["coefficient_id"] + ":probable"}
+            how += f"; the site is only named in the source, so the range keeps {regional['coefficient_id']}"
+            self.flag("site_probable", f"site {site} named in the source, not the location: its own grid "
+                      "factor applies, the regional range kept", assumption=c["coefficient_id"])
+        self.grid, self.grid_how = self.coef("grid_intensity", c), how
 
     def _pue(self, location: str | None) -> None:
         d = self.d

@@ -56,13 +56,60 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
     return {(r["item"], r["kind"]): row_coef("embodied", r) for r in rd.read_rows("embodied")}
 
 
+# The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
+ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year"),
+                "accelerator_system_power": ("gpu_model",)}
+
+
+def engine_coef(name: str, row: Mapping[str, str]) -> dict:
+    """A row of one of the engine's own files as a coefficient, its id '<file>:<key>...'."""
+    return {**row_coef("assumptions", {**row, "assumption_id": ""}),
+            "coefficient_id": ":".join([name, *(row[k] for k in ENGINE_FILES[name])])}
+
+
 @lru_cache(maxsize=None)
 def coefficients_by_id() -> dict[str, dict]:
     """Every reference coefficient with a range, by coefficient id (as the warehouse's ref_* tables
     and the assumption ids of its rows name them)."""
-    return {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied",
-                                                "operators", "convention_tdp")
-            for c in (row_coef(name, r) for r in rd.read_rows(name))}
+    shared = {c["coefficient_id"]: c for name in ("gpu_specs", "assumptions", "pue", "grid_intensity", "embodied",
+                                                  "operators", "convention_tdp")
+              for c in (row_coef(name, r) for r in rd.read_rows(name))}
+    return {**shared, **{c["coefficient_id"]: c for name in ENGINE_FILES
+                         for c in (engine_coef(name, r) for r in rd.read_rows(name))}}
+
+
+def _word(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.lower())
+
+
+@lru_cache(maxsize=64)
+def power_fraction(workload: str | None, accelerator_count: float | None, measured: bool) -> tuple[dict, str]:
+    """(board power as a fraction of TDP, why).
+
+    The kind of work selects a row of workload_power.csv ('pretraining', 'Fine-tuning' and
+    'fine_tuning' all match); a job on one server with no workload stated gets the one-server row;
+    otherwise the large-run default. Those rows describe metered power, so they stand as they are
+    only where the figure was metered (``measured``: power_basis or the convention says so). Where
+    nobody says how the figure was obtained it may equally be a TDP x hours estimate, as most
+    published figures are: the range then spans both readings, central on the large-run default."""
+    default = assumption("gpu_power_fraction_of_tdp")
+    rows = rd.read_rows("workload_power")
+    row, why = None, ""
+    if workload:
+        row = next((r for r in rows if r["max_accelerators"] == "" and _word(r["workload"]) == _word(workload)), None)
+        why = f"the stated workload ({row['workload']})" if row else ""
+    if row is None and not workload and accelerator_count is not None:
+        row = next((r for r in rows if r["max_accelerators"] and accelerator_count <= float(r["max_accelerators"])), None)
+        why = f"{accelerator_count:g} accelerators and no workload stated: fine-tuning, inference or training"
+    if row is None:
+        return default, "no workload stated: a large training run"
+    c = engine_coef("workload_power", row)
+    if measured:
+        return c, why
+    return ({**c, "value": default["value"], "low": min(c["low"], default["low"]), "high": max(c["high"], default["high"]),
+             "coefficient_id": c["coefficient_id"] + ":basis_not_stated",
+             "source": f"{c['source']}; and, for a TDP x hours estimate, {default['source']}"},
+            why + "; metered or TDP-priced, not stated: the range spans both")
 
 
 @lru_cache(maxsize=None)
@@ -216,6 +263,54 @@ def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, s
         years = sorted({int(r["year"]) for r in window})
         out["source"] += f" [range widened to the {', '.join(map(str, years))} factors a {year} reporter may have used]"
     return out, None if exact is not None else "year_not_in_data"
+
+
+@lru_cache(maxsize=None)
+def system_power(gpu: str | None) -> dict | None:
+    """Average system power per accelerator, its share of host, network and fans included
+    (accelerator_system_power.csv), when the part has a row."""
+    row = next((r for r in rd.read_rows("accelerator_system_power") if r["gpu_model"] == gpu), None)
+    return engine_coef("accelerator_system_power", row) if row else None
+
+
+@lru_cache(maxsize=64)
+def operator_power_basis(operator: str | None, accelerator: str | None) -> str | None:
+    """The power basis an operator's own published footprints use for a kind of accelerator
+    (operator_power_convention.csv): Meta prices at TDP, Google reports TPU system power."""
+    return next((r["power_basis"] for r in rd.read_rows("operator_power_convention")
+                 if operator and r["operator"] == operator
+                 and (not r["accelerator_pattern"] or r["accelerator_pattern"] in (accelerator or "").lower())), None)
+
+
+@lru_cache(maxsize=None)
+def _site_aliases() -> tuple[tuple[re.Pattern, str, str], ...]:
+    return tuple({(rx.pattern, site, zone): (rx, site, zone) for rx, site, zone in (
+        (re.compile(rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])"), r["site"], r["zone"])
+        for r in rd.read_rows("site_grid") for a in r["aliases"].split("|"))}.values())
+
+
+@lru_cache(maxsize=4096)
+def site_named(text: str | None) -> tuple[str, str] | None:
+    """(site, its grid zone) when the text names exactly one site of site_grid.csv (a data centre
+    an operator publishes its own grid factor for: 'Google Taiwan datacenter')."""
+    found = {(site, zone) for rx, site, zone in _site_aliases() if rx.search((text or "").lower())}
+    return found.pop() if len(found) == 1 else None
+
+
+@lru_cache(maxsize=4096)
+def resolve_site_grid(site: str, year: int | None) -> dict:
+    """The site's own grid factor for the year (nearest year when absent), its range covering the
+    factors of the years a reporter may have used, as ``resolve_grid`` does for a zone."""
+    rows = sorted((r for r in rd.read_rows("site_grid") if r["site"] == site), key=lambda r: int(r["year"]))
+    if year is None:
+        row, window = rows[-1], rows[-RECENT_GRID_YEARS:]
+    else:
+        row = min(rows, key=lambda r: (abs(int(r["year"]) - year), -int(r["year"])))
+        window = [r for r in rows if year - GRID_YEARS_BEFORE <= int(r["year"]) <= year + GRID_YEARS_AFTER]
+    out = engine_coef("site_grid", row)
+    out.update(low=min(out["low"], *(float(r["value"]) for r in window)),
+               high=max(out["high"], *(float(r["value"]) for r in window)))
+    return out
 
 
 def cited(c: Mapping[str, Any]) -> str:

@@ -272,6 +272,18 @@ def interval(q: Q, mc: MonteCarlo) -> tuple[float, float]:
     return min(q.value, q.value * lo * q.rlo), max(q.value, q.value * hi * q.rhi)
 
 
+def extremes(q: Q) -> tuple[float, float]:
+    """(low, high) with every assumption at the end of its stated range that moves the figure
+    furthest, and the rounding at its worst: no reading within the stated ranges lies outside.
+    A figure beyond these disagrees with the disclosure itself, not only with its likely readings."""
+    lo = hi = 1.0
+    for vid, e in q.terms:
+        _, comps = _VAR_KEYS[vid]
+        ends = (sum(w * c_lo for w, c_lo, _ in comps) ** e, sum(w * c_hi for w, _, c_hi in comps) ** e)
+        lo, hi = lo * min(ends), hi * max(ends)
+    return min(q.value, q.value * lo * q.rlo), max(q.value, q.value * hi * q.rhi)
+
+
 def sum_interval(parts: Iterable[Q], mc: MonteCarlo) -> tuple[float, float]:
     """(low, high) of a sum of figures (a team's energy lines, an organisation's teams): the
     5th-95th percentiles of the summed draws, each part drawn from the same Latin hypercube, so

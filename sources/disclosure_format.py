@@ -75,6 +75,7 @@ class Disclosure:
     operator: str | None = None                  # who ran the facility (operator_aliases.csv): its fleet PUE, home grid
     year: float | None = None                    # training year: selects the grid factor of that year
     convention: str | None = None                # how the reporter computed (conventions.csv): e.g. mlco2-impact
+    workload: str | None = None                  # pre-training | fine-tuning | inference (workload_power.csv)
     row_number: int = 1
     findings: list[str] = field(default_factory=list)
     # Each number as written ('1.1e9', '400.0', '3,311,616'): its printed precision is a rounding
@@ -87,11 +88,12 @@ class Disclosure:
 
 
 FIELDS = tuple(f.name for f in fields(Disclosure) if f.name not in ("row_number", "findings", "number_text"))
-EXTENSION_FIELDS = ("facility_type", "precision", "market_gco2e_per_kwh", "operator", "year", "convention")
+EXTENSION_FIELDS = ("facility_type", "precision", "market_gco2e_per_kwh", "operator", "year", "convention",
+                    "workload")
 DESIGN_FIELDS = tuple(f for f in FIELDS if f not in EXTENSION_FIELDS)
 TEXT_FIELDS = ("model", "source", "accelerator", "power_basis", "energy_scope", "location", "facility_type", "precision",
-               "operator", "convention")
-LOWERCASE_FIELDS = ("power_basis", "energy_scope", "facility_type", "precision", "operator", "convention")
+               "operator", "convention", "workload")
+LOWERCASE_FIELDS = ("power_basis", "energy_scope", "facility_type", "precision", "operator", "convention", "workload")
 NUMERIC_FIELDS = tuple(f for f in FIELDS if f not in TEXT_FIELDS)
 REQUIRED = ("model", "source")
 # Numbers that divide (a count, a duration, a power, a PUE) must be positive; figures may be zero.
@@ -334,6 +336,7 @@ def parse_hf_card(text: str, source: str | None = None, stem: str | None = None)
         energy_mwh=body_kwh[0] / KWH_PER_MWH if body_kwh else None,
         co2e_location_t=grams / G_PER_KG / KG_PER_T if grams is not None else None,
         convention=convention,
+        workload=(present(co2.get("training_type")) or "").strip().lower() or None,
     )
     found = unit_findings(meta_g, body_em) + location_findings(meta_loc, body_loc) + intensity_findings(d)
     texts = {"accelerator_hours": first_number(lines.get("hours")),

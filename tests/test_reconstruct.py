@@ -168,12 +168,14 @@ def test_energy_computed_at_tdp_is_explained():
     assert check["status"] == "explained" and "TDP" in check["interpretation"]["scope"]
 
 
-def test_a_wrong_but_possible_figure_is_unusual():
-    # 700 t for GPT-3 (published 552.1 t) fits no reading of the disclosure, yet a grid of
-    # ~540 g/kWh would give it: unusual, with the implied intensity, not inconsistent.
+def test_a_figure_no_stated_reading_reaches_is_inconsistent_by_its_factor():
+    # 700 t for GPT-3 (published 552.1 t): the disclosure states its power, PUE and grid, so no
+    # reading within its own ranges gives 700 t, though a 540 g/kWh grid would (physically possible).
     gpt3 = {**load("gpt-3-175b"), "co2e_location_t": 700}
     check = next(c for c in reconstruct(gpt3, draws=DRAWS)["checks"] if c["meter"] == "co2e_location_kg")
-    assert check["status"] == "unusual" and "gCO2e/kWh" in check["message"]
+    assert check["status"] == "inconsistent"
+    assert check["message"].startswith("too high: reported 7e+05 is 1.27x above the highest reading")
+    assert "gCO2e/kWh" in check["message"]
     assert check["relative_error"] == pytest.approx(552.1 / 700 - 1, abs=0.01)
 
 

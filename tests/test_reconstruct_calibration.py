@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct import coefficients_by_id, reconstruct
-from pipelines.reconstruct_calibration import calibrate, load_rows, summary
+from pipelines.reconstruct_calibration import as_disclosure, by_class, calibrate, load_rows, summary
 from pipelines.reconstruct_cli import read_disclosures
 from pipelines.reconstruct_cli import reconstruct as reconstruct_cmd
 from tests.conftest import DATA, SAMPLES
@@ -39,6 +39,32 @@ def test_leave_one_out_calibration_meets_the_targets(records, population):
     assert s["coverage"] >= 0.90, s
     assert s["median_error"] <= 0.10, s
     assert s["median_high_low"] <= 2.0, s
+
+
+# Classes of five or more rows that miss a target, and what holds them (README, Calibration). The
+# test fails when one of them starts to meet the targets too, so the list never outlives the gap.
+CALCULATOR_CARDS = ("three cards in the ML CO2 Impact template whose CO2e no factor of their stated region gives: "
+                    "Wuerstchen v1 (570 g/kWh on us-east-1), Orbformer (112 g/kWh on francecentral, and its own "
+                    "table sums to 11,200 h, not the 4,000 it prices) and ProtNote (TDP x hours x the calculator's "
+                    "367.8 g/kWh without naming the calculator)")
+SHORT = {
+    ("operator", "none named"): "Strubell et al. 2019 priced their P100/V100 runs with PUE 1.58, which the rows do "
+                                "not quote: the unknown-facility PUE 1.4 puts the central values 11-15 % low (inside "
+                                "the ranges); and the calculator cards: " + CALCULATOR_CARDS,
+    ("size", "1,000-100,000 h"): "the same Strubell rows and calculator cards",
+    ("hardware", "V100/P100"): "the same Strubell rows",
+    ("hardware", "A100"): "Wuerstchen v1 and Orbformer (" + CALCULATOR_CARDS + "), and BLOOM's CO2e computed on "
+                          "IT energy although PUE 1.2 is disclosed",
+    ("year", ">= 2023"): CALCULATOR_CARDS,
+}
+
+
+def test_each_class_of_five_rows_meets_the_targets_or_is_a_named_gap(records):
+    classes = by_class(records)
+    assert {dim for dim, _, _ in classes} == {"operator", "size", "hardware", "year"}
+    for dim, label, s in classes:
+        meets = s["coverage"] >= 0.90 and s["median_error"] <= 0.10 and s["median_high_low"] <= 2.0
+        assert meets != ((dim, label) in SHORT), (dim, label, s)
 
 
 def test_figures_resting_on_assumptions_are_the_estimated_meters_and_zeros_are_counted_apart(records):
@@ -118,16 +144,55 @@ def test_energy_beyond_any_power_and_pue_is_inconsistent():
     assert check["status"] == "inconsistent"   # 50 kW per 400 W GPU
 
 
-@pytest.mark.parametrize("figure, meter, implied", [
-    ({"energy_mwh": 0.9}, "facility_energy_kwh", "900 W per accelerator-hour"),
-    ({"co2e_location_t": 2.0}, "co2e_location_kg", "gCO2e/kWh")])
-def test_a_high_but_possible_figure_is_unusual_not_inconsistent(figure, meter, implied):
-    # 1,000 A100-hours: 900 kWh is 900 W per accelerator-hour (possible up to 400 W x 2 x PUE 3);
-    # 2 t is about 833 g/kWh even at that most energy (possible below 1,200 g/kWh)
-    d = {"model": "m", "source": "s", "accelerator": "A100-80GB", "accelerator_hours": 1000, "location": "US", **figure}
-    (check,) = [c for c in reconstruct(d, draws=DRAWS)["checks"] if c["meter"] == meter]
+def test_a_high_but_reachable_figure_is_unusual_not_inconsistent():
+    # 1,000 A100-hours: 900 kWh is 900 W per accelerator-hour, reached only with TDP, full power
+    # and the unknown facility's worst PUE 2.0: outside the 5-95 % range, inside the stated ranges
+    d = {"model": "m", "source": "s", "accelerator": "A100-80GB", "accelerator_hours": 1000, "location": "US",
+         "energy_mwh": 0.9}
+    (check,) = [c for c in reconstruct(d, draws=DRAWS)["checks"] if c["meter"] == "facility_energy_kwh"]
     assert check["status"] == "unusual", check
-    assert implied in check["message"]
+    assert check["message"].startswith("too high: implies 900 W per accelerator-hour")
+
+
+def test_2_t_for_1000_gpu_hours_on_the_us_grid_is_inconsistent_too_high():
+    # at most 1,000 kWh within the stated ranges and at most ~450 g/kWh on the US grid: 2 t is
+    # beyond every stated reading, though below 1,200 g/kWh at the physical limit (possible)
+    d = {"model": "m", "source": "s", "accelerator": "A100-80GB", "accelerator_hours": 1000, "location": "US",
+         "co2e_location_t": 2.0}
+    (check,) = [c for c in reconstruct(d, draws=DRAWS)["checks"] if c["meter"] == "co2e_location_kg"]
+    assert check["status"] == "inconsistent"
+    assert check["message"].startswith("too high: reported 2000 is ") and "x above the highest reading" in check["message"]
+
+
+def _distilgpt2(**changes: object) -> dict:
+    row = next(r for r in load_rows() if r["model"] == "DistilGPT2")
+    d = as_disclosure(row, hide=False)
+    texts = {**d["number_text"], **{k: str(v) for k, v in changes.items() if isinstance(v, float)}}
+    return {**d, **changes, "number_text": texts}
+
+
+def test_a_card_whose_figures_disagree_100x_is_inconsistent_too_low():
+    # DistilGPT2 card: 'Hardware Type: 8 16GB V100', 'Hours used: 168', 'Carbon Emitted: 149.2 kg'.
+    # As published the figures agree; with the CO2e typed 100x too small they cannot.
+    assert {c["status"] for c in reconstruct(_distilgpt2(), draws=DRAWS)["checks"]} == {"consistent"}
+    (check,) = reconstruct(_distilgpt2(co2e_location_t=0.001492), draws=DRAWS)["checks"]
+    assert check["status"] == "inconsistent"
+    assert check["message"].startswith("too low: reported 1.492 is ")
+    factor = float(check["message"].split(" is ")[1].split("x below")[0])
+    assert 30 < factor < 100     # 100x off the central value, less to the lowest stated reading
+    assert "no grid exceeds" not in check["message"]
+
+
+def test_an_energy_declared_as_it_is_not_called_incl_pue():
+    # BLOOM (Luccioni et al. 2022): 'dynamic energy = GPU-h x TDP, excludes PUE', stated IT scope;
+    # a figure 3x the published 433.196 MWh is described in the scope it was declared in
+    bloom = next(r for r in load_rows() if r["model"].startswith("BLOOM-176B [Luccioni 2022: dynamic"))
+    d = {**as_disclosure(bloom, hide=False), "energy_scope": "it", "co2e_location_t": None}
+    d = {**d, "energy_mwh": 1300.0, "number_text": {**d["number_text"], "energy_mwh": "1300"}}
+    (check,) = [c for c in reconstruct(d, draws=DRAWS)["checks"] if c["meter"] == "it_energy_kwh"]
+    assert check["status"] == "inconsistent"
+    assert "IT energy (no PUE)" in check["message"] and "incl. PUE" not in check["message"]
+    assert check["message"].startswith("too high")
 
 
 # ---------------------------------------------------------------- Hugging Face cards
@@ -161,3 +226,119 @@ def test_table_uses_human_units_and_lists_assumptions():
     assert f"operators:meta:2023:pue: 1.08 ratio (range {row['low']:g}-{row['high']:g})" in out
     assert "e+" not in out.split("train_flops")[0]   # no scientific notation before the FLOP row
     assert "reference data sha256" in out
+
+
+# ---------------------------------------------------------------- priors that depend on the work
+
+
+# ArkNightmaster/AIRA@ae6b25a LLaMA-Factory/emissions.csv, the run of 2025-05-30T15:05:21 (CodeCarbon
+# 2.8.3, machine mode): 'duration 2166.2 s ... gpu_energy 0.427752638035173 ... gpu_model 8 x NVIDIA H20
+# ... country_name Hong Kong': a LLaMA-Factory fine-tune, GPU energy metered at the board.
+AIRA_RUN = {"model": "AIRA LLaMA-Factory fine-tune", "source": "ArkNightmaster/AIRA LLaMA-Factory/emissions.csv",
+            "accelerator": "H20", "accelerator_count": 8, "training_days": 2166.2 / 86400, "location": "HK",
+            "year": 2025, "convention": "codecarbon"}
+AIRA_GPU_KWH = 0.427752638035173
+
+
+def _it_energy(d: dict) -> dict:
+    return reconstruct(d, draws=DRAWS)["meters"]["it_energy_kwh"]
+
+
+def test_a_fine_tune_is_priced_at_the_fine_tuning_power_fraction_and_its_metered_energy_is_in_range():
+    tuned = _it_energy({**AIRA_RUN, "workload": "fine-tuning"})
+    assert tuned["low"] <= AIRA_GPU_KWH <= tuned["high"]
+    assert "workload_power:fine-tuning" in tuned["assumptions"]
+    # priced as a large pre-training run (board near TDP) the metered energy is far outside
+    pre = _it_energy({**AIRA_RUN, "workload": "pre-training"})
+    assert pre["low"] > AIRA_GPU_KWH * 2
+
+
+def test_a_small_job_without_a_stated_workload_gets_the_wide_one_server_range():
+    small = _it_energy(AIRA_RUN)
+    assert "workload_power:single-server" in small["assumptions"]
+    assert small["low"] <= AIRA_GPU_KWH <= small["high"]
+    big = _it_energy({**AIRA_RUN, "accelerator_count": 512})
+    assert "assumptions:gpu_power_fraction_of_tdp" in big["assumptions"]
+
+
+def test_a_fine_tune_that_does_not_say_how_it_was_measured_gets_both_readings():
+    # IDEFICS-9b-instruct (HuggingFaceM4/idefics-80b card): '128 NVIDIA A100 GPUs', 'Hours used: 70 hours',
+    # 'US-West 2 (288g CO2eq/kWh)', 'Carbon Emitted: 1,032 kg of CO2eq': 400 W per GPU-hour, a
+    # fine-tune priced at TDP. Nothing says metered, so the range must reach TDP as well as 0.1.
+    row = next(r for r in load_rows() if r["model"] == "IDEFICS-9b-instruct finetuning")
+    (rec,) = calibrate([row], draws=DRAWS, explain=False)
+    assert rec["inside"], rec
+    assert "workload_power:fine-tuning:basis_not_stated" in rec["assumptions"]
+    measured = _it_energy({**AIRA_RUN, "workload": "fine-tuning"})
+    assert "workload_power:fine-tuning" in measured["assumptions"]
+
+
+def test_a_card_training_type_becomes_the_workload():
+    (d,) = read_disclosures(SAMPLES / "model-reports" / "hf-card__Nkluge-correa-Aira__Aira-2-355M.md") \
+        if SAMPLES.is_dir() else pytest.skip("samples not present")
+    assert d["workload"] == "fine-tuning"
+
+
+# ---------------------------------------------------------------- a named site's own grid factor
+
+
+def _t5(**changes: str) -> dict:
+    # Patterson et al. 2021 Table 4: 'T5 | Google Taiwan | Sep 2019 | Gross/Net CO2e/KWh 0.545 | PUE 1.12 |
+    # 310 W | 512 chips | 20 days | 85.7 MWh | Gross 46.7 / Net 46.7 tCO2e'; its grid factor hidden
+    row = next(r for r in load_rows() if r["model"] == "T5-11B")
+    return as_disclosure({**row, "grid_gco2e_per_kwh": "", **changes})
+
+
+def _co2e(d: dict) -> dict:
+    return reconstruct(d, draws=DRAWS)["meters"]["co2e_location_kg"]
+
+
+def test_a_named_data_centre_is_priced_on_its_operators_own_factor():
+    site = _co2e(_t5())
+    assert "site_grid:google-changhua:2019" in site["assumptions"]
+    assert site["low"] <= 46_700 <= site["high"] and abs(site["value"] / 46_700 - 1) < 0.05
+    # on the country average (the location as a zone) the published figure falls outside
+    country = _co2e(_t5(location="TW"))
+    assert country["low"] > 46_700
+
+
+def test_a_site_only_the_source_names_keeps_the_regional_spread():
+    probable = _co2e(_t5(location="TW", source="Patterson et al. 2021: T5 trained in the Google Taiwan datacenter"))
+    site = _co2e(_t5())
+    assert "site_grid:google-changhua:2019:probable" in probable["assumptions"]
+    assert probable["low"] <= 46_700 <= probable["high"]
+    assert probable["high"] / probable["low"] > site["high"] / site["low"]
+
+
+# ---------------------------------------------------------------- the power basis an operator publishes
+
+
+def test_a_meta_card_that_does_not_state_its_basis_is_priced_at_tdp_as_meta_prices():
+    # DINOv3 card: 'Hardware Type: Nvidia H100 - Hours used: 61,440 hours ... Compute Region: USA -
+    # Carbon Emitted: 18t CO2eq'; Meta's Llama cards: 'peak power capacity per GPU device ... adjusted for PUE'
+    row = next(r for r in load_rows() if r["model"] == "DINOv3 ViT-7B")
+    result = reconstruct(as_disclosure(row), draws=DRAWS)
+    assert "power_basis_from_operator" in {f["flag"] for f in result["flags"]}
+    co2e = result["meters"]["co2e_location_kg"]
+    assert co2e["low"] <= 18_000 <= co2e["high"]
+    assert "assumptions:gpu_power_fraction_of_tdp" not in co2e["assumptions"]
+
+
+def test_tpu_energy_without_a_power_figure_rests_on_system_power_per_chip():
+    # Patterson et al. 2021 Table 4, Meena: 'TPU v3 ... 1024 chips ... 289 W ... 232 MWh' (Google Georgia):
+    # with the power figure and its basis hidden, Google's convention (system power per chip, host share
+    # included) applies. In-sample: Meena's 289 W is one of the four runs the TPU-v3 row rests on.
+    row = next(r for r in load_rows() if r["model"] == "Meena")
+    d = as_disclosure({**row, "power_w": "", "power_basis": ""})
+    result = reconstruct(d, draws=DRAWS)
+    energy = result["meters"]["facility_energy_kwh"]
+    assert "accelerator_system_power:TPU-v3" in energy["assumptions"]
+    assert energy["low"] <= 232_000 <= energy["high"]
+
+
+@pytest.mark.parametrize("name", sorted(ref.ENGINE_FILES))
+def test_the_engines_own_reference_files_hold_sourced_ranges(name):
+    rows = coefficients_by_id()
+    mine = [c for cid, c in rows.items() if cid.startswith(f"{name}:")]
+    assert mine, name
+    assert all(c["low"] <= c["value"] <= c["high"] and c["source"].strip() and c["unit"] for c in mine)

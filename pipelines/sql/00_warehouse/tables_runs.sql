@@ -103,3 +103,6 @@ alter table disclosures add column if not exists year_text varchar;
 -- again at every flush): run_month counts each key once, by its last snapshot. By ALTER, so an
 -- older warehouse gains it; its rows keep null and each stays a run of its own.
 alter table runs add column if not exists run_key varchar;
+
+-- The kind of work (pre-training, fine-tuning, inference): selects the board-power prior.
+alter table disclosures add column if not exists workload varchar;
