@@ -50,7 +50,7 @@ class Field:
 
 
 def field_rows(fmt: str) -> list[dict[str, str]]:
-    with FIELDS_CSV.open(encoding="utf-8", newline="") as fh:
+    with FIELDS_CSV.open("r", encoding="utf-8") as fh:
         return [r for r in csv.DictReader(fh) if r["format"] == fmt]
 
 

@@ -17,7 +17,7 @@ import duckdb
 from core.errors import InputError
 from sources.base import Head, Staged, register
 from sources.dcgm_dmon import start_ms
-from sources.nvidia_smi import NvidiaSmiReader, Field, pick_fields, zone
+from sources.nvidia_smi import Field, NvidiaSmiReader, pick_fields, zone
 
 
 def header_lines(lines: Iterable[str]) -> list[tuple[list[str], list[str]]]:

@@ -19,7 +19,6 @@ from sources.base import Head, Staged, register
 from sources.dcgm_prom import COMMENT_LINE, SAMPLE, lines_view, scrape_time
 from sources.nvidia_smi import NvidiaSmiReader, field_rows
 
-
 PROM_MODEL = "stg_dcgm_prom__samples.sql"
 METRIC_NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*"
 
