@@ -39,7 +39,10 @@ class NvidiaSmiDmonReader(NvidiaSmiReader):
     description = "nvidia-smi dmon log"
 
     def sniff(self, head: Head) -> str | None:
-        headers = header_lines(head.text.splitlines())
+        # a log starts with its header: a file that only holds one further down (a capture of
+        # several commands' output) is no dmon log
+        lines = [ln for ln in head.text.splitlines()[:50] if ln.strip()][:2]
+        headers = header_lines(lines)
         if not headers or not pick_fields("dmon", headers[0][0]):
             return None
         return "dmon-dt" if "Date" in headers[0][0] else "dmon"
