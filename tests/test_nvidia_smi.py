@@ -215,3 +215,56 @@ def test_constant_power_gives_its_energy_through_ingest_and_build(tmp_path):
         kwh, low, high, tier = got[uuid]
         assert tier == "power_integral"
         assert low <= truth <= high and kwh == pytest.approx(truth, rel=1e-9)
+
+
+# --- nvidia_gpu_exporter ------------------------------------------------------------------
+
+def test_exporter_names_gpus_from_its_info_metric_and_rejects_a_ratio_above_one(tmp_path):
+    wh = tmp_path / "wh.duckdb"
+    f = loaded(wh, DATA / "exporter_two_gpus_ratio_above_one.metrics", "--scrape-time", "2026-10-01T12:00:00Z")
+    assert f["kind"] == "nvidia-smi-exporter"
+    assert (f["rows_read"], f["rows_rejected"]) == (4, 1)      # power and utilisation of two GPUs
+    (row,) = rejects(wh)
+    assert row[1:4] == ("nvidia_smi_utilization_gpu_ratio", "less_than_or_equal_to(1)", "1.5")
+    assert row[0] == 12                                         # its line in the file
+    by_uuid = {p["gpu_uuid"]: p for p in parts(wh)}
+    assert by_uuid[UUID_B]["gpu_model_raw"] == "NVIDIA GeForce RTX 4080 SUPER"
+    assert resolve_gpu("NVIDIA GeForce RTX 4080 SUPER") == "RTX-4080-SUPER"
+    assert by_uuid[UUID_A]["power_w_sum"] == pytest.approx(631.95) and by_uuid[UUID_A]["hour_start"] == datetime(2026, 10, 1, 12)
+
+
+# --- whatever the bytes: a balanced load or one Error ---------------------------------------
+
+@pytest.mark.parametrize("seed", ["query_gpu_two_gpus_units_and_na.csv", "dmon_dt_repeated_headers.log",
+                                  "exporter_two_gpus_ratio_above_one.metrics"])
+def test_mutated_nvidia_smi_logs_load_balanced_or_fail_cleanly(tmp_path_factory, seed):
+    from hypothesis import given
+
+    from core.errors import InputError
+    from pipelines.ingest import ingest as ingest_paths
+    from pipelines.warehouse import connect
+    from tests.test_fuzz import FUZZ, mutated
+    root = tmp_path_factory.mktemp("fuzz")
+    con = connect(root / "wh.duckdb")
+    cases = iter(range(10**6))
+
+    @FUZZ
+    @given(mutated((DATA / seed).read_bytes()))
+    def check(blob: bytes) -> None:
+        path = root / f"case{next(cases)}" / seed
+        path.parent.mkdir()
+        path.write_bytes(blob)
+        try:
+            (res,) = ingest_paths(con, [path], options={"scrape_time": "2026-10-01T12:00:00Z"})
+        except InputError as exc:
+            assert str(exc).startswith(str(path)), str(exc)
+            return
+        assert res.rows_read == res.rows_loaded + res.rows_rejected
+        located = con.execute("select count(distinct row_number), count(*) filter (where row_number is null) from rejects "
+                              "where file_id = (select max(file_id) from source_files)").fetchone()
+        assert res.status == "unchanged" or located == (res.rows_rejected, 0)
+
+    try:
+        check()
+    finally:
+        con.close()
