@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
-from core.sql import fill, literal, one_row, sql_text
+from core.sql import fill, literal, one_row, read_sql, sql_text
 from sources.base import Head, Staged, register
 from sources.codecarbon import timezone_literal
 from sources.telemetry import TelemetryReader
@@ -106,13 +106,16 @@ class NvidiaSmiReader(TelemetryReader):
         return rows_read + one_row(con, "select count(*) from _nvsmi_cells_numbered_checked where check_name is not null")[0]
 
     def stage_lines(self, con: duckdb.DuckDBPyConnection, head: Head, model: str, used: list[Field], **slots: str) -> int:
-        """stage_cells() for a model over the file's lines (raw_nvsmi_lines), reading the columns
-        `used`; a cell's number is its place in the file (line, then column)."""
+        """stage_cells() for a records model over the file's lines (raw_nvsmi_lines, `model` filled
+        with `slots`), reading the columns `used`; a cell's number is its place in the file
+        (line, then column)."""
         con.execute("create or replace temp table _nvsmi_used (i integer, metric varchar, column_name varchar, unit varchar)")
         con.executemany("insert into _nvsmi_used values (?, ?, ?, ?)", [[f.i, f.metric, f.column, f.unit] for f in used])
         self.lines_view(con, head)
-        return self.stage_cells(con, head, model, {**slots, "row_number": "null::bigint"},
-                                {**slots, "row_number": "row_number() over (order by line_no, i)"})
+        con.execute("create or replace temp view _nvsmi_records as " + read_sql("10_staging", model, **slots))
+        cells = {"records": "_nvsmi_records"}
+        return self.stage_cells(con, head, "stg_nvidia_smi__cells.sql", {**cells, "row_number": "null::bigint"},
+                                {**cells, "row_number": "row_number() over (order by line_no, i)"})
 
 
 def zone(head: Head, options: dict[str, Any]) -> tuple[str, list[str]]:

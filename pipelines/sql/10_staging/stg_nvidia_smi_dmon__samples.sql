@@ -1,17 +1,18 @@
--- `nvidia-smi dmon` logs -> cells, one per data line and column read, as a view.
--- Input: view raw_nvsmi_lines(line); _nvsmi_used(i, metric, column_name, unit): the columns
--- read, by position among a line's blank-separated tokens; _nvsmi_file(host, tz, start_ms,
--- interval_ms). The `# gpu pwr ...` header and `# Idx W ...` unit lines repeat every screenful;
--- every # line is no sample. {{ n_columns }}: tokens a data line has; {{ gpu_i }}: the Idx
--- column; {{ date_i }}, {{ time_i }}: the YYYYMMDD and HH:MM:SS columns of `-o DT` (local time,
--- read in _nvsmi_file.tz), or null: the k-th line of a GPU is then at start + (k - 1) x interval.
--- A line of another shape is one cell with no metric: one reject.
--- {{ row_number }} is null for the fast pass and the cell's ordinal for locating rejects.
+-- `nvidia-smi dmon` logs -> records, one per line that is neither blank nor a # line, as a view
+-- (stg_nvidia_smi__cells.sql makes cells).
+-- Input: view raw_nvsmi_lines(line); _nvsmi_file(host, tz, start_ms, interval_ms). The
+-- `# gpu pwr ...` header and `# Idx W ...` unit lines repeat every screenful. {{ n_columns }}:
+-- blank-separated tokens a data line has; {{ gpu_i }}: the Idx column; {{ date_i }},
+-- {{ time_i }}: the YYYYMMDD and HH:MM:SS columns of `-o DT` (local time, read in
+-- _nvsmi_file.tz), or null: the k-th line of a GPU is then at start + (k - 1) x interval.
 with numbered as (
-    select row_number() over () as line_no, line from raw_nvsmi_lines
+    select
+        row_number() over () as line_no,
+        line
+    from raw_nvsmi_lines
 ),
 
-records as (
+split as (
     select
         line_no,
         line,
@@ -20,42 +21,31 @@ records as (
     where trim(line) <> '' and not starts_with(ltrim(line), '#')
 ),
 
-shaped as (
-    select *, len(tok) = {{ n_columns }} and regexp_full_match(tok[{{ gpu_i }}], '[0-9]+') as shaped
+records as (
+    select
+        line_no,
+        line,
+        tok as vals,
+        tok[{{ gpu_i }}] as gpu_index,
+        len(tok) = {{ n_columns }} and regexp_full_match(tok[{{ gpu_i }}], '[0-9]+') as shaped,
+        {{ date_i }} is not null as dated,
+        try_strptime(tok[{{ date_i }}] || ' ' || tok[{{ time_i }}], '%Y%m%d %H:%M:%S') as local_ts
+    from split
+),
+
+counted as (
+    select
+        *,
+        row_number() over (partition by shaped, gpu_index order by line_no) as k
     from records
-),
-
-timed as (
-    select
-        s.*,
-        case when {{ date_i }} is null
-             then d.start_ms + (row_number() over (partition by s.shaped, s.tok[{{ gpu_i }}] order by s.line_no) - 1) * d.interval_ms
-             else epoch_ms(timezone(d.tz, try_strptime(s.tok[{{ date_i }}] || ' ' || s.tok[{{ time_i }}], '%Y%m%d %H:%M:%S')))
-        end as ts_ms,
-        'gpu="' || s.tok[{{ gpu_i }}] || '",Hostname="' || replace(d.host, '"', '') || '"' as labels
-    from shaped s
-    cross join _nvsmi_file d
-),
-
-cells as (
-    select
-        l.line_no,
-        u.i,
-        u.metric,
-        l.labels,
-        u.column_name,
-        l.tok[u.i] as value_text,
-        u.unit,
-        l.ts_ms,
-        'line ' || l.line_no || ': ' || left(l.line, 180) as line
-    from timed l
-    cross join _nvsmi_used u
-    where l.shaped
-    union all
-    select line_no, 0, null, null, 'line', left(line, 200), null, null, 'line ' || line_no || ': ' || left(line, 180)
-    from timed
-    where not shaped
 )
 
-select {{ row_number }} as row_number, metric, labels, column_name, value_text, unit, ts_ms, line
-from cells
+select
+    c.line_no,
+    c.line,
+    c.vals,
+    c.shaped,
+    case when c.dated then epoch_ms(timezone(d.tz, c.local_ts)) else d.start_ms + (c.k - 1) * d.interval_ms end as ts_ms,
+    'gpu="' || c.gpu_index || '",Hostname="' || replace(d.host, '"', '') || '"' as labels
+from counted c
+cross join _nvsmi_file d

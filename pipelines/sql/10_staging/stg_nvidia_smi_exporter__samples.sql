@@ -7,7 +7,7 @@
 -- without a uuid gets none: no GPU. Only the metrics sources/nvidia_smi_fields.csv names are
 -- cells (the exporter's hundred other gauges, per-process ones among them, are not read: a
 -- process's series summed as if it were a workload would count a scrape once per process), and
--- lines whose name is no metric name, which the telemetry checks reject.
+-- lines whose name is no metric name ({{ metric_name }}), which the telemetry checks reject.
 with samples as (
     select
         *,
@@ -18,15 +18,17 @@ with samples as (
 
 identified as (
     select
-        s.*,
-        case when starts_with(prom_label(s.own_labels, 'uuid'), 'GPU-') then prom_label(s.own_labels, 'uuid')
-             else 'GPU-' || prom_label(s.own_labels, 'uuid') end as gpu_uuid
-    from samples s
+        *,
+        prom_label(own_labels, 'uuid') as exporter_uuid,
+        case when starts_with(prom_label(own_labels, 'uuid'), 'GPU-') then prom_label(own_labels, 'uuid')
+             else 'GPU-' || prom_label(own_labels, 'uuid') end as gpu_uuid,
+        coalesce(regexp_full_match(metric, {{ metric_name }}), false) as named
+    from samples
 )
 
 select
-    row_number,
-    metric,
+    i.row_number,
+    i.metric,
     concat_ws(
         ',',
         'UUID="' || i.gpu_uuid || '"',
@@ -34,12 +36,12 @@ select
         case when i.gpu_uuid is not null then 'Hostname="' || replace(d.host, '"', '') || '"' end,
         nullif(i.own_labels, '')
     ) as labels,
-    metric as column_name,
-    value_text,
+    i.metric as column_name,
+    i.value_text,
     null::varchar as unit,
-    ts_ms,
-    line
+    i.ts_ms,
+    i.line
 from identified i
 cross join _nvsmi_file d
-left join _nvsmi_info n on n.uuid = prom_label(i.own_labels, 'uuid')
-where i.metric in (select metric from _nvsmi_limits) or not coalesce(regexp_full_match(i.metric, {{ metric_name }}), false)
+left join _nvsmi_info n on n.uuid = i.exporter_uuid
+where i.metric in (select l.metric from _nvsmi_limits l) or not i.named
