@@ -18,10 +18,11 @@ counter is read, power integrated over time otherwise.
 from __future__ import annotations
 
 import csv
+import gzip
 import re
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import IO, Any
 
 import duckdb
 
@@ -47,6 +48,13 @@ class Field:
     column: str
     metric: str
     unit: str
+
+
+def text_lines(head: Head) -> IO[str]:
+    """The file's lines as the staging reads them: gzip undone, a BOM dropped."""
+    if head.gzip:
+        return gzip.open(head.path, "rt", encoding="utf-8-sig", errors="replace", newline="")
+    return open(head.path, encoding="utf-8-sig", errors="replace", newline="")
 
 
 def field_rows(fmt: str) -> list[dict[str, str]]:
@@ -212,7 +220,7 @@ class NvidiaSmiQueryReader(NvidiaSmiReader):
         read, any other line one), and the GPUs whose lines say MIG mode is on."""
         rows, mig = 0, set()
         mig_i, gpu_i = position(names, "mig"), position(names, "uuid") or position(names, "index")
-        with open(head.path, encoding="utf-8", errors="replace", newline="") as fh:
+        with text_lines(head) as fh:
             for line in fh:
                 if not line.strip() or line.strip() == header:
                     continue

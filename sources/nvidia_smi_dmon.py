@@ -17,7 +17,7 @@ import duckdb
 from core.errors import InputError
 from sources.base import Head, Staged, register
 from sources.dcgm_dmon import start_ms
-from sources.nvidia_smi import Field, NvidiaSmiReader, pick_fields, zone
+from sources.nvidia_smi import Field, NvidiaSmiReader, pick_fields, text_lines, zone
 
 
 def header_lines(lines: Iterable[str]) -> list[tuple[list[str], list[str]]]:
@@ -49,7 +49,7 @@ class NvidiaSmiDmonReader(NvidiaSmiReader):
 
     def layout(self, head: Head) -> tuple[list[str], list[Field]]:
         """The header's columns and those read; refuses headers that change mid-log."""
-        with open(head.path, encoding="utf-8", errors="replace", newline="") as fh:
+        with text_lines(head) as fh:
             found = header_lines(fh)
         names, units = found[0]
         if any(h != names for h, _ in found):
@@ -90,7 +90,7 @@ class NvidiaSmiDmonReader(NvidiaSmiReader):
         """Rows by a count without DuckDB: a data line of the header's shape gives one per column
         read, any other line that is no # line one."""
         rows = 0
-        with open(head.path, encoding="utf-8", errors="replace", newline="") as fh:
+        with text_lines(head) as fh:
             for line in fh:
                 tok = line.split()
                 if not tok or line.lstrip().startswith("#"):

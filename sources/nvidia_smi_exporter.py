@@ -17,7 +17,7 @@ import duckdb
 from core.sql import fill, literal, one_row, sql_text
 from sources.base import Head, Staged, register
 from sources.dcgm_prom import COMMENT_LINE, SAMPLE, lines_view, scrape_time
-from sources.nvidia_smi import NvidiaSmiReader, field_rows
+from sources.nvidia_smi import NvidiaSmiReader, field_rows, text_lines
 
 PROM_MODEL = "stg_dcgm_prom__samples.sql"
 METRIC_NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*"
@@ -65,7 +65,7 @@ class NvidiaSmiExporterReader(NvidiaSmiReader):
         no metric name), and the samples of the other metrics."""
         read = {r["name"] for r in field_rows("exporter")}
         rows = other = 0
-        with open(head.path, encoding="utf-8", errors="replace", newline="") as fh:
+        with text_lines(head) as fh:
             for line in fh:
                 if not line.strip() or line.lstrip(" ").startswith("#"):
                     continue

@@ -114,6 +114,19 @@ def test_query_gpu_log_with_units_repeated_header_and_no_readings(tmp_path):
     assert by_gpu[UUID_B]["gpu_model_raw"] == "NVIDIA L40S" and resolve_gpu("NVIDIA L40S") == "L40S"
 
 
+@pytest.mark.parametrize("variant", ["crlf", "bom", "gzip"])
+def test_line_breaks_bom_and_gzip_change_nothing(tmp_path, variant):
+    """The reader counts lines itself: a BOM or gzip it did not undo once made that count differ
+    from DuckDB's and refused the file."""
+    import gzip
+    raw = (DATA / "query_gpu_two_gpus_units_and_na.csv").read_bytes()
+    data = {"crlf": raw.replace(b"\n", b"\r\n"), "bom": b"\xef\xbb\xbf" + raw, "gzip": gzip.compress(raw)}[variant]
+    path = tmp_path / ("gpus.csv.gz" if variant == "gzip" else "gpus.csv")
+    path.write_bytes(data)
+    f = loaded(tmp_path / "wh.duckdb", path)
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (12, 10, 2)
+
+
 def test_noheader_log_needs_its_field_list(tmp_path):
     path = DATA / "query_gpu_noheader_nounits.csv"
     code, f, out = ingest(tmp_path / "a.duckdb", path)
