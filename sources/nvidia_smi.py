@@ -113,6 +113,19 @@ class NvidiaSmiReader(TelemetryReader):
                        from _nvsmi_cells_numbered_checked where check_name is not null""")
         return rows_read + one_row(con, "select count(*) from _nvsmi_cells_numbered_checked where check_name is not null")[0]
 
+    def spacing_notes(self, con: duckdb.DuckDBPyConnection) -> list[str]:
+        """A note when the log's samples are further apart or closer than [telemetry] interval_s:
+        an hour's energy is its samples x interval_s (gpu_hours), so a 1 s log read at 30 s would
+        count a short run thirty times over."""
+        every_s, interval_s = one_row(con, """
+            select median(d) / 1000, getvariable('interval_s') from (
+                select ts_ms - lag(ts_ms) over (partition by series order by ts_ms) as d from _tel_samples)
+            where d > 0""")
+        if every_s is None or interval_s is None or round(every_s) == round(interval_s):
+            return []
+        return [f"samples every {every_s:.3g} s, but [telemetry] interval_s is {interval_s:g}: energy counts each sample "
+                f"as {interval_s:g} s; set interval_s = {round(every_s)} in meterbook.toml for this log"]
+
     def stage_lines(self, con: duckdb.DuckDBPyConnection, head: Head, model: str, used: list[Field], **slots: str) -> int:
         """stage_cells() for a records model over the file's lines (raw_nvsmi_lines, `model` filled
         with `slots`), reading the columns `used`; a cell's number is its place in the file
@@ -209,6 +222,7 @@ class NvidiaSmiQueryReader(NvidiaSmiReader):
                                      ts_i=pos["timestamp"], uuid_i=pos["uuid"], index_i=pos["index"], name_i=pos["name"],
                                      host_i=pos["host"])
         notes.append(f"read {', '.join(f.column for f in used)} of {len(names)} fields")
+        notes += self.spacing_notes(con)
         if mig:
             notes.append(f"MIG mode on ({', '.join(sorted(mig))}): power is the whole GPU's, counted once; "
                          "utilization.gpu is [N/A] under MIG")

@@ -83,6 +83,7 @@ class NvidiaSmiDmonReader(NvidiaSmiReader):
         rows_read = self.stage_lines(con, head, "stg_nvidia_smi_dmon__samples.sql", used,
                                      n_columns=str(len(names)), gpu_i=str(names.index("gpu") + 1), **slot)
         notes.append(f"read {', '.join(f.column for f in used)}; dmon names GPUs by index only (no UUID, no model)")
+        notes += self.spacing_notes(con)
         return Staged(rows_read=rows_read, format_version=self.sniff(head) or "dmon", notes=notes,
                       expected_rows=self.count(head, len(names), names.index("gpu"), len(used)))
 

@@ -112,6 +112,8 @@ def test_query_gpu_log_with_units_repeated_header_and_no_readings(tmp_path):
     assert by_gpu[UUID_B]["power_w_sum"] == pytest.approx(150 + 151 + 149)
     assert by_gpu[UUID_B]["util_sum"] == pytest.approx(0.22)
     assert by_gpu[UUID_B]["gpu_model_raw"] == "NVIDIA L40S" and resolve_gpu("NVIDIA L40S") == "L40S"
+    # logged every 10 s, read at the default 30 s: the user is told, energy would be 3x
+    assert any("samples every 10 s" in n and "set interval_s = 10" in n for n in f["notes"]), f["notes"]
 
 
 @pytest.mark.parametrize("variant", ["crlf", "bom", "gzip"])
@@ -215,8 +217,9 @@ def test_constant_power_gives_its_energy_through_ingest_and_build(tmp_path):
     config = tmp_path / "meterbook.toml"
     config.write_text("[telemetry]\ninterval_s = 10\n")
     wh = tmp_path / "wh.duckdb"
-    res = CliRunner().invoke(main, ["ingest", str(log), "--warehouse", str(wh), "--config", str(config)])
+    res = CliRunner().invoke(main, ["ingest", str(log), "--warehouse", str(wh), "--config", str(config), "--json"])
     assert res.exit_code == 0, res.output
+    assert not any("interval_s" in n for n in json.loads(res.stdout)["files"][0]["notes"])
     res = CliRunner().invoke(main, ["build", "--warehouse", str(wh), "--config", str(config)])
     assert res.exit_code == 0, res.output
     con = duckdb.connect(str(wh), read_only=True)
