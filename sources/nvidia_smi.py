@@ -89,9 +89,9 @@ class NvidiaSmiReader(TelemetryReader):
                        from read_csv(?, header = true, all_varchar = true) group by metric""", [str(FIELDS_CSV)])
 
     def lines_view(self, con: duckdb.DuckDBPyConnection, head: Head) -> None:
-        """raw_nvsmi_lines(line): the file's lines as written, in order."""
+        """raw_nvsmi_lines(line_no, line): the file's lines as written, numbered in order."""
         con.execute(f"""create or replace temp view raw_nvsmi_lines as
-            select line from read_csv({literal(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
+            select row_number() over () as line_no, line from read_csv({literal(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
                                       delim = '\\x01', quote = '', escape = '', comment = '', auto_detect = false)""")
 
     def stage_cells(self, con: duckdb.DuckDBPyConnection, head: Head, model: str, fast: dict[str, str],
@@ -174,7 +174,8 @@ class NvidiaSmiQueryReader(NvidiaSmiReader):
     def sniff(self, head: Head) -> str | None:
         line = first_line(head)
         names, _ = split_header(line)
-        if "timestamp" in names and pick_fields("query-gpu", names):
+        # an identity column too: a header without timestamp then gets its own Error, not "unknown"
+        if pick_fields("query-gpu", names) and any(position(names, r) for r in ("timestamp", "uuid", "index")):
             return "query-gpu-csv"
         if any(TIMESTAMP.match(c.strip()) for c in line.split(",")):
             return "query-gpu-csv-noheader"

@@ -1,25 +1,18 @@
 -- `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits] -l N` logs -> records, one per
 -- line that is neither blank nor the header, as a view (stg_nvidia_smi__cells.sql makes cells).
--- Input: view raw_nvsmi_lines(line); _nvsmi_file(host, tz). nvidia-smi writes no quotes, so a
+-- Input: view raw_nvsmi_lines(line_no, line); _nvsmi_file(host, tz). nvidia-smi writes no quotes, so a
 -- line is its values between commas, blanks trimmed. {{ header }}: the header line as written
 -- (trimmed), repeated where a loop was restarted into the same file, or null (noheader).
 -- {{ n_columns }}: fields a line has. {{ ts_i }}, {{ uuid_i }}, {{ index_i }}, {{ name_i }},
 -- {{ host_i }}: positions of timestamp, uuid, index, name and hostname (null where the query
 -- has none). Timestamps are the machine's local time ("YYYY/MM/DD HH:MM:SS.msec"), read in
 -- the zone _nvsmi_file.tz.
-with numbered as (
-    select
-        row_number() over () as line_no,
-        line
-    from raw_nvsmi_lines
-),
-
-split as (
+with split as (
     select
         line_no,
         line,
         list_transform(string_split(line, ','), lambda x: trim(x)) as cell
-    from numbered
+    from raw_nvsmi_lines
     where trim(line) <> '' and trim(line) is distinct from {{ header }}
 ),
 

@@ -1,23 +1,16 @@
 -- `nvidia-smi dmon` logs -> records, one per line that is neither blank nor a # line, as a view
 -- (stg_nvidia_smi__cells.sql makes cells).
--- Input: view raw_nvsmi_lines(line); _nvsmi_file(host, tz, start_ms, interval_ms). The
+-- Input: view raw_nvsmi_lines(line_no, line); _nvsmi_file(host, tz, start_ms, interval_ms). The
 -- `# gpu pwr ...` header and `# Idx W ...` unit lines repeat every screenful. {{ n_columns }}:
 -- blank-separated tokens a data line has; {{ gpu_i }}: the Idx column; {{ date_i }},
 -- {{ time_i }}: the YYYYMMDD and HH:MM:SS columns of `-o DT` (local time, read in
 -- _nvsmi_file.tz), or null: the k-th line of a GPU is then at start + (k - 1) x interval.
-with numbered as (
-    select
-        row_number() over () as line_no,
-        line
-    from raw_nvsmi_lines
-),
-
-split as (
+with split as (
     select
         line_no,
         line,
         regexp_split_to_array(trim(line), '\s+') as tok
-    from numbered
+    from raw_nvsmi_lines
     where trim(line) <> '' and not starts_with(ltrim(line), '#')
 ),
 
