@@ -5,8 +5,8 @@ them, times come from --start and --interval (dmon -d, 1 s by default), as for d
 
 Of the columns (which depend on -s pucvmet) pwr and sm are read (sources/nvidia_smi_fields.csv):
 one row per data line and such column; any other line that is not a # line is one row,
-rejected. dmon names a GPU by its index only, so a GPU is the log's host (its file name unless
---host) and index, with no model.
+rejected. dmon names a GPU by its index only, so a GPU is the log's host (its file name) and
+index, with no model.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """utkuozdemir/nvidia_gpu_exporter scrapes: Prometheus text of `nvidia_smi_*` gauges, one
 scrape per file (or several with sample timestamps), the GPU labelled `uuid` and named only on
-`nvidia_smi_gpu_info`. Read as dcgm-exporter text is (sources/dcgm_prom.py): every sample line a
-the scrape's time from --scrape-time, the file's name or its mtime. Of its samples those of the
+`nvidia_smi_gpu_info`. Read as dcgm-exporter text is (sources/dcgm_prom.py), a sample without
+a time at the scrape's time from --scrape-time, the file's name or its mtime. Of its samples those of the
 metrics sources/nvidia_smi_fields.csv names (power, utilisation) are rows, checked against that
 file, and so is any line whose name is no metric name (a reject); the other gauges are not read,
 and a note says how many.
