@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import gzip
 import re
+import zoneinfo
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import IO, Any
@@ -29,7 +30,6 @@ import duckdb
 from core.errors import InputError
 from core.sql import fill, literal, one_row, read_sql, sql_text
 from sources.base import Head, Staged, register
-from sources.codecarbon import timezone_literal
 from sources.telemetry import TelemetryReader
 
 FIELDS_CSV = files("sources") / "nvidia_smi_fields.csv"
@@ -141,10 +141,15 @@ class NvidiaSmiReader(TelemetryReader):
 
 def zone(head: Head, options: dict[str, Any]) -> tuple[str, list[str]]:
     """The zone of nvidia-smi's local timestamps as an SQL literal, and the note when assumed."""
-    tz = timezone_literal(head.path, options)
-    if tz != "null":
-        return tz, []
-    return literal("UTC"), ["timestamps read as UTC: nvidia-smi writes the machine's local time; pass --timezone if it was not UTC"]
+    tz = options.get("timezone")
+    if not tz:
+        return literal("UTC"), ["timestamps read as UTC: nvidia-smi writes the machine's local time; pass --timezone if it was not UTC"]
+    try:
+        zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise InputError(head.path, f"unknown time zone {tz!r}", "--timezone",
+                         "Pass the IANA zone the machine's clock runs in, such as Europe/Paris, or leave it out for UTC") from None
+    return literal(tz), []
 
 
 def split_header(line: str) -> tuple[list[str], list[str | None]]:

@@ -161,6 +161,8 @@ def test_local_timestamps_are_read_in_the_given_zone(tmp_path):
     loaded(tmp_path / "b.duckdb", path, "--query-gpu", fields, "--timezone", "Asia/Tokyo")
     assert parts(tmp_path / "a.duckdb")[0]["first_ts"] == datetime(2026, 10, 1, 12, 0, 0, 123000)
     assert parts(tmp_path / "b.duckdb")[0]["first_ts"] == datetime(2026, 10, 1, 3, 0, 0, 123000)
+    code, f, _ = ingest(tmp_path / "c.duckdb", path, "--query-gpu", fields, "--timezone", "Mars/Olympus")
+    assert code == 1 and "unknown time zone 'Mars/Olympus'" in f["error"] and "for UTC" in f["error"]
 
 
 def test_energy_counter_wins_over_power_samples(tmp_path):
