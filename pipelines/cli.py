@@ -112,10 +112,13 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
               help="Prometheus pull: points per query over all series (the server's --query.max-samples).")
 @click.option("--kind", type=click.Choice(KINDS), default="auto", show_default=True, help="Input format; auto detects it.")
 @click.option("--scrape-time", default=None, help="Scrape time (ISO 8601, UTC) for Prometheus text without timestamps.")
-@click.option("--start", default=None, help="dcgmi dmon logs without times: ISO 8601 UTC time of the first sample.")
-@click.option("--interval", default=None, type=float, help="dcgmi dmon logs without times: seconds between samples (dmon -d / 1000).")
+@click.option("--start", default=None, help="dcgmi / nvidia-smi dmon logs without times: ISO 8601 UTC time of the first sample.")
+@click.option("--interval", default=None, type=float,
+              help="dcgmi / nvidia-smi dmon logs without times: seconds between samples (dmon -d; dcgmi's is in ms).")
 @click.option("--timezone", default=None,
-              help="IANA zone of CodeCarbon's local timestamps (default: from each run's country).")
+              help="IANA zone of CodeCarbon's and nvidia-smi's local timestamps (default: each run's country; UTC).")
+@click.option("--query-gpu", default=None,
+              help="nvidia-smi CSV logged with noheader: the --query-gpu field list it was written with.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with a result per file.")
 @click.option("--keep-going", is_flag=True, help="After a file that fails, go on with the next ones (default: stop there).")
 @warehouse_option
@@ -124,7 +127,7 @@ def demo(month: str, out: Path, gpus: int | None, interval: int) -> None:
 @user_errors
 def ingest(paths: tuple[str, ...], prometheus_url: str | None, month: str | None, from_: str | None, to: str | None,
            max_points: int | None, max_samples: int | None, kind: str, scrape_time: str | None, start: str | None,
-           interval: float | None, timezone: str | None, as_json: bool, keep_going: bool, warehouse: Path,
+           interval: float | None, timezone: str | None, query_gpu: str | None, as_json: bool, keep_going: bool, warehouse: Path,
            config_path: Path | None, engine: str | None, spark_warehouse: str | None) -> None:
     """Load billing exports, DCGM telemetry and runs into the warehouse.
 
@@ -144,7 +147,7 @@ def ingest(paths: tuple[str, ...], prometheus_url: str | None, month: str | None
     from pipelines.ingest import FileStatus, ingest_each, into_warehouse, print_progress
     from pipelines.prometheus_ingest import make_pull, pull
     config = _config(config_path)
-    options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval}
+    options = {"scrape_time": scrape_time, "timezone": timezone, "start": start, "interval": interval, "query_gpu": query_gpu}
     urls = [p for p in paths if p.startswith("prometheus://")] + ([prometheus_url] if prometheus_url else [])
     files = [p for p in paths if not p.startswith("prometheus://")]
     if not urls and (month or from_ or to) and config.prometheus.url:

@@ -211,11 +211,11 @@ def detect(head: Head, kind: str = "auto") -> tuple[Reader, str]:
     shown = ", ".join(head.columns[:4]) if head.columns else head.text[:40].replace("\n", " ")
     # A binary file has no line breaks: its "header" is the whole head, up to 256 KiB on one line;
     # cut what is printed, escapes included (a control byte prints as four characters), so the
-    # list of kinds still fits on one readable line
+    # Error stays one readable line; the kinds are too many to list there (--help lists them)
     shown = repr(shown)
     shown = shown if len(shown) <= 80 else shown[:80] + "..."
     raise InputError(head.path, "not a known input format", f"starts with: {shown}",
-                     f"Pass --kind with one of {', '.join(sorted(REGISTRY))}, or check that this is the export you meant")
+                     "Pass --kind (meterbook ingest --help lists the kinds), or check that this is the export you meant")
 
 
 LINE_AT = re.compile(r"\bline\b\s*:?\s*(\d+)", re.IGNORECASE)

@@ -64,6 +64,14 @@ def scan_lines(head: Head) -> DmonLines:
     return found
 
 
+def start_ms(start: str | None) -> int | None:
+    """--start (ISO 8601, UTC unless it names an offset) as epoch milliseconds."""
+    if not start:
+        return None
+    return int((datetime.fromisoformat(start.replace("Z", "+00:00")).astimezone(timezone.utc).replace(tzinfo=None)
+                - datetime(1970, 1, 1)).total_seconds() * 1000)
+
+
 @register
 class DcgmDmonReader(TelemetryReader):
     kind = "dcgm-dmon"
@@ -84,13 +92,11 @@ class DcgmDmonReader(TelemetryReader):
         if lines.data and not lines.prefixed and not (start and interval):
             raise InputError(head.path, "dmon lines carry no time", "no timestamp prefix on data lines",
                              "Pass --start (ISO 8601 UTC of the first sample) and --interval (seconds), as given to dcgmi dmon -d")
-        start_ms = int((datetime.fromisoformat(start.replace("Z", "+00:00")).astimezone(timezone.utc).replace(tzinfo=None)
-                        - datetime(1970, 1, 1)).total_seconds() * 1000) if start else None
         # written as a label value is (the label parser decodes it): a quote in a name stays
         host = (options.get("host") or head.path.stem).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         self.prepare(con)
         con.execute("create or replace temp table _dmon as select ?::varchar[] as fields, ? as host, ?::bigint as start_ms, "
-                    "?::bigint as interval_ms", [hdrs[0], host, start_ms, int(float(interval) * 1000) if interval else None])
+                    "?::bigint as interval_ms", [hdrs[0], host, start_ms(start), int(float(interval) * 1000) if interval else None])
         con.execute(f"""create or replace temp view raw_dmon_lines as
             select line from read_csv({literal(str(head.path))}, columns = {{'line': 'VARCHAR'}}, header = false,
                                       delim = '\\x01', quote = '', escape = '', comment = '', auto_detect = false)""")

@@ -91,6 +91,10 @@ def independent(path: Path, kind: str, rejected: frozenset[int] = frozenset()) -
         # a scrape's rejects are located by line number, comments included
         return {"rows": len(lines), "energy_kwh": sum(max(v) - min(v) for v in energy.values()) / 3.6e9,
                 "last_row": len(text_of(path).splitlines())}
+    if kind == "nvidia-smi-exporter":    # the power and utilisation gauges are its rows
+        lines = text_of(path).splitlines()
+        read = ("nvidia_smi_power_draw_watts{", "nvidia_smi_utilization_gpu_ratio{")
+        return {"rows": sum(ln.startswith(read) for ln in lines), "last_row": len(lines)}
     if kind == "hf-model-card":
         meta = yaml.safe_load(text_of(path).split("---")[1])
         return {"rows": 1, "co2e_location_t": float(meta["co2_eq_emissions"]["emissions"]) / 1e6}
