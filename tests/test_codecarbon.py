@@ -450,3 +450,12 @@ def test_any_number_of_flushes_in_any_row_order_counts_each_run_once(tmp_path_fa
     assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (len(rows), len(rows), 0)
     assert (f["totals"]["runs"], f["totals"]["snapshot_rows"]) == (len(flushes), len(rows) - len(flushes))
     assert f["totals"]["energy_kwh"] == pytest.approx(sum(lasts))
+
+
+def test_a_gpu_count_pue_or_duration_no_host_has_is_a_reject(warehouse):
+    """Each would raise the power a row may claim (or push its start out of the calendar) without
+    bound: 1e26 GPUs, PUE 40, a run of 1e15 s (31 million years)."""
+    (f,) = ingest_json(warehouse, FIXTURES / "gpu_count_pue_and_duration_no_host_has.csv")["files"]
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (4, 1, 3)
+    assert located(warehouse, "rejects") == [(1, "gpu_count", "gpus_within_host", "1e26"), (2, "pue", "pue_within_limits", "40"),
+                                             (3, "duration", "window_within_calendar", "1e15")]

@@ -108,7 +108,7 @@ resolved as (
         l.host_max_w,
         coalesce(s.value, l.tdp_max_w) * l.tdp_fraction_max as gpu_max_w,
         l.gpus_max, l.tdp_max_w * l.tdp_fraction_max as any_gpu_max_w,
-        least(greatest(coalesce(c.pue, 1), 1), l.pue_max) as pue_bound,
+        least(greatest(coalesce(c.pue, 1), 1), l.pue_max) as pue_bound, l.pue_max,
         l.parts_tol, l.parts_tol_kwh
     from converted c
     cross join limits l
@@ -209,6 +209,20 @@ select
                         || ', PUE ' || pue_bound::varchar || ')'
                         || case when energy_kwh * 3600 / duration_s <= max_power_w
                                 then '; energy written in Wh? (kWh expected)' else '' end}
+        end,
+        -- a host holds so many GPUs and a facility has so much overhead; the power bound above
+        -- would otherwise grow with any count or PUE written
+        case when gpus > gpus_max then
+            {'column_name': 'gpu_count', 'check_name': 'gpus_within_host', 'value': left(coalesce(_gpu_n, gpu_model_raw), 200),
+             'message': gpus::varchar || ' GPUs on one tracked machine, more than a host holds (' || gpus_max::varchar || ')'}
+        end,
+        case when pue > pue_max then
+            {'column_name': 'pue', 'check_name': 'pue_within_limits', 'value': left(_pue, 200),
+             'message': 'PUE ' || pue::varchar || ' is above any facility''s (' || pue_max::varchar || ')'}
+        end,
+        case when isfinite(duration_s) and end_utc is not null and try(end_utc - to_seconds(duration_s)) is null then
+            {'column_name': 'duration', 'check_name': 'window_within_calendar', 'value': left(_duration, 200),
+             'message': 'the run would start before any date a timestamp can hold'}
         end,
         case when _blank_at is not null then
             {'column_name': 'column ' || _blank_at::varchar || ' (no name)', 'check_name': 'value_under_blank_header',

@@ -10,9 +10,9 @@ with series as (
     select
         metric,
         labels{{ carried }},
-        any_value(field) as field,
-        any_value(to_canonical) as to_canonical,
-        any_value(gpu_model_raw) as gpu_model_raw,
+        pick(field) as field,
+        pick(to_canonical) as to_canonical,
+        pick(gpu_model_raw) as gpu_model_raw,
         -- a fall inside an hour (an earlier reading above the last, a later one below the
         -- first), or from one hour's last reading to the next hour's first
         bool_or(v_max > v_last or v_min < v_first or v_first < prev_last) as falls,
