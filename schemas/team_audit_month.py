@@ -7,7 +7,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-from schemas.carbon_month import REL
+from schemas.carbon_month import REL, _ordered
 
 
 class TeamAuditMonth(pa.DataFrameModel):
@@ -30,9 +30,7 @@ class TeamAuditMonth(pa.DataFrameModel):
 
     @pa.dataframe_check(columns=["co2e_embodied_kg_low", "co2e_embodied_kg", "co2e_embodied_kg_high"])
     def embodied_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        tol = REL * df["co2e_embodied_kg_high"].abs().fillna(0) + REL
-        ok = (df["co2e_embodied_kg_low"] <= df["co2e_embodied_kg"] + tol) & (df["co2e_embodied_kg"] <= df["co2e_embodied_kg_high"] + tol)
-        return ok | df["co2e_embodied_kg"].isna()
+        return _ordered(df, *columns)
 
     class Config:
         coerce = True

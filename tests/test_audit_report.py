@@ -113,8 +113,9 @@ def test_fonts_embedded_and_attachments(audit):
 
 
 def test_unknown_model_is_one_error_line(wh):
+    # the config the other tests read the warehouse under: `report audit` builds the marts first
     res = CliRunner().invoke(main, ["report", "audit", "--model", "No Such Model", "--warehouse", str(wh["wh"]),
-                                    "--out", str(wh["root"] / "x")])
+                                    "--config", str(wh["config"]), "--out", str(wh["root"] / "x")])
     assert res.exit_code == 1 and res.output.startswith("Error:") and "Llama 2 7B" in res.output
 
 
@@ -136,7 +137,9 @@ def both_paths(tmp_path_factory) -> dict:
     files = sorted((root / "demo" / "disclosures").glob("*.yaml")) + sorted(PRECISION.glob("*.yaml"))
     wh = root / "wh.duckdb"
     cli("ingest", *map(str, files), "--warehouse", str(wh))
-    ctx = build_audit_context(connect(wh), load_config(None), [], None)
+    con = connect(wh)
+    run_stages(con, load_config(None))   # the audit reads the disclosures' reconstructions from the marts
+    ctx = build_audit_context(con, load_config(None), [], None)
     from_cli = {r["model"]: r for f in files for r in json.loads(cli("reconstruct", str(f), "--json"))}
     return {"cli": from_cli, "ctx": ctx, "wh": wh}
 
