@@ -73,6 +73,9 @@ def stages() -> list[Model]:
 # What the build step writes for readers: the marts, and the contract findings on them.
 MARTS: tuple[str, ...] = (tuple(f.removesuffix(".sql") for f in sql_files("30_marts")) + tuple(PYTHON_MARTS)
                           + ("contract_findings",))
+# Marts with no month (the audit's published disclosures and their reconstructions): the Spark
+# engine builds them on the DuckDB side when it publishes, from the tables it publishes.
+UNDATED_MARTS = ("audit_disclosures", "audit_reconstructions")
 
 
 # Tables that grow with the bill (line-level marts: tens of millions of rows a month for a large

@@ -21,7 +21,7 @@ from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.spark.storage import checkpoint
 from pipelines.stage_inputs import config_tables, config_variables
-from pipelines.stages import PYTHON_MARTS, stages
+from pipelines.stages import PYTHON_MARTS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL
@@ -114,6 +114,8 @@ def run_stages(spark, config: Config, materialize: Callable[[str, str, object], 
 
     def run(model: Model) -> None:
         with progress.model(model.name):
+            if model.name in UNDATED_MARTS:   # built by engine.publish, on the DuckDB side
+                return
             if model.name in PYTHON_MARTS:
                 materialize("30_marts", model.name, python_mart(spark, model.name))
             elif model.folder == PYTHON:
