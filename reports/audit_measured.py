@@ -1,7 +1,8 @@
 """Measured beats estimated: a disclosure matched to a host DCGM measured is audited on the
 measurement, with the estimate beside it, and a CodeCarbon run is audited on its own measured GPU
-energy. Both go through the reconstruct engine as disclosures that report IT energy, so their
-facility energy, CO2e and embodied carbon draw from the same Monte Carlo engine as everything else.
+energy. Both go through the reconstruct engine as disclosures that report IT energy, in the build
+(pipelines.audit_reconstructions), so their facility energy, CO2e and embodied carbon are estimated
+as a published disclosure's are.
 """
 from __future__ import annotations
 
