@@ -84,7 +84,7 @@ def pct(x: Any, places: int = 0) -> str:
 
 
 # What every range in every document and export means: one sentence, printed on page 1 of the
-# chargeback and of the audit (docs/methodology.md says why interval bounds).
+# chargeback and of the audit (docs/figures.md says why interval bounds).
 RANGE_MEANING = ("Every range is an interval bound: the figure with each assumption (TDP, power fraction, PUE, grid "
                  "intensity, embodied and lifetime figures) at the end of its stated range that lowers it, then at the "
                  "end that raises it; it holds whenever each assumption lies in its stated range, and a total's range "
