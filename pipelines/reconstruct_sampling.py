@@ -303,6 +303,20 @@ def sum_interval(parts: Iterable[Q], mc: MonteCarlo) -> tuple[float, float]:
     return min(central, float(draws[mc._k_low]) - widen_lo), max(central, float(draws[mc._k_high]) + widen_hi)
 
 
+def bounds(q: Q) -> tuple[float, float]:
+    """(low, high) by interval arithmetic: every assumption at the end of its stated range that
+    lowers the figure, then every one at the end that raises it, times the rounding interval.
+    The range the build gives every figure of a month (team_month's *_low/_high): it holds
+    whenever each assumption lies in its stated range, whatever their joint distribution, and
+    the bounds of a sum are the sums of its parts' bounds."""
+    lo = hi = 1.0
+    for vid, e in q.terms:
+        comps = _VAR_KEYS[vid][1]
+        ends = (sum(w * c_lo for w, c_lo, _ in comps) ** e, sum(w * c_hi for w, _, c_hi in comps) ** e)
+        lo, hi = lo * min(ends), hi * max(ends)
+    return min(q.value, q.value * lo * q.rlo), max(q.value, q.value * hi * q.rhi)
+
+
 def tornado(q: Q) -> list[dict]:
     """One-at-a-time sensitivity: the meter with each assumption at its low and at its high."""
     out = []

@@ -13,6 +13,8 @@ import pandas as pd
 import pandera.pandas as pa
 
 from core.sql import ident, one_row, read_sql, sql_files
+from pipelines.audit_marts import team_audit_table, team_sensitivity_table
+from pipelines.audit_reconstructions import audit_reconstructions_table
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from pipelines.progress import BuildProgress, ticking
@@ -21,6 +23,8 @@ from pipelines.stage_inputs import apply_config
 from pipelines.warehouse import database_path, out_of_memory
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
+from schemas.audit_disclosures import AuditDisclosures
+from schemas.audit_reconstructions import AuditReconstructions
 from schemas.carbon_month import CarbonMonth
 from schemas.contract import frame_rules, sql_checks
 from schemas.energy_tiers_month import EnergyTiersMonth
@@ -34,6 +38,7 @@ from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
 from schemas.reconciliation import Reconciliation
 from schemas.run_month import RunMonth
+from schemas.team_audit_month import TeamAuditMonth
 from schemas.team_coverage_month import TeamCoverageMonth
 from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
@@ -41,6 +46,7 @@ from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
 from schemas.team_namespace_day import TeamNamespaceDay
 from schemas.team_resource_month import TeamResourceMonth
+from schemas.team_sensitivity_month import TeamSensitivityMonth
 from schemas.telemetry_month import TelemetryMonth
 from schemas.whatif_month import WhatifMonth
 from schemas.workload_month import WorkloadMonth
@@ -49,6 +55,14 @@ from sources.reference_data import load_reference
 # Models computed in Python, with the tables each reads (its queries are its own; the graph needs
 # them declared to place the model).
 PYTHON_MODELS = {"int_scaling_fits": (scaling_fits_table, frozenset({"run_month", "int_charges_teams"}))}
+# Marts computed in Python (the footprint audit's team figures, through the reconstruct engine):
+# built here, never while a report renders.
+PYTHON_MARTS = {
+    "team_audit_month": (team_audit_table, frozenset({"team_month", "team_energy_lines", "team_gpu_model_month"})),
+    "team_sensitivity_month": (team_sensitivity_table, frozenset({"team_month", "team_energy_lines", "team_gpu_model_month"})),
+    "audit_reconstructions": (audit_reconstructions_table, frozenset({"disclosures", "host_workload_month", "run_month"})),
+}
+PYTHON_MODELS |= PYTHON_MARTS
 
 
 def stages() -> list[Model]:
@@ -57,7 +71,11 @@ def stages() -> list[Model]:
 
 
 # What the build step writes for readers: the marts, and the contract findings on them.
-MARTS: tuple[str, ...] = tuple(f.removesuffix(".sql") for f in sql_files("30_marts")) + ("contract_findings",)
+MARTS: tuple[str, ...] = (tuple(f.removesuffix(".sql") for f in sql_files("30_marts")) + tuple(PYTHON_MARTS)
+                          + ("contract_findings",))
+# Marts with no month (the audit's published disclosures and their reconstructions): the Spark
+# engine builds them on the DuckDB side when it publishes, from the tables it publishes.
+UNDATED_MARTS = ("audit_disclosures", "audit_reconstructions")
 
 
 # Tables that grow with the bill (line-level marts: tens of millions of rows a month for a large
@@ -93,6 +111,11 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "team_day": TeamDay,
     "job_month": JobMonth,
     "team_work_month": TeamWorkMonth,
+    # the footprint audit's Python-built marts
+    "team_audit_month": TeamAuditMonth,
+    "team_sensitivity_month": TeamSensitivityMonth,
+    "audit_disclosures": AuditDisclosures,
+    "audit_reconstructions": AuditReconstructions,
 }
 
 

@@ -2,10 +2,12 @@
 reconstructed, with ranges, status, tornado charts, consistency findings, and what each
 disclosure would have to publish for the audit to need no assumptions.
 
-Disclosures are read from the warehouse's `disclosures` table and reconstructed with
-pipelines.reconstruct (one shared, seeded Monte Carlo batch, so a re-render gives the same figures),
-from the same input `meterbook reconstruct` builds from the file: each number with its text as
-written, so both give the same ranges and findings. Team footprints: reports/audit_teams.py.
+Disclosures are read from the audit_disclosures mart and their reconstructions from
+audit_reconstructions, which the build computes with pipelines.reconstruct (one seeded Monte Carlo,
+so every build gives the same figures) from the same input `meterbook reconstruct` builds from the
+file: each number with its text as written, so both give the same ranges and findings. The audit
+looks each result up by the input it builds (pipelines.audit_reconstructions.input_key). Team
+footprints: reports/audit_teams.py.
 """
 from __future__ import annotations
 
@@ -18,15 +20,15 @@ import duckdb
 from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
+from pipelines.audit_reconstructions import input_key, measured_input, run_input
 from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts, table_exists
-from pipelines.reconstruct import DisclosureError, reconstruct_many
 from reports import audit_statement as st
 from reports.audit_common import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
 from reports.audit_factors import FACTOR_COLUMNS, factors
 from reports.audit_jobs import work_benchmark
 from reports.audit_match import host_workloads, match_disclosure, match_run
-from reports.audit_measured import as_measured, measured_input, miss_finding, run_entity, run_input, run_rows
+from reports.audit_measured import as_measured, miss_finding, run_entity, run_rows
 from reports.audit_teams import team_entities
 from reports.carbon import carbon_context
 from reports.methodology import methodology_context
@@ -75,13 +77,13 @@ def _missing(name: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def disclosure_rows(con: duckdb.DuckDBPyConnection, models: list[str]) -> list[dict[str, Any]]:
-    rows = rows_as_dicts(con, "select * from disclosures order by model, file_id, row_number")
+    rows = rows_as_dicts(con, "select * from audit_disclosures order by model, file_id, row_number")
     if models:
         wanted = {m.casefold() for m in models}
+        known = sorted({r["model"] for r in rows})
         rows = [r for r in rows if r["model"].casefold() in wanted]
         missing = wanted - {r["model"].casefold() for r in rows}
         if missing:
-            known = sorted({r["model"] for r in rows_as_dicts(con, "select distinct model from disclosures")})
             raise InputError(f"--model {', '.join(sorted(missing))}", "no such disclosure in the warehouse",
                              f"models: {', '.join(known) or 'none'}", "Ingest the disclosure YAML or model card first")
     return rows
@@ -140,6 +142,25 @@ def _unwritten(row: dict[str, Any]) -> list[str]:
             "for the ranges `meterbook reconstruct` gives"]
 
 
+def reconstructions(con: duckdb.DuckDBPyConnection, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The build's result for each engine input (audit_reconstructions), in order; a stored
+    disclosure the engine cannot read is one Error: line, as the build recorded it."""
+    keys = [input_key(d) for d in inputs]
+    found = {r["input_key"]: r for r in rows_as_dicts(
+        con, "select * from audit_reconstructions where input_key in (select unnest(?))", [keys])} if keys else {}
+    out = []
+    for d, key in zip(inputs, keys):
+        r = found.get(key)
+        if r is None:
+            raise InputError("audit_reconstructions", f"no reconstruction of {d.get('model')}", "",
+                             "Run `meterbook build` on this warehouse first")
+        if r["error"]:
+            e = json.loads(r["error"])
+            raise InputError("disclosures table", e["what"], e["where"], e["fix"])
+        out.append(json.loads(r["result_json"]))
+    return out
+
+
 # Files the audit reads whatever the month: published disclosures are not dated by one
 DISCLOSURE_KINDS = ("disclosure", "hf-model-card")
 
@@ -148,7 +169,7 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
                         month: str | None) -> dict[str, Any]:
     if month is not None:
         check_month(month)
-    rows = disclosure_rows(con, models) if table_exists(con, "disclosures") else []
+    rows = disclosure_rows(con, models) if table_exists(con, "audit_disclosures") else []
     workloads = host_workloads(con, month) if month is not None else []
     matches = [match_disclosure(r, workloads) if month is not None else None for r in rows]
     dicts = [warehouse_engine_input(r) for r in rows]
@@ -156,10 +177,7 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
     runs = run_rows(con, month) if month is not None else []
     run_matches = [match_run(r, workloads) for r in runs]
     run_inputs = [run_input(r) for r in runs]
-    try:   # one batch: disclosures, their measured variants and the runs share the Monte Carlo draws
-        results = reconstruct_many(dicts + [m for m in measured if m] + run_inputs) if dicts or runs else []
-    except DisclosureError as exc:   # a stored disclosure the engine cannot read: one Error: line, not a traceback
-        raise InputError("disclosures table", exc.what, exc.where, exc.fix) from exc
+    results = reconstructions(con, dicts + [m for m in measured if m] + run_inputs)
     it = iter(results[len(dicts):])
     measured_results = [next(it) if m else None for m in measured]
     run_results = list(it)

@@ -1,5 +1,5 @@
 """What every part of the footprint audit builds its entities from: a meter row, the CO2e chart,
-a tornado section, the "publish or measure this" table and the range of a sum of drawn parts.
+a tornado section and the "publish or measure this" table.
 
 Disclosures (reports.audit), team footprints (reports.audit_teams), CodeCarbon runs
 (reports.audit_measured) and the statement (reports.audit_statement) all import these from here,
@@ -10,8 +10,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from pipelines.reconstruct import METER_UNITS, monte_carlo
-from pipelines.reconstruct_sampling import Q, sum_interval
+from pipelines.reconstruct import METER_UNITS
 from reports import charts
 from reports.labels import label
 
@@ -55,14 +54,3 @@ def co2e_chart(meters: list[dict]) -> str:
                                   [m["value"] for m in shown], [_or(m["low"], m["value"]) for m in shown],
                                   [_or(m["high"], m["value"]) for m in shown],
                                   [m["reported"] for m in shown], "CO2e, kg")
-
-
-def mc_range(central: float, parts: list[Q]) -> tuple[float, float]:
-    """5th-95th percentiles of the parts' summed draws (one seeded Monte Carlo engine), scaled to
-    `central`, the mart's figure (which the allocation rounded per line): a team's range from its
-    energy lines, a total's from its rows'. Never the sum of the parts' own ranges."""
-    total = sum(q.value for q in parts)
-    if not total:
-        return central, central
-    low, high = sum_interval(parts, monte_carlo())
-    return min(central, central * low / total), max(central, central * high / total)

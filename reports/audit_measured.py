@@ -1,7 +1,8 @@
 """Measured beats estimated: a disclosure matched to a host DCGM measured is audited on the
 measurement, with the estimate beside it, and a CodeCarbon run is audited on its own measured GPU
-energy. Both go through the reconstruct engine as disclosures that report IT energy, so their
-facility energy, CO2e and embodied carbon draw from the same Monte Carlo engine as everything else.
+energy. Both go through the reconstruct engine as disclosures that report IT energy, in the build
+(pipelines.audit_reconstructions), so their facility energy, CO2e and embodied carbon are estimated
+as a published disclosure's are.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Mapping
 
 import duckdb
 
-from core.units import KWH_PER_MWH
+from pipelines.audit_reconstructions import run_name
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
 from reports.audit_common import CO2E, meter
@@ -18,16 +19,6 @@ from reports.labels import coefficient_label
 from reports.render import number
 
 MEASURED = "measured"
-S_PER_DAY = 86_400.0
-
-
-def measured_input(d: dict[str, Any], match: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The disclosure with its IT energy replaced by the matched workload's measurement (None when
-    it matched no host, or the host's energy is unknown). Its CO2e, if published, stays published."""
-    if not match or match.get("status") != "matched" or not match.get("it_energy_kwh"):
-        return None
-    texts = {k: v for k, v in (d.get("number_text") or {}).items() if k not in ("energy_mwh", "energy_scope")}
-    return {**d, "energy_mwh": match["it_energy_kwh"] / KWH_PER_MWH, "energy_scope": "it", "number_text": texts}
 
 
 def as_measured(meters: list[dict[str, Any]], estimate: list[dict[str, Any]], how: str) -> list[dict[str, Any]]:
@@ -75,24 +66,6 @@ def run_rows(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, Any]]
         select * from run_month
         where month = ? and gpu_energy_kwh is not null and gpu_energy_kwh > 0
         order by end_utc, run_id""", [month])
-
-
-def run_name(r: Mapping[str, Any]) -> str:
-    return f"{r['project'] or 'run'} {(r['run_id'] or str(r['row_number']))[:8]}"
-
-
-def run_input(r: Mapping[str, Any]) -> dict[str, Any]:
-    """A CodeCarbon run as a disclosure reporting IT energy: its GPU energy with CodeCarbon's PUE
-    undone (the audit applies the zone's), its GPUs and duration, its cloud zone."""
-    pue = r["pue"] if r.get("pue") else 1.0
-    gpus = r.get("gpu_count") or r.get("gpu_count_in_model")
-    zone = f"{r['cloud_provider']}:{r['cloud_region']}" if r.get("cloud_provider") and r.get("cloud_region") else r.get("country_iso")
-    d = {"model": run_name(r), "source": f"CodeCarbon run {r['run_id'] or r['row_number']}",
-         "energy_mwh": r["gpu_energy_kwh"] / pue / KWH_PER_MWH, "energy_scope": "it", "location": zone,
-         "year": r["end_utc"].year}
-    if r.get("gpu_model") and gpus:
-        d.update(accelerator=r["gpu_model"], accelerator_count=gpus, training_days=r["duration_s"] / S_PER_DAY)
-    return d
 
 
 def run_entity(con: duckdb.DuckDBPyConnection, r: dict[str, Any], result: dict[str, Any], match: dict[str, Any]) -> dict[str, Any]:

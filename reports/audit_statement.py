@@ -4,8 +4,8 @@ Totals (location-based and market-based Scope 2, embodied as Scope 3 category 2,
 tier) are the sums of the rows that make them up: every team of the month, the unallocated row
 included. Disclosures and CodeCarbon runs matched to a team's host are parts of that team's
 figure, and runs or disclosures that match no host are outside it; neither is added again.
-Every range is the 5th-95th percentile of the one seeded Monte Carlo engine's draws of the summed
-rows, never a sum of the rows' ranges (which would overstate the spread).
+Every range of a total is the sum of its rows' interval bounds, as the build gives them (team_month,
+team_audit_month), so the statement's ranges are the chargeback's (reports.render.RANGE_MEANING).
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from typing import Any
 from core.months import month_bounds
 from pipelines.config import Config
 from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id
-from pipelines.reconstruct_sampling import P_HIGH, P_LOW, exact
-from reports.audit_common import CO2E, mc_range, meter
-from reports.audit_teams import coefficient_ratio
+from pipelines.reconstruct_sampling import P_HIGH, P_LOW
+from reports.audit_common import CO2E, meter
+from reports.render import RANGE_MEANING
 
 ADDS_UP = "adds up"
 # The statement's lines: (label, scope, meter, unit). Energy by tier follows.
@@ -51,15 +51,14 @@ def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "high": None, "status": "not available",
                         "note": f"not available for {', '.join(missing)}: {'; '.join(reasons)}"})
             continue
-        central = sum(m["value"] for m in ms)
-        low, high = mc_range(central, [q for t in teams for q in t["parts"].get(name, [])])
+        central, low, high = (sum(m[k] for m in ms) for k in ("value", "low", "high"))
         statuses = {m["status"] for m in ms if m["value"]}
         out.append({"label": label, "scope": scope, "meter": name, "unit": unit, "value": central, "low": low,
                     "high": high, "status": "estimated" if "estimated" in statuses else "measured" if statuses else "derived",
                     "note": ""})
     measured = sum(t["tiers"]["measured"] for t in teams)
     estimated = sum(t["tiers"]["estimated"] for t in teams)
-    low, high = mc_range(estimated, [q for t in teams for q in t["tiers"]["estimated_parts"]])
+    low, high = (sum(t["tiers"][k] for t in teams) for k in ("estimated_low", "estimated_high"))
     out.insert(len(out) - 1, {"label": "IT energy, measured (primary data: DCGM telemetry)", "scope": "energy",
                               "meter": "it_energy_kwh_measured", "unit": "kWh", "value": measured, "low": measured,
                               "high": measured, "status": "measured", "note": ""})
@@ -77,23 +76,22 @@ def host_overhead_entity(teams: list[dict[str, Any]]) -> dict[str, Any]:
     operational CO2e times the modelled fraction (drawn like any assumption). A row of its own
     that adds up, so the teams' figures stay the chargeback's."""
     c = coefficients_by_id()[HOST_OVERHEAD_ID]
-    fraction = exact(c["value"]) * coefficient_ratio(HOST_OVERHEAD_ID)
-    parts = {name: [q * fraction for t in teams for q in t["parts"].get(name, [])]
-             for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg")}
     how = f"the teams' figure x {c['value']:g} ({c['low']:g} to {c['high']:g}), the host-overhead model"
     meters = []
     for name in ("it_energy_kwh", "facility_energy_kwh", "co2e_location_kg", "co2e_market_kg"):
-        values = [_meter(t, name)["value"] for t in teams]
-        if any(v is None for v in values):
+        ms = [_meter(t, name) for t in teams]
+        if any(m["value"] is None for m in ms):
             meters.append(meter(name, None, None, None, "not available", "a team's figure is not available", []))
             continue
-        central = sum(values) * c["value"]
-        meters.append(meter(name, central, *mc_range(central, parts[name]), "estimated", how, [HOST_OVERHEAD_ID]))
+        # interval bounds: the teams' low at the fraction's low, their high at its high
+        value, low, high = (sum(m[k] for m in ms) * c[k] for k in ("value", "low", "high"))
+        meters.append(meter(name, value, low, high, "estimated", how, [HOST_OVERHEAD_ID]))
     meters.append(meter("co2e_embodied_kg", 0.0, 0.0, 0.0, "derived", "in the host servers' embodied share already", []))
-    it = meters[0]["value"] or 0.0
-    return {"kind": "model", "name": "host power beyond the GPUs", "meters": meters, "parts": parts, "match": None,
+    it = meters[0]
+    return {"kind": "model", "name": "host power beyond the GPUs", "meters": meters, "match": None,
             "co2e": [m for m in meters if m["meter"] in CO2E],
-            "tiers": {"measured": 0.0, "estimated": it, "estimated_parts": parts["it_energy_kwh"]}}
+            "tiers": {"measured": 0.0, "estimated": it["value"] or 0.0, "estimated_low": it["low"] or 0.0,
+                      "estimated_high": it["high"] or 0.0}}
 
 
 def role(e: dict[str, Any]) -> str:
@@ -166,13 +164,17 @@ def boundary(month: str | None, config: Config, teams: list[dict[str, Any]], hos
 
 
 def range_note() -> dict[str, Any]:
-    return {"seed": SEED, "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH,
-            "text": (f"Every range in this audit is the {P_LOW:g}th to {P_HIGH:g}th percentile of one seeded Monte Carlo "
-                     f"engine (Latin hypercube, seed {SEED}, {DRAWS:,} draws; each assumption drawn from a PERT "
-                     "distribution over its published low, central and high values), widened by the rounding of "
-                     "reported figures. A total's range is a percentile of the summed draws, not the sum of its rows' "
-                     "ranges. The tornado charts are one-at-a-time sensitivities (each assumption at its low or high "
-                     "end, the others central): bounds for reading which assumption matters, not ranges.")}
+    """What the ranges mean: the organisation's figures are interval bounds (RANGE_MEANING, the
+    chargeback's words); a published disclosure, reconstructed from its own figures alone, keeps
+    the reconstruct engine's percentiles, as `meterbook reconstruct` prints them."""
+    disclosures = (f"A published disclosure's own page (and a CodeCarbon run's) shows the reconstruct engine's "
+                   f"{P_LOW:g}th to {P_HIGH:g}th percentiles of one seeded Monte Carlo (Latin hypercube, seed {SEED}, "
+                   f"{DRAWS:,} draws; each assumption drawn from a PERT distribution over its published low, central and "
+                   "high values), widened by the rounding of reported figures, as `meterbook reconstruct` prints them. "
+                   "The tornado charts are one-at-a-time sensitivities (each assumption at its low or high end, the "
+                   "others central): for reading which assumption matters, not ranges.")
+    return {"method": "interval bounds", "meaning": RANGE_MEANING, "disclosures": disclosures, "seed": SEED,
+            "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH, "text": f"{RANGE_MEANING} {disclosures}"}
 
 
 def statement_data(ctx: dict[str, Any]) -> dict[str, Any]:

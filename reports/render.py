@@ -83,12 +83,21 @@ def pct(x: Any, places: int = 0) -> str:
     return "–" if x is None else f"{round(settled(float(x) * 100), places) + 0.0:.{places}f} %"
 
 
+# What every range in every document and export means: one sentence, printed on page 1 of the
+# chargeback and of the audit (docs/figures.md says why interval bounds).
+RANGE_MEANING = ("Every range is an interval bound: the figure with each assumption (TDP, power fraction, PUE, grid "
+                 "intensity, embodied and lifetime figures) at the end of its stated range that lowers it, then at the "
+                 "end that raises it; it holds whenever each assumption lies in its stated range, and a total's range "
+                 "is the sum of its rows', so a figure has the same range on every page and in every export.")
+
+
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(money=money, number=number, pct=pct, signed=signed, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
                        month_name=month_name, file_name=file_name)
     env.globals["meterbook_version"] = version("meterbook")
+    env.globals["range_meaning"] = RANGE_MEANING
     return env
 
 

@@ -24,7 +24,7 @@ from pipelines.stages import run_stages
 from pipelines.warehouse import connect
 from reports.audit import METERS, build_audit_context, meter_rows
 from reports.labels import coefficient_label
-from reports.render import sig
+from reports.render import RANGE_MEANING, sig
 from sources.disclosure_format import TEXT_COLUMNS
 from tests.pdf_helpers import cli, stable, text
 
@@ -113,8 +113,9 @@ def test_fonts_embedded_and_attachments(audit):
 
 
 def test_unknown_model_is_one_error_line(wh):
+    # the config the other tests read the warehouse under: `report audit` builds the marts first
     res = CliRunner().invoke(main, ["report", "audit", "--model", "No Such Model", "--warehouse", str(wh["wh"]),
-                                    "--out", str(wh["root"] / "x")])
+                                    "--config", str(wh["config"]), "--out", str(wh["root"] / "x")])
     assert res.exit_code == 1 and res.output.startswith("Error:") and "Llama 2 7B" in res.output
 
 
@@ -136,7 +137,9 @@ def both_paths(tmp_path_factory) -> dict:
     files = sorted((root / "demo" / "disclosures").glob("*.yaml")) + sorted(PRECISION.glob("*.yaml"))
     wh = root / "wh.duckdb"
     cli("ingest", *map(str, files), "--warehouse", str(wh))
-    ctx = build_audit_context(connect(wh), load_config(None), [], None)
+    with connect(wh) as con:
+        run_stages(con, load_config(None))   # the audit reads the disclosures' reconstructions from the marts
+        ctx = build_audit_context(con, load_config(None), [], None)
     from_cli = {r["model"]: r for f in files for r in json.loads(cli("reconstruct", str(f), "--json"))}
     return {"cli": from_cli, "ctx": ctx, "wh": wh}
 
@@ -182,6 +185,7 @@ def test_a_warehouse_from_before_number_texts_gains_them_and_says_what_it_lacks(
     con = connect(wh)   # what every command does first
     columns = {r[0] for r in con.execute("describe disclosures").fetchall()}
     assert set(TEXT_COLUMNS.values()) <= columns
+    run_stages(con, load_config(None))   # what `report audit` does next
     (old,) = build_audit_context(con, load_config(None), [], None)["entities"]
     assert any(f.startswith("params, tokens: ingested before meterbook kept numbers as written") for f in old["findings"])
 
@@ -329,25 +333,25 @@ def test_a_codecarbon_run_on_a_team_host_is_counted_once_and_measured(audit, wh,
     assert "no host telemetry saw a workload" in " ".join(body.split())
 
 
-def test_every_range_is_the_monte_carlo_engines_and_says_so(audit, wh, body):
+def test_every_range_of_the_organisation_is_the_builds_interval_bound_and_says_so(audit, wh, body):
     body = " ".join(body.split())
-    assert "5th to 95th percentile of one seeded Monte Carlo engine" in body
-    assert "seed 0, 10,000 draws" in body
-    # a team's range is a percentile of its draws, inside the product of every assumption's ends
+    assert " ".join(RANGE_MEANING.split()) in body and "Range (interval bounds)" in body
+    # disclosures reconstructed from their own figures keep the engine's percentiles, and say so
+    assert "A published disclosure's own page" in body and "seed 0, 10,000 draws" in body
+    # a team's ranges are team_month's and team_audit_month's, to the digit: the chargeback's
     con = connect(wh["wh"], read_only=True)
     rows = {(r["entity"], r["meter"]): r for r in _attachment(audit, "audit.csv")}
-    for team, low_b, high_b in con.execute("select team, co2e_kg_low, co2e_kg_high from team_month "
-                                           "where month = '2026-10' and co2e_kg > 0").fetchall():
-        r = rows[(team, "co2e_location_kg")]
-        if any(con.execute("select 1 from team_energy_lines where team = ? and basis = 'estimated'", [team]).fetchall()):
-            assert low_b < float(r["low"]) and float(r["high"]) < high_b, (team, r)
-    # market-based too: the percentiles of its draws, inside team_month's interval bounds
-    for team, low_b, high_b in con.execute("select team, co2e_market_kg_low, co2e_market_kg_high from team_month "
-                                           "where month = '2026-10' and co2e_market_kg > 0").fetchall():
-        r = rows[(team, "co2e_market_kg")]
-        assert low_b < float(r["low"]) < float(r["value"]) < float(r["high"]) < high_b, (team, r)
-    # the sections the audit shares with the chargeback print no interval bounds here
-    assert "interval bounds over" not in body and "bounds in small print" not in body
+    bounds = con.execute("""select t.team, t.facility_energy_kwh_low, t.facility_energy_kwh_high, t.co2e_kg_low, t.co2e_kg_high,
+                                   t.co2e_market_kg_low, t.co2e_market_kg_high, a.co2e_embodied_kg_low, a.co2e_embodied_kg_high
+                            from team_month t join team_audit_month a using (month, team)
+                            where month = '2026-10' and t.co2e_kg > 0""").fetchall()
+    assert len(bounds) >= 3
+    for team, *ends in bounds:
+        shown = [float(rows[(team, m)][k]) for m in ("facility_energy_kwh", "co2e_location_kg", "co2e_market_kg",
+                                                     "co2e_embodied_kg") for k in ("low", "high")]
+        assert shown == pytest.approx(ends, rel=1e-11), team   # audit.csv keeps 12 significant digits
+    # the sections the audit shares with the chargeback print their interval bounds here too
+    assert "interval bounds over" in body
 
 
 def test_every_factor_in_the_attachments_has_a_source_and_a_year(audit, body):

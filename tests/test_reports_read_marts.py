@@ -20,7 +20,6 @@ from tests.pdf_helpers import cli, text
 
 MONTH = "2026-10"
 LINEAGE = ("source_files", "rejects", "findings")
-INPUT_FACTS = ("disclosures",)   # the audit reconstructs disclosures with the reconstruct engine itself
 REPORT_PACKAGES = ("reports",)
 
 
@@ -37,7 +36,7 @@ def demo(tmp_path_factory) -> dict:
     with duckdb.connect(str(slim)) as con:
         con.execute(f"attach '{wh}' as src (read_only)")
         tables = [r[0] for r in con.execute("select table_name from duckdb_tables() where database_name = 'src'").fetchall()]
-        keep = [t for t in tables if t in MARTS or t in LINEAGE or t in INPUT_FACTS or t.startswith("ref_")]
+        keep = [t for t in tables if t in MARTS or t in LINEAGE or t.startswith("ref_")]
         for t in keep:
             con.execute(f"create table {t} as select * from src.{t}")
         con.execute("detach src")
@@ -47,7 +46,7 @@ def demo(tmp_path_factory) -> dict:
 
 def test_the_slim_warehouse_lacks_every_staging_and_intermediate_table(demo):
     assert {"charges", "gpu_hour_parts", "gpu_hours", "int_gpu_workloads", "int_energy_lines",
-            "int_charges_teams"} <= set(demo["dropped"])
+            "int_charges_teams", "disclosures", "runs"} <= set(demo["dropped"])
 
 
 def test_chargeback_and_statements_render_from_marts_alone(demo):

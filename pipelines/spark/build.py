@@ -21,7 +21,7 @@ from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.spark.storage import checkpoint
 from pipelines.stage_inputs import config_tables, config_variables
-from pipelines.stages import stages
+from pipelines.stages import PYTHON_MARTS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL
@@ -60,6 +60,17 @@ def scaling_fits(spark):
     con.register("fits", scaling_fits_table(con))
     # through Arrow, so an empty result keeps its typed columns
     return spark.createDataFrame(con.sql("select * from fits").to_arrow_table())
+
+
+def python_mart(spark, name: str):
+    """A Python-built mart (pipelines.stages.PYTHON_MARTS) on a driver-side DuckDB holding the
+    marts it reads (a month's teams and their energy lines: small)."""
+    build, reads = PYTHON_MARTS[name]
+    con = duckdb.connect()
+    for table in sorted(reads):
+        con.register(table, spark.table(table).toArrow())
+    con.register("mart", build(con))
+    return spark.createDataFrame(con.sql("select * from mart").to_arrow_table())
 
 
 def run_model(spark, sql: str, variables: dict, prefix: str,
@@ -103,7 +114,11 @@ def run_stages(spark, config: Config, materialize: Callable[[str, str, object], 
 
     def run(model: Model) -> None:
         with progress.model(model.name):
-            if model.folder == PYTHON:
+            if model.name in UNDATED_MARTS:   # built by engine.publish, on the DuckDB side
+                return
+            if model.name in PYTHON_MARTS:
+                materialize("30_marts", model.name, python_mart(spark, model.name))
+            elif model.folder == PYTHON:
                 materialize(model.folder, model.name, scaling_fits(spark))
             else:
                 sql = read_sql(model.folder, model.name + ".sql")

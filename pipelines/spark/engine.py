@@ -20,7 +20,7 @@ from pipelines.progress import BuildProgress
 from pipelines.spark.build import run_stages
 from pipelines.spark.session import spark_session
 from pipelines.spark.storage import LINEAGE, SparkStore, local_path
-from pipelines.stages import MARTS, VALIDATED, contract_failures
+from pipelines.stages import MARTS, UNDATED_MARTS, VALIDATED, build_model, contract_failures, stages
 from pipelines.warehouse import connect
 from sources.reference_data import load_reference
 
@@ -65,7 +65,7 @@ def publish(store: SparkStore, duck_path: Path) -> None:
     con.execute("begin transaction")
     try:
         load_reference(con)
-        for name in (m for m in MARTS if m != "contract_findings"):
+        for name in (m for m in MARTS if m not in ("contract_findings", *UNDATED_MARTS)):
             _copy(con, spark, store, name)
         for table in (*LINEAGE, "disclosures"):
             rows = spark.table(table).toArrow()
@@ -73,6 +73,8 @@ def publish(store: SparkStore, duck_path: Path) -> None:
             con.execute(f"delete from {table}")
             con.execute(f"insert into {table} by name select * from _rows")
             con.unregister("_rows")
+        for model in (m for m in stages() if m.name in UNDATED_MARTS):   # from what was just published
+            build_model(con, model)
         # the intermediate the gpu_hours contract checks, for this connection only
         con.execute(f"create or replace temp view gpu_hours as select * from read_parquet('{_files(store, 'build', 'gpu_hours')}')")
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
