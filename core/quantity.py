@@ -29,7 +29,7 @@ class UnitError(ValueError):
 
 def parse(unit: str) -> tuple[float, Dims]:
     """'g/Mtok', 'kg/kWh', 'kg*kWh/run' -> (factor to base units, base dimensions)."""
-    factor, powers = 1.0, {}
+    factor, powers = 1.0, dict[str, int]()
     num, _, den = unit.partition("/")
     for sign, part in ((1, num), (-1, den)):
         for name in filter(None, part.split("*")):

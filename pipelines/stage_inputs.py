@@ -10,7 +10,16 @@ from __future__ import annotations
 import duckdb
 
 from core.sql import model_over
-from core.units import G_PER_KG, H_PER_YEAR, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
+from core.units import (
+    G_PER_KG,
+    H_PER_YEAR,
+    MJ_PER_KWH,
+    MONTHS_PER_YEAR,
+    S_PER_H,
+    TOKENS_PER_MILLION,
+    UNITS_PER_THOUSAND,
+    W_PER_KW,
+)
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
 

@@ -23,13 +23,15 @@ import duckdb
 from core.csv_out import write_text
 from core.errors import InputError
 from core.quantity import Q
+from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
 
 FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
           "facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low",
           "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
 NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
-TRAINING_TIME_BANDS = ((30.0, "less than 1 month"), (91.0, "1 to 3 months"), (182.0, "3 to 6 months"))
+# the Model Documentation Form's training-time bands for national authorities, in months
+TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
 
 
 def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | None, model: str | None) -> dict[str, Any]:
@@ -38,7 +40,7 @@ def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | 
         slug = model.lower().replace(" ", "-")
         where, params = "(lower(job_id) = ? or lower(job_id) like ? || '-%') and workload = 'training'", [slug, slug]
     else:
-        where, params = "job_id = ?", [job]
+        where, params = "job_id = ?", [job or ""]
     sums = ", ".join(f"sum({c}) as {c}" for c in SUMMED)
     cur = con.execute(f"""
         select string_agg(distinct job_id, ', ' order by job_id) as jobs, min(month) as first_month, max(month) as last_month,
@@ -88,14 +90,15 @@ def sig2(x: float | None) -> str:
 
 
 def ai_act(row: dict[str, Any]) -> dict[str, Any]:
-    days = (row["wall_clock_h"] or 0) / 24
-    band = next((b for limit, b in TRAINING_TIME_BANDS if days < limit), "more than 6 months")
+    days = (row["wall_clock_h"] or 0) / H_PER_DAY
+    months = (row["wall_clock_h"] or 0) / (H_PER_YEAR / MONTHS_PER_YEAR)
+    band = next((b for limit, b in TRAINING_TIME_BANDS if months < limit), "more than 6 months")
     energy_mwh = Q.of(row["facility_energy_kwh"], "kWh").to("MWh")
     method = ("measured: DCGM GPU energy counters on every GPU-hour, times the data centre's PUE"
               if row["energy_tier"] == "measured" else
               "estimated in part: GPU-hours without telemetry at an assumed share of TDP, times the data centre's PUE")
     return {
-        "Training time": {"wall_clock_days": days, "hardware_days": (row["gpu_hours"] or 0) / 24, "band": band,
+        "Training time": {"wall_clock_days": days, "hardware_days": (row["gpu_hours"] or 0) / H_PER_DAY, "band": band,
                           "from": str(row["start_utc"]), "to": str(row["end_utc"]), "hardware": row["gpu_models"]},
         "Amount of computation used for training": {"flop": row["work_flops"], "written": sig2(row["work_flops"]),
                                                     "order_of_magnitude": f"1e{len(str(int(row['work_flops'] or 0))) - 1}"},

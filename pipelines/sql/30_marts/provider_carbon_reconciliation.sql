@@ -35,7 +35,7 @@ provider as (
 
 metered_services as (
     -- the provider's service names for the compute its GPU instances bill under
-    select * from (values ('aws', 'AmazonEC2'), ('gcp', 'Compute Engine')) s (provider, service)
+    select s.provider, s.service from (values ('aws', 'AmazonEC2'), ('gcp', 'Compute Engine')) s (provider, service)
 ),
 
 resources as (
