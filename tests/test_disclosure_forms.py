@@ -62,7 +62,8 @@ def demo(tmp_path_factory) -> dict:
     job_month = con.execute("select sum(facility_energy_kwh), sum(co2e_kg) from job_month where job_id = ?", [JOB]).fetchone()
     recon = con.execute("select * from provider_carbon_reconciliation order by all").df()
     con.close()
-    return {"out": out, "mart": mart, "job_month": job_month, "recon": recon}
+    return {"out": out, "mart": mart, "job_month": job_month, "recon": recon, "wh": wh, "root": root,
+            "config": str(d / "meterbook.toml")}
 
 
 def read(demo: dict, suffix: str) -> dict:
@@ -187,3 +188,34 @@ def test_google_csv_and_json_lines_read_the_same(tmp_path):
                                        "co2e_scope3_kg, model_version from provider_carbon order by row_number").fetchall())
     assert figures[0] == figures[1]
     assert figures[0][0][4:] == (45.51, 7.31, 0.41, 6.9, "12")
+
+
+def test_a_model_names_its_training_jobs_and_a_period_sums_its_months(demo):
+    out = demo["root"] / "by_model"
+    cli("report", "disclosure", "--period", "2026-09..2026-10", "--model", "Acme-Embed-1B", "--format", "sci", "--out", str(out),
+        "--warehouse", str(demo["wh"]), "--config", demo["config"])
+    by_model = json.loads((out / "Acme-Embed-1B.sci.json").read_text(encoding="utf-8"))
+    assert by_model == read(demo, "sci.json")
+
+
+def test_an_unknown_job_is_one_error_line(demo):
+    res = CliRunner().invoke(main, ["report", "disclosure", "--month", "2026-10", "--job", "no-such-job", "--format", "sci",
+                                    "--out", str(demo["root"] / "none"), "--warehouse", str(demo["wh"]),
+                                    "--config", demo["config"]])
+    assert res.exit_code == 1 and "Error:" in res.output and "no-such-job" in res.output and "Traceback" not in res.output
+
+
+def test_the_forms_render_from_marts_alone(demo):
+    """Reports read marts only: the same bytes from a warehouse holding nothing but the marts."""
+    from pipelines.stages import MARTS
+    from reports.disclosure import write_disclosure
+    slim = demo["root"] / "slim.duckdb"
+    with duckdb.connect(str(slim)) as con:
+        con.execute(f"attach '{demo['wh']}' as src (read_only)")
+        for (t,) in con.execute("select table_name from duckdb_tables() where database_name = 'src'").fetchall():
+            if t in MARTS:
+                con.execute(f"create table {t} as select * from src.{t}")
+        con.execute("detach src")
+        for fmt, suffix in (("ai-act", "ai-act.json"), ("spdx", "spdx.json"), ("cyclonedx", "cdx.json"), ("sci", "sci.json")):
+            write_disclosure(con, ("2026-10", "2026-10"), JOB, None, fmt, demo["root"] / "slim")
+            assert (demo["root"] / "slim" / f"{JOB}.{suffix}").read_bytes() == (demo["out"] / f"{JOB}.{suffix}").read_bytes()
