@@ -298,6 +298,24 @@ def report_disclosure(month: str | None, period: str | None, job: str | None, mo
         click.echo(f"wrote {p}")
 
 
+@report.command("provider-carbon")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default build/reports/<month>).")
+@warehouse_option
+@config_option
+@user_errors
+def report_provider_carbon(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
+    """The clouds' carbon exports (AWS CARBON_EMISSIONS, Google Carbon Footprint) line by line
+    beside meterbook's figures, with the difference and the class of explanation (CSV).
+
+    Example: meterbook report provider-carbon --month 2026-10 --out build/reports/2026-10
+    """
+    from reports.disclosure import write_provider_carbon
+    con, _config = build_marts(warehouse, config_path)
+    click.echo(f"wrote {write_provider_carbon(con, month, out or Path('build/reports') / month)}")
+
+
 @report.command("methodology")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/reports"), show_default=True,
               help="Output folder; the file is named by the reference data's hash.")

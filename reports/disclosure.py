@@ -14,13 +14,14 @@ Every figure is a mart column or a ratio of two (core.quantity checks the units 
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from core.csv_out import write_text
+from core.csv_out import copy_csv, write_text
 from core.errors import InputError
 from core.quantity import Q
 from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
@@ -101,7 +102,7 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
         "Training time": {"wall_clock_days": days, "hardware_days": (row["gpu_hours"] or 0) / H_PER_DAY, "band": band,
                           "from": str(row["start_utc"]), "to": str(row["end_utc"]), "hardware": row["gpu_models"]},
         "Amount of computation used for training": {"flop": row["work_flops"], "written": sig2(row["work_flops"]),
-                                                    "order_of_magnitude": f"1e{len(str(int(row['work_flops'] or 0))) - 1}"},
+                                                    "order_of_magnitude": _magnitude(row["work_flops"])},
         "Measurement methodology (computation)": "estimated: FLOPs per parameter and token (6 for training) x parameters "
                                                  "x tokens, from the work log",
         "Amount of energy used for training": {"mwh": energy_mwh, "written": sig2(energy_mwh),
@@ -119,9 +120,11 @@ def spdx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
     return {"@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld", "@graph": [
         {"type": "CreationInfo", "@id": "_:creationinfo", "specVersion": "3.0.1", "created": _created(row),
          "createdBy": [f"{doc_id}#meterbook"]},
-        {"type": "Tool", "spdxId": f"{doc_id}#meterbook", "creationInfo": "_:creationinfo", "name": "meterbook"},
+        # createdBy takes an Agent: meterbook writes the document as a software agent
+        {"type": "SoftwareAgent", "spdxId": f"{doc_id}#meterbook", "creationInfo": "_:creationinfo", "name": "meterbook"},
         {"type": "ai_AIPackage", "spdxId": f"{doc_id}#model", "creationInfo": "_:creationinfo", "name": row["jobs"],
-         "software_primaryPurpose": "model",
+         "software_primaryPurpose": "model", "software_packageVersion": f"{row['first_month']}..{row['last_month']}",
+         "releaseTime": _created(row),
          "comment": f"energy {row['energy_tier']}, facility kWh range {row['facility_energy_kwh_low']:.6g} to "
                     f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based)",
          "ai_energyConsumption": {"type": "ai_EnergyConsumption", "ai_trainingEnergyConsumption": [
@@ -144,6 +147,10 @@ def cyclonedx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
                     "activityEnergyCost": {"value": row["facility_energy_kwh"], "unit": "kWh"},
                     "co2CostEquivalent": {"value": Q.of(row["co2e_kg"], "kg").to("t"), "unit": "tCO2eq"},
                     "properties": props}]}}}}]}
+
+
+def _magnitude(x: float | None) -> str:
+    return f"1e{math.floor(math.log10(x))}" if x else "N/A"
 
 
 def _created(row: dict[str, Any]) -> str:
@@ -185,3 +192,17 @@ def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], jo
         return [write_text(Path(f"{stem}.sci.json"), json.dumps(sci(row), indent=2) + "\n")]
     doc = spdx(row, doc_id) if fmt == "spdx" else cyclonedx(row, doc_id)
     return [write_text(Path(f"{stem}.{'spdx' if fmt == 'spdx' else 'cdx'}.json"), json.dumps(doc, indent=2) + "\n")]
+
+
+RECONCILIATION_COLUMNS = ("provider", "month", "account_id", "payer_account_id", "service", "region", "model_version",
+                          "provider_co2e_location_kg", "co2e_kg_low", "co2e_kg", "co2e_kg_high", "difference_location_kg",
+                          "location_in_range", "provider_co2e_market_kg", "co2e_market_kg_low", "co2e_market_kg",
+                          "co2e_market_kg_high", "difference_market_kg", "market_in_range", "gap_class", "finding")
+
+
+def write_provider_carbon(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> Path:
+    """The month's provider_carbon_reconciliation rows as a CSV, line by line."""
+    out.mkdir(parents=True, exist_ok=True)
+    query = (f"select {', '.join(RECONCILIATION_COLUMNS)} from provider_carbon_reconciliation where month = ? "
+             "order by provider, account_id, service, region")
+    return copy_csv(con, query, [month], out / f"provider-carbon-{month}.csv")

@@ -97,7 +97,8 @@ def test_spdx_document_has_what_spdx_3_requires(demo):
     assert doc["@context"] == "https://spdx.org/rdf/3.0.1/spdx-context.jsonld"
     info = next(e for e in doc["@graph"] if e["type"] == "CreationInfo")
     assert info["specVersion"] == "3.0.1" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", info["created"])
-    assert info["createdBy"]
+    agents = {e["spdxId"] for e in doc["@graph"] if e["type"] in {"Agent", "Person", "Organization", "SoftwareAgent"}}
+    assert info["createdBy"] and set(info["createdBy"]) <= agents     # createdBy names Agents
     for element in (e for e in doc["@graph"] if e["type"] != "CreationInfo"):
         assert element["spdxId"] and element["creationInfo"] == info["@id"]
     pkg = next(e for e in doc["@graph"] if e["type"] == "ai_AIPackage")
@@ -219,3 +220,16 @@ def test_the_forms_render_from_marts_alone(demo):
         for fmt, suffix in (("ai-act", "ai-act.json"), ("spdx", "spdx.json"), ("cyclonedx", "cdx.json"), ("sci", "sci.json")):
             write_disclosure(con, ("2026-10", "2026-10"), JOB, None, fmt, demo["root"] / "slim")
             assert (demo["root"] / "slim" / f"{JOB}.{suffix}").read_bytes() == (demo["out"] / f"{JOB}.{suffix}").read_bytes()
+
+
+def test_the_reconciliation_csv_lists_every_line_of_the_export(demo):
+    import csv
+    out = demo["root"] / "pc"
+    cli("report", "provider-carbon", "--month", "2026-10", "--out", str(out), "--warehouse", str(demo["wh"]),
+        "--config", demo["config"])
+    with open(out / "provider-carbon-2026-10.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    aws = {(r["account_id"], r["service"]) for r in rows if r["provider"] == "aws"}
+    assert aws == {("111122223333", "AmazonEC2"), ("111122223333", "AmazonS3"), ("111122223333", "AmazonEKS"),
+                   ("111122223333", "AWSDataTransfer"), ("444455556666", "AmazonEC2")}
+    assert all(r["gap_class"] for r in rows)

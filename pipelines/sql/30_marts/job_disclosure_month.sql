@@ -49,7 +49,7 @@ embodied as (
         dsum(c.gpu_hours * coalesce(e.value, u.value) / (l.years * getvariable('h_per_year'))) as embodied_co2e_kg,
         dsum(c.gpu_hours * coalesce(e.low, u.low) / (l.years_high * getvariable('h_per_year'))) as embodied_co2e_kg_low,
         dsum(c.gpu_hours * coalesce(e.high, u.high) / (l.years_low * getvariable('h_per_year'))) as embodied_co2e_kg_high,
-        list_sort(list_distinct(list(coalesce(e.coefficient_id, u.coefficient_id)) || [pick(l.lifetime_id)])) as embodied_ids
+        list_sort(list_distinct(list_concat(list(coalesce(e.coefficient_id, u.coefficient_id)), [pick(l.lifetime_id)]))) as embodied_ids
     from int_job_claims c
     cross join life l
     cross join unknown_gpu u
