@@ -17,6 +17,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.quantity import Q, UnitError
 from pipelines.cli import main
@@ -35,6 +37,14 @@ def test_the_gsf_worked_example_is_130_g_per_million_tokens_not_0_13():
     score = (Q.of(6500, "kg") / Q.of(50e9, "token")).to("g/Mtok")
     assert score == pytest.approx(130.0)
     assert score != pytest.approx(0.13)
+
+
+@given(kg=st.floats(1e-6, 1e9), tokens=st.floats(1.0, 1e15), requests=st.floats(1.0, 1e12))
+def test_a_per_unit_figure_is_its_numerator_over_its_denominator_in_any_unit(kg, tokens, requests):
+    per_token = Q.of(kg, "kg") / Q.of(tokens, "token")
+    assert per_token.to("g/Mtok") == pytest.approx(kg * 1000 / (tokens / 1e6), rel=1e-12)
+    assert per_token.to("kg/token") == pytest.approx(kg / tokens, rel=1e-12)
+    assert (Q.of(kg, "kg") / Q.of(requests, "request")).to("g/krequest") == pytest.approx(kg * 1000 / (requests / 1e3), rel=1e-12)
 
 
 def test_units_that_do_not_match_are_refused():
@@ -233,3 +243,14 @@ def test_the_reconciliation_csv_lists_every_line_of_the_export(demo):
     assert aws == {("111122223333", "AmazonEC2"), ("111122223333", "AmazonS3"), ("111122223333", "AmazonEKS"),
                    ("111122223333", "AWSDataTransfer"), ("444455556666", "AmazonEC2")}
     assert all(r["gap_class"] for r in rows)
+
+
+def test_a_restated_export_replaces_the_earlier_one(tmp_path):
+    """A later export for the same payer and month replaces the earlier file's lines, never adds to them."""
+    wh = tmp_path / "wh.duckdb"
+    cli("ingest", str(DATA / "aws_carbon_emissions_demo_2026-10.csv"), "--warehouse", str(wh))
+    cli("ingest", str(DATA / "aws_carbon_emissions_unit_not_mtco2e.csv"), "--warehouse", str(wh))
+    cli("build", "--warehouse", str(wh))
+    with duckdb.connect(str(wh), read_only=True) as con:
+        assert con.execute("select account_id, service, provider_co2e_location_kg from provider_carbon_reconciliation").fetchall() \
+            == [("111122223333", "AmazonEC2", 156.3)]
