@@ -15,7 +15,8 @@ with jobs as (
         string_agg(distinct gpu_models, ', ' order by gpu_models) as gpu_models,
         string_agg(distinct team, ', ' order by team) as teams,
         sum(gpus) as gpus, dsum(gpu_hours) as gpu_hours, dsum(gpu_hours_estimated) as gpu_hours_estimated,
-        dsum(tokens) as tokens, dsum(requests) as requests, dsum(samples) as samples, dsum(work_flops) as work_flops,
+        dsum(tokens) as tokens, dsum(requests) as requests, dsum(samples) as samples,
+        osum(work_flops) as work_flops,   -- 1e19 FLOPs lose digits cast to decimal(38, 12): doubles, summed in order
         dsum(it_energy_kwh) as it_energy_kwh, dsum(it_energy_kwh_measured) as it_energy_kwh_measured,
         dsum(facility_energy_kwh) as facility_energy_kwh,
         dsum(facility_energy_kwh_low) as facility_energy_kwh_low,
