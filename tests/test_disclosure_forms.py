@@ -195,7 +195,7 @@ def test_google_csv_and_json_lines_read_the_same(tmp_path):
         wh = tmp_path / f"{name}.duckdb"
         cli("ingest", str(DATA / name), "--warehouse", str(wh))
         with duckdb.connect(str(wh), read_only=True) as con:
-            figures.append(con.execute("select provider, month, service, region, co2e_location_kg, co2e_market_kg, co2e_scope1_kg, "
+            figures.append(con.execute("select provider, usage_month, service, region, co2e_location_kg, co2e_market_kg, co2e_scope1_kg, "
                                        "co2e_scope3_kg, model_version from provider_carbon order by row_number").fetchall())
     assert figures[0] == figures[1]
     assert figures[0][0][4:] == (45.51, 7.31, 0.41, 6.9, "12")

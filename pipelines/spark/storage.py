@@ -41,7 +41,7 @@ MONTH_OF = {
     "work_log": "date_format(start_utc, 'yyyy-MM')",
     "grid_hours": "date_format(hour_start, 'yyyy-MM')",
     "instruments": "date_format(period_start, 'yyyy-MM')",
-    "provider_carbon": "month",
+    "provider_carbon": "usage_month",
     # FOCUS columns as written: keyed by file and row like charges, no date of its own
     "charge_source_columns": "'none'",
 }

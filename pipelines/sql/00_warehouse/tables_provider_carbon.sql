@@ -6,7 +6,7 @@ create table if not exists provider_carbon (
     file_id                  integer not null,
     row_number               bigint not null,
     provider                 varchar not null,   -- aws | gcp
-    month                    varchar not null,   -- YYYY-MM of the usage period
+    usage_month              varchar not null,   -- YYYY-MM of the usage period
     account_id               varchar not null,   -- AWS usage_account_id; Google project.id (billing account where no project)
     payer_account_id         varchar,            -- AWS payer_account_id; Google billing_account_id
     service                  varchar not null,   -- AWS product_code; Google service.description

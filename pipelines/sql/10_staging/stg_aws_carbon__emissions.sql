@@ -12,7 +12,7 @@ typed as (
     select
         row_number,
         'aws' as provider,
-        strftime(utc_ts(usage_period_start), '%Y-%m') as month,
+        strftime(utc_ts(usage_period_start), '%Y-%m') as usage_month,
         nullif(trim(usage_account_id), '') as account_id,
         nullif(trim(payer_account_id), '') as payer_account_id,
         coalesce(nullif(trim(product_code), ''), 'unspecified') as service,
@@ -31,7 +31,7 @@ typed as (
 select
     * exclude (_start, _lbm, _mbm, _lbm_unit, _mbm_unit, _fields),
     errors([
-        cast_err('usage_period_start', _start, month, 'timestamp'),
+        cast_err('usage_period_start', _start, usage_month, 'timestamp'),
         case when coalesce(trim(_start), '') = '' then {'column_name': 'usage_period_start', 'check_name': 'not_nullable',
              'value': null::varchar, 'message': 'usage_period_start is empty'} end,
         finite_err('total_lbm_emissions_value', _lbm, co2e_location_kg),

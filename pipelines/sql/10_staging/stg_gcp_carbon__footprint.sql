@@ -13,7 +13,7 @@ typed as (
     select
         row_number,
         'gcp' as provider,
-        strftime(utc_ts(usage_month), '%Y-%m') as month,
+        strftime(utc_ts(usage_month), '%Y-%m') as usage_month,
         coalesce(nullif(trim(project_id), ''), nullif(trim(billing_account_id), '')) as account_id,
         nullif(trim(billing_account_id), '') as payer_account_id,
         coalesce(nullif(trim(service), ''), 'unspecified') as service,
@@ -34,7 +34,7 @@ typed as (
 select
     * exclude (_month, _loc, _mkt, _s1, _s2l, _s2m, _s3, _fields),
     errors([
-        cast_err('usage_month', _month, month, 'timestamp'),
+        cast_err('usage_month', _month, usage_month, 'timestamp'),
         case when coalesce(trim(_month), '') = '' then {'column_name': 'usage_month', 'check_name': 'not_nullable',
              'value': null::varchar, 'message': 'usage_month is empty'} end,
         finite_err('carbon_footprint_total_kgCO2e.location_based', _loc, co2e_location_kg),

@@ -21,11 +21,11 @@ with latest as (
     from provider_carbon c
     join source_files f using (file_id)
     where f.status = 'loaded'
-    qualify dense_rank() over (partition by c.provider, c.month, c.payer_account_id order by c.file_id desc) = 1
+    qualify dense_rank() over (partition by c.provider, c.usage_month, c.payer_account_id order by c.file_id desc) = 1
 ),
 
 provider as (
-    select provider, month, account_id, service, region, pick(payer_account_id) as payer_account_id,
+    select provider, usage_month as month, account_id, service, region, pick(payer_account_id) as payer_account_id,
         string_agg(distinct model_version, ', ' order by model_version) as model_version,
         dsum(co2e_location_kg) as provider_co2e_location_kg,
         dsum(co2e_market_kg) as provider_co2e_market_kg
