@@ -189,15 +189,19 @@ def test_an_aws_export_without_model_version_stops_with_one_line(tmp_path):
     assert "Error:" in res.output and "model_version" in res.output and "Traceback" not in res.output
 
 
-def test_google_csv_and_json_lines_read_the_same(tmp_path):
+def test_google_csv_json_lines_and_parquet_read_the_same(tmp_path):
+    """BigQuery's nested record as Parquet (project.id, location.region... one level deep) reads
+    as its dotted CSV names do."""
+    parquet = tmp_path / "gcp_carbon_footprint_2026-10.parquet"
+    duckdb.execute(f"copy (select * from read_json('{DATA / 'gcp_carbon_footprint_2026-10.jsonl'}')) to '{parquet}' (format parquet)")
     figures = []
-    for name in ("gcp_carbon_footprint_2026-10.csv", "gcp_carbon_footprint_2026-10.jsonl"):
-        wh = tmp_path / f"{name}.duckdb"
-        cli("ingest", str(DATA / name), "--warehouse", str(wh))
+    for path in (DATA / "gcp_carbon_footprint_2026-10.csv", DATA / "gcp_carbon_footprint_2026-10.jsonl", parquet):
+        wh = tmp_path / f"{path.name}.duckdb"
+        cli("ingest", str(path), "--warehouse", str(wh))
         with duckdb.connect(str(wh), read_only=True) as con:
             figures.append(con.execute("select provider, usage_month, service, region, co2e_location_kg, co2e_market_kg, co2e_scope1_kg, "
                                        "co2e_scope3_kg, model_version from provider_carbon order by row_number").fetchall())
-    assert figures[0] == figures[1]
+    assert figures[0] == figures[1] == figures[2]
     assert figures[0][0][4:] == (45.51, 7.31, 0.41, 6.9, "12")
 
 
