@@ -308,6 +308,51 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     _said_defaults(config)
 
 
+@report.command("disclosure")
+@click.option("--month", default=None, help="Month, YYYY-MM.")
+@click.option("--period", default=None, help="Months A..B, e.g. 2026-09..2026-10 (instead of --month).")
+@click.option("--job", default=None, help="A job_id of the work log.")
+@click.option("--model", default=None, help="A model: its training jobs (job_id NAME or NAME-*), instead of --job.")
+@click.option("--format", "fmt", type=click.Choice(["ai-act", "spdx", "cyclonedx", "sci"]), required=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/reports/disclosures"),
+              show_default=True, help="Output folder.")
+@warehouse_option
+@config_option
+@user_errors
+def report_disclosure(month: str | None, period: str | None, job: str | None, model: str | None, fmt: str, out: Path,
+                      warehouse: Path, config_path: Path | None) -> None:
+    """A training run's compute, energy and CO2e as a disclosure states them: AI Act Annex XI
+    (Markdown + JSON), SPDX 3.0.1 AI, CycloneDX 1.6 model card, or SCI scores.
+
+    Example: meterbook report disclosure --month 2026-10 --job acme-embed-1b-pretrain --format ai-act
+    """
+    from reports.disclosure import write_disclosure
+    if (month is None) == (period is None) or (job is None) == (model is None):
+        raise click.UsageError("give one of --month or --period, and one of --job or --model")
+    first, _, last = (period or f"{month}..{month}").partition("..")
+    con, _config = build_marts(warehouse, config_path)
+    for p in write_disclosure(con, (first, last or first), job, model, fmt, out):
+        click.echo(f"wrote {p}")
+
+
+@report.command("provider-carbon")
+@click.option("--month", required=True, help="Month, YYYY-MM.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default build/reports/<month>).")
+@warehouse_option
+@config_option
+@user_errors
+def report_provider_carbon(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
+    """The clouds' carbon exports (AWS CARBON_EMISSIONS, Google Carbon Footprint) line by line
+    beside meterbook's figures, with the difference and the class of explanation (CSV).
+
+    Example: meterbook report provider-carbon --month 2026-10 --out build/reports/2026-10
+    """
+    from reports.disclosure import write_provider_carbon
+    con, _config = build_marts(warehouse, config_path)
+    click.echo(f"wrote {write_provider_carbon(con, month, out or Path('build/reports') / month)}")
+
+
 @report.command("methodology")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("build/reports"), show_default=True,
               help="Output folder; the file is named by the reference data's hash.")

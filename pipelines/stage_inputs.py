@@ -10,7 +10,16 @@ from __future__ import annotations
 import duckdb
 
 from core.sql import model_over
-from core.units import G_PER_KG, MJ_PER_KWH, MONTHS_PER_YEAR, S_PER_H, TOKENS_PER_MILLION, UNITS_PER_THOUSAND, W_PER_KW
+from core.units import (
+    G_PER_KG,
+    H_PER_YEAR,
+    MJ_PER_KWH,
+    MONTHS_PER_YEAR,
+    S_PER_H,
+    TOKENS_PER_MILLION,
+    UNITS_PER_THOUSAND,
+    W_PER_KW,
+)
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
 
@@ -22,7 +31,7 @@ def config_variables(config: Config) -> dict[str, object]:
         "interval_s": config.interval_s, "gap_s": config.interval_s * config.gap_multiple,
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
         "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
-        "months_per_year": MONTHS_PER_YEAR,
+        "months_per_year": MONTHS_PER_YEAR, "h_per_year": H_PER_YEAR,
         "hourly_factor_type": config.hourly_factor_type,
     }
 

@@ -33,9 +33,11 @@ from schemas.findings_ranked import FindingsRanked
 from schemas.gpu_hours import GpuHours
 from schemas.host_workload_hours import HostWorkloadHours
 from schemas.host_workload_month import HostWorkloadMonth
+from schemas.job_disclosure_month import JobDisclosureMonth
 from schemas.job_month import JobMonth, TeamWorkMonth
 from schemas.market_basis_month import MarketBasisMonth
 from schemas.month_files import MonthFiles
+from schemas.provider_carbon_reconciliation import ProviderCarbonReconciliation
 from schemas.reconciliation import Reconciliation
 from schemas.run_month import RunMonth
 from schemas.team_audit_month import TeamAuditMonth
@@ -111,6 +113,8 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "team_day": TeamDay,
     "job_month": JobMonth,
     "team_work_month": TeamWorkMonth,
+    "job_disclosure_month": JobDisclosureMonth,
+    "provider_carbon_reconciliation": ProviderCarbonReconciliation,
     # the footprint audit's Python-built marts
     "team_audit_month": TeamAuditMonth,
     "team_sensitivity_month": TeamSensitivityMonth,

@@ -58,6 +58,8 @@ def inputs(root: Path) -> list[list[Path]]:
         shutil.rmtree(out / "dcgm")
         batches.append([out / "billing", out / "invoices", tel, out / "codecarbon", out / "disclosures", out / "work",
                         out / "grid", out / "instruments"])
+    # the clouds' own carbon figures for month one (provider_carbon_reconciliation)
+    batches[0].append(Path(__file__).parent / "data" / "provider_carbon" / "aws_carbon_emissions_demo_2026-10.csv")
     cur = next((root / MONTHS[0] / "billing").glob("cur-*.csv"))
     restated = root / "restated" / cur.name
     restated.parent.mkdir()

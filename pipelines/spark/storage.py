@@ -28,7 +28,7 @@ import duckdb
 from core.sql import read_sql, sql_files
 
 FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices",
-         "work_log", "grid_hours", "instruments")
+         "work_log", "grid_hours", "instruments", "provider_carbon")
 LINEAGE = ("source_files", "rejects", "row_findings", "findings")
 # The month a fact row belongs to (its partition): billing by billing period, like the marts.
 MONTH_OF = {
@@ -41,6 +41,7 @@ MONTH_OF = {
     "work_log": "date_format(start_utc, 'yyyy-MM')",
     "grid_hours": "date_format(hour_start, 'yyyy-MM')",
     "instruments": "date_format(period_start, 'yyyy-MM')",
+    "provider_carbon": "usage_month",
     # FOCUS columns as written: keyed by file and row like charges, no date of its own
     "charge_source_columns": "'none'",
 }

@@ -1,0 +1,70 @@
+-- Grain: month x job. What a model's disclosure needs about one job of the work log in one month
+-- (AI Act Annex XI 2(d)-(e), SPDX 3 AI energyConsumption, CycloneDX modelCard energy, SCI):
+-- the job_month figures summed over its teams and currencies (energy and CO2e sit on one
+-- currency row, so nothing is counted twice), its wall-clock window from the work log, and the
+-- embodied CO2e of the GPUs it held, amortized over their life (SCI's M):
+--   embodied_co2e_kg = GPU-hours x embodied kg per GPU / (lifetime years x hours a year),
+-- per GPU model (ref_embodied; gpu_embodied_kgco2e_unknown where the model is not in it); low
+-- from the low embodied figure over the longest life, high the other way round.
+-- energy_tier: measured (DCGM energy on every GPU-hour), estimated (billed hours or estimated
+-- energy in it), uncovered (no GPU time found).
+with jobs as (
+    select month, job_id,
+        mode_det(list(workload)) as workload, max(params) as params, max(active_params) as active_params,
+        string_agg(distinct precision, ', ' order by precision) as precision,
+        string_agg(distinct gpu_models, ', ' order by gpu_models) as gpu_models,
+        string_agg(distinct team, ', ' order by team) as teams,
+        sum(gpus) as gpus, dsum(gpu_hours) as gpu_hours, dsum(gpu_hours_estimated) as gpu_hours_estimated,
+        dsum(tokens) as tokens, dsum(requests) as requests, dsum(samples) as samples,
+        osum(work_flops) as work_flops,   -- 1e19 FLOPs lose digits cast to decimal(38, 12): doubles, summed in order
+        dsum(it_energy_kwh) as it_energy_kwh, dsum(it_energy_kwh_measured) as it_energy_kwh_measured,
+        dsum(facility_energy_kwh) as facility_energy_kwh,
+        dsum(facility_energy_kwh_low) as facility_energy_kwh_low,
+        dsum(facility_energy_kwh_high) as facility_energy_kwh_high,
+        dsum(co2e_kg) as co2e_kg, dsum(co2e_kg_low) as co2e_kg_low, dsum(co2e_kg_high) as co2e_kg_high,
+        dsum(co2e_market_kg) as co2e_market_kg,
+        case when bool_and(status = 'uncovered') then 'uncovered'
+             when bool_or(status = 'estimated') then 'estimated' else 'measured' end as energy_tier,
+        list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids
+    from job_month
+    group by all
+),
+
+windows as (
+    select month, job_id, min(piece_start) as start_utc, max(piece_end) as end_utc, sum(piece_s) as wall_clock_s
+    from int_job_windows
+    group by all
+),
+
+life as (
+    select value as years, low as years_low, high as years_high, coefficient_id as lifetime_id
+    from ref_assumptions where assumption_id = 'hardware_lifetime_years'
+),
+
+unknown_gpu as (
+    select value, low, high, coefficient_id from ref_assumptions where assumption_id = 'gpu_embodied_kgco2e_unknown'
+),
+
+embodied as (
+    select c.month, c.job_id,
+        dsum(c.gpu_hours * coalesce(e.value, u.value) / (l.years * getvariable('h_per_year'))) as embodied_co2e_kg,
+        dsum(c.gpu_hours * coalesce(e.low, u.low) / (l.years_high * getvariable('h_per_year'))) as embodied_co2e_kg_low,
+        dsum(c.gpu_hours * coalesce(e.high, u.high) / (l.years_low * getvariable('h_per_year'))) as embodied_co2e_kg_high,
+        list_sort(list_distinct(list_concat(list(coalesce(e.coefficient_id, u.coefficient_id)), [pick(l.lifetime_id)]))) as embodied_ids
+    from int_job_claims c
+    cross join life l
+    cross join unknown_gpu u
+    left join ref_embodied e on e.kind = 'gpu' and e.item = c.gpu_model
+    group by all
+)
+
+select
+    j.* exclude (assumption_ids),
+    w.start_utc, w.end_utc, w.wall_clock_s / getvariable('s_per_h') as wall_clock_h,
+    coalesce(e.embodied_co2e_kg, 0) as embodied_co2e_kg,
+    coalesce(e.embodied_co2e_kg_low, 0) as embodied_co2e_kg_low,
+    coalesce(e.embodied_co2e_kg_high, 0) as embodied_co2e_kg_high,
+    list_sort(list_distinct(list_concat(j.assumption_ids, coalesce(e.embodied_ids, [])))) as assumption_ids
+from jobs j
+left join windows w using (month, job_id)
+left join embodied e using (month, job_id)

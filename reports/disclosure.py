@@ -1,0 +1,208 @@
+"""`meterbook report disclosure`: the forms a model's trainer files, filled from the marts.
+
+One job (or the training jobs of a model) over a month or a period, from job_disclosure_month:
+  ai-act     EU AI Act Annex XI 2(d)-(e), in the Code of Practice Model Documentation Form's
+             terms (Training time; Amount of computation used for training; Amount of energy
+             used for training; Measurement methodology): Markdown and JSON
+  spdx       SPDX 3.0.1 ai_AIPackage with ai_energyConsumption (JSON-LD)
+  cyclonedx  CycloneDX 1.6 machine-learning-model component, modelCard environmental
+             considerations (energyConsumptions[])
+  sci        Software Carbon Intensity (ISO/IEC 21031:2024), SCI = (E x I + M) per R, with E, I,
+             M and R and their units: per training run, per million tokens, per 1,000 requests
+Every figure is a mart column or a ratio of two (core.quantity checks the units of each ratio).
+"""
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from core.csv_out import copy_csv, write_text
+from core.errors import InputError
+from core.quantity import Q
+from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
+
+FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
+SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
+          "facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low",
+          "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
+NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
+# the Model Documentation Form's training-time bands for national authorities, in months
+TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
+
+
+def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | None, model: str | None) -> dict[str, Any]:
+    """The job's (or the model's training jobs') mart figures over the months, summed."""
+    if model:
+        slug = model.lower().replace(" ", "-")
+        where, params = "(lower(job_id) = ? or lower(job_id) like ? || '-%') and workload = 'training'", [slug, slug]
+    else:
+        where, params = "job_id = ?", [job or ""]
+    sums = ", ".join(f"sum({c}) as {c}" for c in SUMMED)
+    cur = con.execute(f"""
+        select string_agg(distinct job_id, ', ' order by job_id) as jobs, min(month) as first_month, max(month) as last_month,
+            string_agg(distinct workload, ', ' order by workload) as workload, max(params) as params,
+            string_agg(distinct gpu_models, ', ' order by gpu_models) as gpu_models, max(gpus) as gpus,
+            min(start_utc) as start_utc, max(end_utc) as end_utc,
+            case when bool_or(energy_tier = 'estimated') then 'estimated' when bool_and(energy_tier = 'uncovered') then 'uncovered'
+                 else 'measured' end as energy_tier,
+            list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids, count(*) as rows, {sums}
+        from job_disclosure_month where month between ? and ? and {where}""", [*months, *params])
+    row = dict(zip([d[0] for d in cur.description], cur.fetchone() or ()))
+    if not row.get("rows"):
+        what = f"model {model}" if model else f"job {job}"
+        raise InputError(Path("job_disclosure_month"), f"no work-log job for {what}", f"months {months[0]} to {months[1]}",
+                         "Name a job_id of the work log (meterbook export jobs lists them) and a month it ran in")
+    return row
+
+
+def sci(row: dict[str, Any]) -> dict[str, Any]:
+    """SCI = (E x I + M) / R for each functional unit, with its range; E facility kWh, I the
+    location-based intensity the job's energy was converted with (its CO2e over its kWh), M the
+    GPUs' amortized embodied CO2e. Low and high combine the low and the high ends."""
+    e = Q.of(row["facility_energy_kwh"], "kWh")
+    out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"}, "M": {"value": row["embodied_co2e_kg"], "unit": "kg CO2e"}}
+    if row["facility_energy_kwh"]:
+        out["I"] = {"value": (Q.of(row["co2e_kg"], "kg") / e).to("g/kWh"), "unit": "g CO2e/kWh"}
+    units = [("per training run", Q.of(1, "run"), "g/run", "g CO2e per training run"),
+             ("per million tokens", Q.of(row["tokens"] or 0, "token"), "g/Mtok", "g CO2e per million tokens"),
+             ("per 1,000 requests", Q.of(row["requests"] or 0, "request"), "g/krequest", "g CO2e per 1,000 requests")]
+    scores = []
+    for name, r, unit, label in units:
+        if not r.base:
+            continue
+        score = {}
+        for end, co2e, m in (("value", "co2e_kg", "embodied_co2e_kg"), ("low", "co2e_kg_low", "embodied_co2e_kg_low"),
+                             ("high", "co2e_kg_high", "embodied_co2e_kg_high")):
+            # E x I is the job's operational CO2e itself: the mart's figure, not a product redone here
+            score[end] = ((Q.of(row[co2e], "kg") + Q.of(row[m], "kg")) / r).to(unit)
+        scores.append({"functional_unit": name, "R": r.to(unit.split("/")[1]), "unit": label, **score})
+    out["scores"] = scores
+    return out
+
+
+def sig2(x: float | None) -> str:
+    """At least two significant figures, as the Model Documentation Form asks (e.g. 3.3e+20)."""
+    return "N/A" if x is None else f"{x:.2e}"
+
+
+def ai_act(row: dict[str, Any]) -> dict[str, Any]:
+    days = (row["wall_clock_h"] or 0) / H_PER_DAY
+    months = (row["wall_clock_h"] or 0) / (H_PER_YEAR / MONTHS_PER_YEAR)
+    band = next((b for limit, b in TRAINING_TIME_BANDS if months < limit), "more than 6 months")
+    energy_mwh = Q.of(row["facility_energy_kwh"], "kWh").to("MWh")
+    method = ("measured: DCGM GPU energy counters on every GPU-hour, times the data centre's PUE"
+              if row["energy_tier"] == "measured" else
+              "estimated in part: GPU-hours without telemetry at an assumed share of TDP, times the data centre's PUE")
+    return {
+        "Training time": {"wall_clock_days": days, "hardware_days": (row["gpu_hours"] or 0) / H_PER_DAY, "band": band,
+                          "from": str(row["start_utc"]), "to": str(row["end_utc"]), "hardware": row["gpu_models"]},
+        "Amount of computation used for training": {"flop": row["work_flops"], "written": sig2(row["work_flops"]),
+                                                    "order_of_magnitude": _magnitude(row["work_flops"])},
+        "Measurement methodology (computation)": "estimated: FLOPs per parameter and token (6 for training) x parameters "
+                                                 "x tokens, from the work log",
+        "Amount of energy used for training": {"mwh": energy_mwh, "written": sig2(energy_mwh),
+                                               "mwh_low": Q.of(row["facility_energy_kwh_low"], "kWh").to("MWh"),
+                                               "mwh_high": Q.of(row["facility_energy_kwh_high"], "kWh").to("MWh"),
+                                               "tier": row["energy_tier"]},
+        "Measurement methodology (energy)": f"{method}; range over the PUE and power assumptions",
+        "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"), "co2e_market_t": Q.of(row["co2e_market_kg"] or 0, "kg").to("t"),
+        "assumption_ids": row["assumption_ids"],
+    }
+
+
+def spdx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
+    kwh = row["facility_energy_kwh"]
+    return {"@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld", "@graph": [
+        {"type": "CreationInfo", "@id": "_:creationinfo", "specVersion": "3.0.1", "created": _created(row),
+         "createdBy": [f"{doc_id}#meterbook"]},
+        # createdBy takes an Agent: meterbook writes the document as a software agent
+        {"type": "SoftwareAgent", "spdxId": f"{doc_id}#meterbook", "creationInfo": "_:creationinfo", "name": "meterbook"},
+        {"type": "ai_AIPackage", "spdxId": f"{doc_id}#model", "creationInfo": "_:creationinfo", "name": row["jobs"],
+         "software_primaryPurpose": "model", "software_packageVersion": f"{row['first_month']}..{row['last_month']}",
+         "releaseTime": _created(row),
+         "comment": f"energy {row['energy_tier']}, facility kWh range {row['facility_energy_kwh_low']:.6g} to "
+                    f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based)",
+         "ai_energyConsumption": {"type": "ai_EnergyConsumption", "ai_trainingEnergyConsumption": [
+             {"type": "ai_EnergyConsumptionDescription", "ai_energyQuantity": f"{kwh:.6f}", "ai_energyUnit": "kilowattHour"}]}},
+    ]}
+
+
+def cyclonedx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
+    props = [{"name": f"meterbook:{c}", "value": f"{row[c]:.6f}"} for c in
+             ("facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg_low", "co2e_kg_high")]
+    props.append({"name": "meterbook:energy_tier", "value": row["energy_tier"]})
+    return {"bomFormat": "CycloneDX", "specVersion": "1.6", "serialNumber": f"urn:uuid:{uuid.uuid5(NAMESPACE, doc_id)}",
+            "version": 1, "metadata": {"timestamp": _created(row), "tools": {"components": [{"type": "application", "name": "meterbook"}]}},
+            "components": [{"type": "machine-learning-model", "bom-ref": "model", "name": row["jobs"], "modelCard": {
+                "considerations": {"environmentalConsiderations": {"energyConsumptions": [{
+                    "activity": "training",
+                    "energyProviders": [{"organization": {"name": "the data centres' grid supply (location-based)"},
+                                         "energySource": "unknown",
+                                         "energyProvided": {"value": row["facility_energy_kwh"], "unit": "kWh"}}],
+                    "activityEnergyCost": {"value": row["facility_energy_kwh"], "unit": "kWh"},
+                    "co2CostEquivalent": {"value": Q.of(row["co2e_kg"], "kg").to("t"), "unit": "tCO2eq"},
+                    "properties": props}]}}}}]}
+
+
+def _magnitude(x: float | None) -> str:
+    return f"1e{math.floor(math.log10(x))}" if x else "N/A"
+
+
+def _created(row: dict[str, Any]) -> str:
+    # the document's date is the data's (the end of the job's last window): the same bytes on every run
+    return str(row["end_utc"] or f"{row['last_month']}-01").replace(" ", "T")[:19] + "Z"
+
+
+def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
+    t, c, e = form["Training time"], form["Amount of computation used for training"], form["Amount of energy used for training"]
+    lines = [f"# {name}: compute and energy (AI Act Annex XI 2(d)-(e))", "",
+             f"- Training time: {t['wall_clock_days']:.2f} days wall clock ({t['band']}), {t['hardware_days']:.2f} "
+             f"hardware-days on {t['hardware']}, {t['from']} to {t['to']}",
+             f"- Amount of computation used for training: {c['written']} FLOP",
+             f"- Measurement methodology: {form['Measurement methodology (computation)']}",
+             f"- Amount of energy used for training: {e['written']} MWh (range {e['mwh_low']:.2e} to {e['mwh_high']:.2e}), {e['tier']}",
+             f"- Measurement methodology: {form['Measurement methodology (energy)']}",
+             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, {form['co2e_market_t']:.4f} t market-based", "",
+             "## SCI (ISO/IEC 21031:2024): SCI = (E x I + M) per R", ""]
+    if "I" in score:
+        lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.4f} kg CO2e")
+    lines += ["", "| functional unit | R | SCI | low | high | unit |", "|---|---|---|---|---|---|"]
+    lines += [f"| {s['functional_unit']} | {s['R']:.6g} | {s['value']:.4g} | {s['low']:.4g} | {s['high']:.4g} | {s['unit']} |"
+              for s in score["scores"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | None, model: str | None,
+                     fmt: str, out: Path) -> list[Path]:
+    row = subject(con, months, job, model)
+    name = model or job or ""
+    doc_id = f"urn:meterbook:disclosure:{name}:{months[0]}..{months[1]}"
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / name
+    if fmt == "ai-act":
+        form = ai_act(row)
+        return [write_text(Path(f"{stem}.ai-act.json"), json.dumps(form, indent=2, default=str) + "\n"),
+                write_text(Path(f"{stem}.ai-act.md"), markdown(name, form, sci(row)))]
+    if fmt == "sci":
+        return [write_text(Path(f"{stem}.sci.json"), json.dumps(sci(row), indent=2) + "\n")]
+    doc = spdx(row, doc_id) if fmt == "spdx" else cyclonedx(row, doc_id)
+    return [write_text(Path(f"{stem}.{'spdx' if fmt == 'spdx' else 'cdx'}.json"), json.dumps(doc, indent=2) + "\n")]
+
+
+RECONCILIATION_COLUMNS = ("provider", "month", "account_id", "payer_account_id", "service", "region", "model_version",
+                          "provider_co2e_location_kg", "co2e_kg_low", "co2e_kg", "co2e_kg_high", "difference_location_kg",
+                          "location_in_range", "provider_co2e_market_kg", "co2e_market_kg_low", "co2e_market_kg",
+                          "co2e_market_kg_high", "difference_market_kg", "market_in_range", "gap_class", "finding")
+
+
+def write_provider_carbon(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> Path:
+    """The month's provider_carbon_reconciliation rows as a CSV, line by line."""
+    out.mkdir(parents=True, exist_ok=True)
+    query = (f"select {', '.join(RECONCILIATION_COLUMNS)} from provider_carbon_reconciliation where month = ? "
+             "order by provider, account_id, service, region")
+    return copy_csv(con, query, [month], out / f"provider-carbon-{month}.csv")

@@ -1,0 +1,47 @@
+"""Contract of `job_disclosure_month` (grain: month x job): a job's compute, energy and CO2e as a
+model disclosure states them (AI Act Annex XI, SPDX 3 AI, CycloneDX 1.6, SCI). Ranges are
+interval bounds, so low <= value <= high; the figures are job_month's summed over its teams."""
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from schemas.allocation_lines import MONTH
+from schemas.job_month import STATUSES, _ordered
+from schemas.work_log import WORKLOADS
+
+
+class JobDisclosureMonth(pa.DataFrameModel):
+    month: str = pa.Field(str_matches=MONTH, description="YYYY-MM")
+    job_id: str = pa.Field(description="the work log's job id")
+    workload: str = pa.Field(isin=WORKLOADS)
+    energy_tier: str = pa.Field(isin=STATUSES, description="measured, estimated or uncovered (job_month status)")
+    gpu_hours: float = pa.Field(ge=0)
+    work_flops: float = pa.Field(nullable=True, ge=0, description="FLOPs per parameter and token x active parameters x tokens")
+    wall_clock_h: float = pa.Field(nullable=True, ge=0, description="hours of the job's windows in the month")
+    facility_energy_kwh: float = pa.Field(ge=0)
+    facility_energy_kwh_low: float = pa.Field(ge=0)
+    facility_energy_kwh_high: float = pa.Field(ge=0)
+    co2e_kg: float = pa.Field(ge=0, description="location-based")
+    co2e_kg_low: float = pa.Field(ge=0)
+    co2e_kg_high: float = pa.Field(ge=0)
+    embodied_co2e_kg: float = pa.Field(ge=0, description="GPU embodied CO2e amortized over the GPU-hours (SCI M)")
+    embodied_co2e_kg_low: float = pa.Field(ge=0)
+    embodied_co2e_kg_high: float = pa.Field(ge=0)
+
+    class Config:
+        coerce = True
+        strict = False
+        unique = ["month", "job_id"]
+
+    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
+    def energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        return _ordered(df, *columns)
+
+    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
+    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        return _ordered(df, *columns)
+
+    @pa.dataframe_check(columns=["embodied_co2e_kg_low", "embodied_co2e_kg", "embodied_co2e_kg_high"])
+    def embodied_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        return _ordered(df, *columns)
