@@ -130,11 +130,16 @@ class FocusReader(BillingReader):
                        select ?, row_number, _source_columns from _staged
                        anti join (select distinct row_number from _rejects) r using (row_number)""", [file_id])
         loaded = "from _staged anti join (select distinct row_number from _rejects) r using (row_number)"
+        # AllocatedMethodDetails: {"Elements": [{"AllocatedRatio", "UsageUnit", "UsageQuantity"}]}
         con.execute(f"""insert into focus_allocations
                         select ?, row_number, _allocated_method_id, _allocated_resource_id, _allocated_resource_name,
-                               _allocated_ratio, _allocated_usage_quantity, _allocated_usage_unit, _allocated_tags,
-                               _allocated_method_details
-                        {loaded} where _allocated_method_id is not null""", [file_id])
+                               list_sum(list_transform(json_extract(d, '$.Elements[*].AllocatedRatio'), lambda x: try_cast(x as double))),
+                               list_sum(list_transform(json_extract(d, '$.Elements[*].UsageQuantity'), lambda x: try_cast(x as double))),
+                               case when len(list_distinct(json_extract_string(d, '$.Elements[*].UsageUnit'))) = 1
+                                    then json_extract_string(d, '$.Elements[*].UsageUnit')[1] end,
+                               _allocated_tags, _allocated_method_details
+                        from (select *, case when json_valid(_allocated_method_details) then _allocated_method_details end as d
+                              {loaded} where _allocated_method_id is not null)""", [file_id])
         # ContractApplied: {"Elements": [{"ContractId", "ContractCommitmentId", "ContractCommitmentAppliedCost" |
         # "ContractCommitmentAppliedQuantity", "ContractCommitmentAppliedUnit"}]}
         con.execute(f"""insert into charge_contracts

@@ -3,21 +3,11 @@
 -- and row_number. Grain: one row per data row.
 -- FOCUS 1.3 split cost allocation: an allocated row (AllocatedMethodId set) repeats its origin
 -- charge's dimensions and carries a share of its costs; the reader finds an origin charge the
--- file also has and keeps it out of charges (sources/focus.py). No window here: the rows must
--- stay in file order, they are numbered by it.
+-- file also has and keeps it out of charges, and reads the JSON of AllocatedMethodDetails and
+-- ContractApplied when it loads them (sources/focus.py). No window here: the rows must stay in
+-- file order, they are numbered by it.
 with source as (
     select * from raw_focus
-),
-
-split as (
-    select
-        *,
-        -- AllocatedMethodDetails: {"Elements": [{"AllocatedRatio", "UsageUnit", "UsageQuantity"}]}
-        case when json_valid(AllocatedMethodDetails) then {
-            'ratio': list_transform(json_extract(AllocatedMethodDetails, '$.Elements[*].AllocatedRatio'), lambda x: try_cast(x as double)),
-            'quantity': list_transform(json_extract(AllocatedMethodDetails, '$.Elements[*].UsageQuantity'), lambda x: try_cast(x as double)),
-            'unit': json_extract_string(AllocatedMethodDetails, '$.Elements[*].UsageUnit')} end as _details
-    from source
 ),
 
 typed as (
@@ -54,9 +44,6 @@ typed as (
         -- FOCUS 1.3: the split a provider made, and the commitments a charge drew on
         AllocatedMethodId as _allocated_method_id,
         AllocatedMethodDetails as _allocated_method_details,
-        list_sum(_details.ratio) as _allocated_ratio,
-        list_sum(_details.quantity) as _allocated_usage_quantity,
-        case when len(list_distinct(_details.unit)) = 1 then _details.unit[1] end as _allocated_usage_unit,
         AllocatedResourceId as _allocated_resource_id,
         AllocatedResourceName as _allocated_resource_name,
         try_cast(json_text(AllocatedTags)::json as map(varchar, varchar)) as _allocated_tags,
@@ -66,7 +53,7 @@ typed as (
         BilledCost as _billed_cost, EffectiveCost as _effective_cost, ListCost as _list_cost,
         ChargePeriodStart as _cps, ChargePeriodEnd as _cpe, ConsumedQuantity as _cq, Tags as _tags,
         AllocatedTags as _atags, _fields
-    from split
+    from source
 )
 
 select
