@@ -147,3 +147,14 @@ def test_invoice_detail_with_a_bad_part_rejects_the_whole_invoice(tmp_path):
     assert query(wh, "select invoice_id from invoices") == [("INV-2026-05-0002",)]
     assert query(wh, "select row_number, check_name from rejects order by 1, 2") == [
         (1, "invoice_part_rejected"), (2, "parses_as_decimal")]
+
+
+def test_provider_split_gives_allocated_rows_the_team_of_their_allocated_tags(tmp_path):
+    wh = tmp_path / "wh.duckdb"
+    ingest_json(wh, ORIGIN_AND_ALLOCATED)
+    res = CliRunner().invoke(main, ["build", "--warehouse", str(wh)])
+    assert res.exit_code == 0, res.output
+    assert query(wh, "select row_number, team, team_source from int_charges_teams order by 1") == [
+        (2, "research", "provider_split:team"), (3, "search", "provider_split:team"),
+        (4, "unallocated", "none"), (5, "unallocated", "none")]
+    assert query(wh, "select sum(billed_cost) from team_month") == [(ORIGIN_BILLED + Decimal("10.00"),)]

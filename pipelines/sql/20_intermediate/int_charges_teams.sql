@@ -1,6 +1,7 @@
 -- Charges with their team, how it was resolved, their allocation category and source group.
--- Resolution, first hit wins: billing tag keys in priority order, then [[teams.rules]] in file
--- order, then [teams.accounts] (sub account before billing account). Rules come before accounts
+-- Resolution, first hit wins: the provider's split (the AllocatedTags of a FOCUS 1.3 allocated
+-- row, focus_allocations: team_source provider_split:<key>), billing tag keys in priority order,
+-- then [[teams.rules]] in file order, then [teams.accounts] (sub account before billing account). Rules come before accounts
 -- because a rule names something narrower (a tag value, a service) than a whole account.
 -- Nothing is dropped: a charge no step resolves keeps team = the unallocated name, and its
 -- category says which [allocation] rule distributes it (allocation_lines keeps it visible).
@@ -11,10 +12,14 @@ with base as (
         list_filter(
             list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(c.tags[k])}),
             lambda x: x.value is not null)[1] as tag_hit,
+        list_filter(
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(a.allocated_tags[k])}),
+            lambda x: x.value is not null)[1] as split_hit,
         strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
         lower(c.provider) || ':' || c.region as zone,
         coalesce(c.sub_account_id, c.billing_account_id) as account
     from charges c
+    left join focus_allocations a using (file_id, row_number)
 ),
 
 rule_hits as (
@@ -29,8 +34,9 @@ rule_hits as (
 resolved as (
     select
         b.*,
-        coalesce(b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
-        case when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
+        coalesce(b.split_hit.value, b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
+        case when b.split_hit.value is not null then 'provider_split:' || b.split_hit.key
+             when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
              when rh.team is not null then 'rule:' || (rh.ord + 1)
              when coalesce(sa.team, ba.team) is not null then 'account'
              else 'none' end as team_source
@@ -54,7 +60,7 @@ categorised as (
 )
 
 select
-    * exclude (tag_hit),
+    * exclude (tag_hit, split_hit),
     coalesce(resolved_team, getvariable('unallocated')) as team,
     concat_ws('|', 'charge', alloc_category, billing_currency, 'account=' || coalesce(account, ''),
               coalesce('resource=' || resource_id, 'service=' || coalesce(service_name, '')),
