@@ -6,20 +6,29 @@
 -- Nothing is dropped: a charge no step resolves keeps team = the unallocated name, and its
 -- category says which [allocation] rule distributes it (allocation_lines keeps it visible).
 -- Variables: tag_keys, unallocated. Tables: cfg_team_rules, cfg_account_teams.
-with base as (
+with split_hits as (
+    select
+        file_id, row_number,
+        list_filter(
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(allocated_tags[k])}),
+            lambda x: x.value is not null)[1] as hit
+    from focus_allocations
+),
+
+splits as (
+    select file_id, row_number, hit.value as split_team, hit.key as split_key from split_hits
+),
+
+base as (
     select
         c.*,
         list_filter(
             list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(c.tags[k])}),
             lambda x: x.value is not null)[1] as tag_hit,
-        list_filter(
-            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(a.allocated_tags[k])}),
-            lambda x: x.value is not null)[1] as split_hit,
         strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
         lower(c.provider) || ':' || c.region as zone,
         coalesce(c.sub_account_id, c.billing_account_id) as account
     from charges c
-    left join focus_allocations a using (file_id, row_number)
 ),
 
 rule_hits as (
@@ -34,13 +43,14 @@ rule_hits as (
 resolved as (
     select
         b.*,
-        coalesce(b.split_hit.value, b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
-        case when b.split_hit.value is not null then 'provider_split:' || b.split_hit.key
+        coalesce(s.split_team, b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
+        case when s.split_team is not null then 'provider_split:' || s.split_key
              when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
              when rh.team is not null then 'rule:' || (rh.ord + 1)
              when coalesce(sa.team, ba.team) is not null then 'account'
              else 'none' end as team_source
     from base b
+    left join splits s using (file_id, row_number)
     left join rule_hits rh using (file_id, row_number, charge_line)
     left join cfg_account_teams sa on sa.account = b.sub_account_id
     left join cfg_account_teams ba on ba.account = b.billing_account_id
@@ -60,7 +70,7 @@ categorised as (
 )
 
 select
-    * exclude (tag_hit, split_hit),
+    * exclude (tag_hit),
     coalesce(resolved_team, getvariable('unallocated')) as team,
     concat_ws('|', 'charge', alloc_category, billing_currency, 'account=' || coalesce(account, ''),
               coalesce('resource=' || resource_id, 'service=' || coalesce(service_name, '')),

@@ -8,7 +8,7 @@
 -- Only months with charges are judged: a month not loaded is not a month unused.
 with commitments as (
     select * from contract_commitments
-    qualify row_number() over (partition by contract_commitment_id order by file_id desc, row_number) = 1
+    qualify row_number() over (partition by contract_commitment_id order by file_id desc, row_number asc) = 1
 ),
 
 charge_months as (
