@@ -140,3 +140,8 @@ create or replace temp macro charge_part(rule) as
          when rule like 'idle:%' then 'idle'
          when rule like 'credits:%' then 'credits'
          else 'shared' end;
+-- A FOCUS JSON column (ContractApplied, AllocatedMethodDetails) that is not JSON: loaded, noted.
+create or replace temp macro json_note(col, raw) as case
+    when raw is not null and trim(raw) <> '' and not json_valid(raw) then
+    {'column_name': col, 'check_name': 'json_not_parsed', 'value': left(raw, 200),
+     'message': col || ' is not JSON; the row is loaded without it'} end;

@@ -1,11 +1,25 @@
 -- Charges with their team, how it was resolved, their allocation category and source group.
--- Resolution, first hit wins: billing tag keys in priority order, then [[teams.rules]] in file
--- order, then [teams.accounts] (sub account before billing account). Rules come before accounts
+-- Resolution, first hit wins: the provider's split (the AllocatedTags of a FOCUS 1.3 allocated
+-- row, focus_allocations: team_source provider_split:<key>), billing tag keys in priority order,
+-- then [[teams.rules]] in file order, then [teams.accounts] (sub account before billing account). Rules come before accounts
 -- because a rule names something narrower (a tag value, a service) than a whole account.
 -- Nothing is dropped: a charge no step resolves keeps team = the unallocated name, and its
 -- category says which [allocation] rule distributes it (allocation_lines keeps it visible).
 -- Variables: tag_keys, unallocated. Tables: cfg_team_rules, cfg_account_teams.
-with base as (
+with split_hits as (
+    select
+        file_id, row_number,
+        list_filter(
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(allocated_tags[k])}),
+            lambda x: x.value is not null)[1] as hit
+    from focus_allocations
+),
+
+splits as (
+    select file_id, row_number, hit.value as split_team, hit.key as split_key from split_hits
+),
+
+base as (
     select
         c.*,
         list_filter(
@@ -29,12 +43,14 @@ rule_hits as (
 resolved as (
     select
         b.*,
-        coalesce(b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
-        case when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
+        coalesce(s.split_team, b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
+        case when s.split_team is not null then 'provider_split:' || s.split_key
+             when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
              when rh.team is not null then 'rule:' || (rh.ord + 1)
              when coalesce(sa.team, ba.team) is not null then 'account'
              else 'none' end as team_source
     from base b
+    left join splits s using (file_id, row_number)
     left join rule_hits rh using (file_id, row_number, charge_line)
     left join cfg_account_teams sa on sa.account = b.sub_account_id
     left join cfg_account_teams ba on ba.account = b.billing_account_id

@@ -366,3 +366,5 @@ from low_mfu_jobs
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
 from market_findings
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids from int_commitment_findings
