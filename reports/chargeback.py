@@ -5,6 +5,7 @@ step, `meterbook build`, writes them): every figure here is computed once, in SQ
 """
 from __future__ import annotations
 
+import copy
 import gc
 import hashlib
 import json
@@ -196,12 +197,13 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     resources = _by_team(rows_as_dicts(con, """select * from team_resource_month where month = ?
         and (effective_cost <> 0 or billed_cost <> 0 or gpu_hours <> 0 or facility_energy_kwh <> 0)
         order by team, resource_id is null, effective_cost desc, resource_id""", [month]))
+    files = team_files(con, month)
     ns_days = _by_team(rows_as_dicts(con, """select * from team_namespace_day where month = ?
         order by team, day, namespace""", [month]))
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
                   | {"resources": resources.get(t["team"], []), "namespace_days": ns_days.get(t["team"], [])[:STATEMENT_DAYS],
                      "namespace_days_more": max(len(ns_days.get(t["team"], [])) - STATEMENT_DAYS, 0),
-                     "coverage": coverage.get(t["team"])}
+                     "coverage": coverage.get(t["team"]), "files": files.get(t["team"], [])}
                   for t in teams]
     return {
         "month": month,
@@ -268,28 +270,70 @@ def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dic
     return rows_as_dicts(con, f"select * from ({union}) where coefficient_id in (select unnest(?::varchar[])) order by 1", [ids])
 
 
-def _provenance_json(ctx: dict[str, Any]) -> str:
-    files = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
-             for f in ctx["quality"]["file_list"]]
-    return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": files}, indent=2, default=str)
+def _provenance_json(ctx: dict[str, Any], files: list[dict] | None = None) -> str:
+    """The chargeback's provenance: every file of the month. A statement's (`files` given): only
+    the files behind its team's lines, by file name and sha256, and the config by file name, so a
+    statement names no folder, and no other team's host or account by its files."""
+    if files is None:
+        listed = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
+                  for f in ctx["quality"]["file_list"]]
+        return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": listed}, indent=2, default=str)
+    prov = dict(ctx["provenance"], config_path=ctx["provenance"]["config_path"] and Path(ctx["provenance"]["config_path"]).name)
+    return json.dumps({**prov, "month": ctx["month"], "source_files": files}, indent=2, default=str)
 
 
-def attachments(ctx: dict[str, Any], teams: list[dict], name: str) -> dict[str, tuple[str, str]]:
+def attachments(ctx: dict[str, Any], teams: list[dict], name: str, files: list[dict] | None = None) -> dict[str, tuple[str, str]]:
     return {
         f"{name}.csv": (csv_text(teams, CSV_COLUMNS + ctx["extra_columns"]), "Per-team figures behind the tables, exact amounts"),
         "assumptions.csv": (csv_text(ctx["assumptions"], ASSUMPTION_COLUMNS), "Coefficients and assumptions the estimates used"),
-        "provenance.json": (_provenance_json(ctx), "Warehouse hash, assumptions version, source files with sha256"),
+        "provenance.json": (_provenance_json(ctx, files), "Warehouse hash, assumptions version, source files with sha256"),
     }
+
+
+def team_files(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+    """Per team, the input files its allocation lines rest on (allocation_day's source file), by
+    file name and sha256: what a statement's provenance lists."""
+    rows = rows_as_dicts(con, """
+        select a.team, f.path, f.sha256, f.kind, f.rows_loaded
+        from (select distinct team, source_sha256 from allocation_day where month = ?) a
+        join source_files f on f.sha256 = a.source_sha256 and f.status = 'loaded'
+        order by a.team, f.sha256""", [month])
+    return {team: [{"file": Path(f.pop("path")).name, **f} for f in files] for team, files in _by_team(rows).items()}
+
+
+# Units of a finding's figure that are an amount of the resource, split like its cost when the
+# resource is shared (a rate, a ratio or a payback time is the same for every payer).
+SHARED_UNITS = ("h",)
+
+
+def statement_findings(found: list[dict], team: str) -> list[dict]:
+    """A team's findings as its statement shows them: a finding on a GPU or job (its subject is not
+    the resource) is its workload team's alone; a finding on a resource is each paying team's, at
+    its share of the amounts, never naming the other payers."""
+    out = []
+    for f in found:
+        payers = {p["team"]: p["share"] for p in f.get("paying_teams") or []}
+        on_part = bool(f.get("resource_id")) and f.get("subject") != f.get("resource_id")
+        if f.get("team") and (on_part or not payers):
+            share = 1.0 if f["team"] == team else None
+        else:
+            # the teams charged for the resource, not the tag on its charges
+            share = payers.get(team) if payers else (1.0 if team in (f.get("paying_team"), f.get("team")) else None)
+        if share is None:
+            continue
+        mine = dict(f, paying_team=team, paying_teams=[{"team": team, "share": share}])
+        if share < 1:
+            for k in ("cost_usd", "energy_kwh") + (("value",) if f.get("unit") in SHARED_UNITS else ()):
+                mine[k] = None if f.get(k) is None else f[k] * share
+            mine["detail"] = f"this team's share, {round(share * 100)} % of the resource's cost. {f.get('detail') or ''}".strip()
+        out.append(mine)
+    return out
 
 
 def statement_file(team: str) -> str:
     """A safe, unique file name for a team's statement: team names are user text (tags)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", team).strip("-.")[:40] or "team"
     return f"{slug}-{hashlib.sha256(team.encode()).hexdigest()[:8]}.pdf"
-
-
-def _pays(finding: dict, team: str) -> bool:
-    return team in {p["team"] for p in finding.get("paying_teams") or []} or team in (finding.get("paying_team"), finding.get("subject"))
 
 
 def statement_hash(ctx: dict[str, Any], page: dict[str, Any]) -> str:
@@ -306,7 +350,7 @@ def _statement_data(ctx: dict[str, Any]) -> None:
     for i, page in enumerate(ctx["team_pages"]):
         name, ids = page["team"]["team"], set(page["team"]["assumption_ids"] or [])
         page["index"] = i
-        page["findings"] = [f for f in everything if _pays(f, name)]
+        page["findings"] = statement_findings(everything, name)
         page["assumptions"] = [a for a in ctx["assumptions"] if a["coefficient_id"] in ids]
         page["hash"] = statement_hash(ctx, page)
 
@@ -355,8 +399,11 @@ def _render_part(args: tuple) -> list[Path]:
             sctx = {**ctx, "assumptions": p["assumptions"]}
             spath = path.parent.parent / "teams" / statement_file(team["team"])
             spath.parent.mkdir(parents=True, exist_ok=True)
-            written.append(write_pdf(doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"]),
-                                     spath, created, attachments(sctx, [team], "statement")))
+            statement = doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"])
+            # a statement is one team's: its title says which (the copy would share the report's)
+            statement.metadata = copy.copy(doc.metadata)
+            statement.metadata.title = f"GPU chargeback {ctx['month']} — {team['team']}"
+            written.append(write_pdf(statement, spath, created, attachments(sctx, [team], "statement", p["files"])))
     return written
 
 
