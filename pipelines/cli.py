@@ -276,7 +276,9 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     out = out or Path("build/reports") / (month or "audit")
     # a month's team footprints read the marts; disclosures alone need no build
     if month:
+        from reports.chargeback import require_month
         con, config = build_marts(warehouse, config_path)
+        require_month(con, month)   # refused as the chargeback refuses it
     else:
         con = _open(warehouse)
         config = _effective_config(con, config_path)[0]

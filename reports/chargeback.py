@@ -22,6 +22,7 @@ import duckdb
 from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
+from core.sql import one_row
 from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
@@ -29,7 +30,7 @@ from reports.carbon import carbon_context
 from reports.job_economics import job_economics
 from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
-from reports.render import TEMPLATES, csv_text, environment, write_pdf
+from reports.render import TEMPLATES, csv_text, environment, rounding_line, write_pdf
 
 CSV_COLUMNS = [
     "month", "team", "currency", "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed",
@@ -162,15 +163,21 @@ def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str],
     return labels, values
 
 
-def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
-    """Everything the chargeback shows for a month, read from the marts the build step wrote."""
+def require_month(con: duckdb.DuckDBPyConnection, month: str) -> None:
+    """A month's report needs the month in the marts: every monthly report (chargeback, a month's
+    audit) refuses an empty month with this one error, rather than print a report of nothing."""
     check_month(month)
-    teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
-    if not teams:
+    if not one_row(con, "select count(*) from team_month where month = ?", [month])[0]:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
         raise InputError(f"--month {month}", "no charges or telemetry for this month",
                          f"months in the warehouse: {', '.join(months) or 'none'}",
                          "Ingest the month's billing exports first, or pick one of those months")
+
+
+def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
+    """Everything the chargeback shows for a month, read from the marts the build step wrote."""
+    require_month(con, month)
+    teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
     currencies = sorted({t["currency"] for t in teams if t["currency"]})
     if len(currencies) > 1:
         raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
@@ -219,6 +226,8 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "other_columns": [c for c in extra_cols if c not in SPLIT_BY_CATEGORY and c != "billed_cost_prev_month"
                           and c not in {k for k, *_ in TEAM_ECONOMICS + TEAM_CHANGES}],
         "totals": totals,
+        # the team rows are rounded one by one: what they miss of the rounded total, printed as a row
+        "rounding": rounding_line(teams, ("billed_cost", "effective_cost")),
         "util_mean": util,
         "telemetry_coverage": coverage_fleet,
         "fleet": telemetry[0] if telemetry else None,
