@@ -8,42 +8,28 @@
 --                         back the purchase. Purchase price per GPU by GPU model and server type
 --                         (capital_costs.csv), else the generic owned_capex_usd_per_gpu
 -- The three are alternatives for one resource: findings_ranked counts only the largest.
-with a as (
-    select assumption_id, value, low, high, coefficient_id from ref_assumptions
-),
-
-param as (
-    select a.assumption_id, coalesce(f.value, a.value) as value, a.coefficient_id
-    from a left join cfg_findings f on 'findings_' || f.param = a.assumption_id
+with param as (
+    select assumption_id, value, low, high, coefficient_id from int_findings_params
 ),
 
 thr as (
-    select
-        (select value from param where assumption_id = 'findings_material_share_of_gpu_cost') as material_share,
-        (select value from param where assumption_id = 'findings_material_min_cost_usd') as material_usd,
-        (select value from a where assumption_id = 'hardware_lifetime_years') * getvariable('months_per_year') as life_months,
-        (select list(coefficient_id order by assumption_id) from param
-         where assumption_id in ('findings_material_share_of_gpu_cost', 'findings_material_min_cost_usd')) as material_ids
+    select ms.value as material_share, mu.value as material_usd, life.value * getvariable('months_per_year') as life_months,
+        [mu.coefficient_id, ms.coefficient_id] as material_ids
+    from (select * from param where assumption_id = 'findings_material_share_of_gpu_cost') ms
+    cross join (select * from param where assumption_id = 'findings_material_min_cost_usd') mu
+    cross join (select * from param where assumption_id = 'hardware_lifetime_years') life
 ),
 
 coef as (
-    select
-        max(value) filter (where assumption_id = 'savings_plan_discount_gpu') as sp,
-        max(low) filter (where assumption_id = 'savings_plan_discount_gpu') as sp_lo,
-        max(high) filter (where assumption_id = 'savings_plan_discount_gpu') as sp_hi,
-        max(value) filter (where assumption_id = 'spot_discount_gpu') as sd,
-        max(low) filter (where assumption_id = 'spot_discount_gpu') as sd_lo,
-        max(high) filter (where assumption_id = 'spot_discount_gpu') as sd_hi,
-        max(value) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh,
-        max(low) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh_lo,
-        max(high) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh_hi,
-        max(value) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx,
-        max(low) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx_lo,
-        max(high) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx_hi,
-        max(value) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox,
-        max(low) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox_lo,
-        max(high) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox_hi
-    from a
+    -- one row: each coefficient's value and range side by side
+    select sp.value as sp, sp.low as sp_lo, sp.high as sp_hi, sd.value as sd, sd.low as sd_lo, sd.high as sd_hi,
+        lh.value as lh, lh.low as lh_lo, lh.high as lh_hi, cx.value as cx, cx.low as cx_lo, cx.high as cx_hi,
+        ox.value as ox, ox.low as ox_lo, ox.high as ox_hi
+    from (select * from param where assumption_id = 'savings_plan_discount_gpu') sp
+    cross join (select * from param where assumption_id = 'spot_discount_gpu') sd
+    cross join (select * from param where assumption_id = 'spot_lost_hours_per_preemption') lh
+    cross join (select * from param where assumption_id = 'owned_capex_usd_per_gpu') cx
+    cross join (select * from param where assumption_id = 'owned_opex_usd_per_gpu_month') ox
 ),
 
 on_demand as (
@@ -90,6 +76,8 @@ owned as (
     from priced p cross join coef c cross join thr
 )
 
+-- the branches repeat a column on purpose (subject is the resource): names come from the first
+-- noqa: disable=AL08
 select o.month, 'commitment_candidate' as finding, o.resource_id as subject, o.resource_id, o.team,
     o.run_h / o.month_h as value, 'fraction of month' as unit, null::double as low, null::double as high,
     o.cost * c.sp as cost_usd,
@@ -115,3 +103,4 @@ select o.month, 'owned_break_even', o.resource_id, o.resource_id, o.team,
            100 * o.run_h / o.month_h, thr.life_months, o.saving_per_month * thr.life_months, o.saving_per_month),
     list_concat([o.cx_id, 'assumptions:owned_opex_usd_per_gpu_month', 'assumptions:hardware_lifetime_years'], thr.material_ids)
 from owned o cross join thr
+-- noqa: enable=AL08

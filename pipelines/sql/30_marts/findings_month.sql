@@ -35,13 +35,8 @@
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
-with a as (
-    select assumption_id, value, low, high, coefficient_id from ref_assumptions
-),
-
-param as (
-    select a.assumption_id, coalesce(f.value, a.value) as value, a.coefficient_id
-    from a left join cfg_findings f on 'findings_' || f.param = a.assumption_id
+with param as (
+    select assumption_id, value, low, high, coefficient_id from int_findings_params
 ),
 
 thr as (
@@ -187,7 +182,7 @@ low_mfu_jobs as (
         ['assumptions:findings_low_mfu_threshold', 'assumptions:mfu_typical'] as assumption_ids
     from job_mfu j
     cross join thr
-    cross join (select value as typ, low as typ_low, high as typ_high from a where assumption_id = 'mfu_typical') c
+    cross join (select value as typ, low as typ_low, high as typ_high from param where assumption_id = 'mfu_typical') c
     where j.mfu < thr.low_mfu
 ),
 
