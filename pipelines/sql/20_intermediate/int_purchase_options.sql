@@ -98,8 +98,10 @@ union all
 select o.month, 'owned_break_even', o.resource_id, o.resource_id, o.team,
     o.payback_months, 'months', o.payback_low, o.payback_high,
     greatest(o.saving_per_month, 0),
-    printf('%d x %s (%s) at %.0f USD per GPU (%.0f-%.0f) pay back in %.1f months at this month''s spend (%.0f%% of the month running); over the %.0f-month life owning saves %.0f USD, %.0f a month',
-           o.gpus::int, o.gpu_model, coalesce(o.server_type, 'generic server price'), o.cx, o.cx_lo, o.cx_hi, o.payback_months,
+    -- a purchase that never pays back has no payback time: the text says so (a null would void it)
+    printf('%d x %s (%s) at %.0f USD per GPU (%.0f-%.0f) %s at this month''s spend (%.0f%% of the month running); renting minus owning over the %.0f-month life: %.0f USD, %.0f a month',
+           o.gpus::int, o.gpu_model, coalesce(o.server_type, 'generic server price'), o.cx, o.cx_lo, o.cx_hi,
+           case when o.payback_months is null then 'never pay back' else printf('pay back in %.1f months', o.payback_months) end,
            100 * o.run_h / o.month_h, thr.life_months, o.saving_per_month * thr.life_months, o.saving_per_month),
     list_concat([o.cx_id, 'assumptions:owned_opex_usd_per_gpu_month', 'assumptions:hardware_lifetime_years'], thr.material_ids)
 from owned o cross join thr
