@@ -215,22 +215,34 @@ def validate(warehouse: Path, as_json: bool) -> None:
         click.echo(printable(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}"))
 
 
-def build_marts(warehouse: Path, config_path: Path | None, overrides: dict | None = None):
+def build_marts(warehouse: Path, config_path: Path | None, overrides=None):
     """The one build step every report and export runs first: stages and marts from what is
-    loaded, with the config applied (and `overrides` of its fields, from command options). Returns
-    the open connection for the reader that follows, and the config. The warehouse must exist (a
+    loaded, with the config applied (and `overrides` of its fields, from command options: a
+    function of the config to the fields it changes). Without --config or ./meterbook.toml it is
+    the config the warehouse was last built with, never silent defaults. Returns the open
+    connection for the reader that follows, and the config. The warehouse must exist (a
     misspelled path is an error, not a new warehouse)."""
     import dataclasses
 
     from pipelines.stages import run_stages
     con = _open(warehouse)
-    config = _config(config_path)
+    config, text = _effective_config(con, config_path)
     if overrides:
-        config = dataclasses.replace(config, **overrides)
+        config = dataclasses.replace(config, **overrides(config))
     from pipelines.spark import is_spark_built
     if not is_spark_built(con):   # a Spark build published these marts; its facts are in Spark
-        run_stages(con, config)
+        run_stages(con, config, config_text=text)
     return con, config
+
+
+def _effective_config(con, config_path: Path | None):
+    """(config, its text): the --config file, else ./meterbook.toml, else the one recorded at the
+    warehouse's last build, else the defaults (text None: read from the file, or none)."""
+    if config_path is None and not Path("meterbook.toml").exists():
+        from pipelines.stages import recorded_config
+        if (recorded := recorded_config(con)) is not None:
+            return recorded
+    return _config(config_path), None
 
 
 @main.command()
@@ -303,6 +315,9 @@ def report_audit(models: tuple[str, ...], month: str | None, out: Path | None, w
     out = out or Path("build/reports") / (month or "audit")
     # every figure of the audit is a mart's, disclosures' reconstructions included
     con, config = build_marts(warehouse, config_path)
+    if month:
+        from reports.chargeback import require_month
+        require_month(con, month)   # refused as the chargeback refuses it
     for p in write_audit(con, config, list(models), month, out):
         click.echo(f"wrote {p}")
     _said_defaults(config)
@@ -392,10 +407,11 @@ def whatif(month: str, regions: tuple[str, ...], deferrable: tuple[str, ...], wi
     from core.months import check_month
     from reports.whatif import format_text, whatif_context
     check_month(month)
-    base = _config(config_path)
     numbers = {k: v for k, v in (("shift_window_h", window_h), ("util_target", util_target), ("spot_share", spot_share)) if v is not None}
-    overrides = {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,
-                 "deferrable_namespaces": base.deferrable_namespaces + deferrable, "deferrable_jobs": base.deferrable_jobs + deferrable}
+
+    def overrides(base) -> dict:
+        return {"whatif": {**base.whatif, **numbers}, "whatif_regions": regions or base.whatif_regions,
+                "deferrable_namespaces": base.deferrable_namespaces + deferrable, "deferrable_jobs": base.deferrable_jobs + deferrable}
     con, config = build_marts(warehouse, config_path, overrides)
     if not one_row(con, "select count(*) from team_month where month = ?", [month])[0]:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]

@@ -8,6 +8,10 @@ as DuckDB variables, never as pasted text.
 """
 from __future__ import annotations
 
+import dataclasses
+import tempfile
+from pathlib import Path
+
 import duckdb
 import pandas as pd
 import pandera.pandas as pa
@@ -15,7 +19,7 @@ import pandera.pandas as pa
 from core.sql import ident, one_row, read_sql, sql_files
 from pipelines.audit_marts import team_audit_table, team_sensitivity_table
 from pipelines.audit_reconstructions import audit_reconstructions_table
-from pipelines.config import Config
+from pipelines.config import Config, load_config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
@@ -123,9 +127,42 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
 }
 
 
-def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildProgress | None = None) -> None:
+# The config the marts were last built with (its sha256, path and text; a null sha256: the
+# defaults). A report or export run without --config rebuilds with this one, so every output of
+# a warehouse states the figures its last build stated, never the defaults by surprise.
+CONFIG_TABLE = "build_config"
+
+
+def record_config(con: duckdb.DuckDBPyConnection, config: Config, text: str | None = None) -> None:
+    """Write CONFIG_TABLE for `config`; `text` is its file's content (read from config.path if not given)."""
+    if text is None and config.path is not None:
+        text = Path(config.path).read_bytes().decode("utf-8")
+    con.execute(f"create or replace table {CONFIG_TABLE} (config_sha256 varchar, config_path varchar, config_text varchar)")
+    con.execute(f"insert into {CONFIG_TABLE} values (?, ?, ?)", [config.sha256, config.path, text])
+
+
+def recorded_config(con: duckdb.DuckDBPyConnection) -> tuple[Config, str] | None:
+    """The config the warehouse was last built with, and its text; None when it was never built
+    or was built with the defaults. Read back through load_config (the same checks; a file's bytes
+    give the same sha256), then named by the path it was built from."""
+    if not one_row(con, "select count(*) from duckdb_tables() where table_name = ?", [CONFIG_TABLE])[0]:
+        return None
+    row = con.execute(f"select config_sha256, config_path, config_text from {CONFIG_TABLE}").fetchone()
+    if row is None or row[0] is None or row[2] is None:
+        return None
+    sha, path, text = row
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "meterbook.toml"
+        copy.write_bytes(text.encode("utf-8"))
+        config = load_config(copy)
+    return dataclasses.replace(config, path=path, sha256=sha), text
+
+
+def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildProgress | None = None,
+               config_text: str | None = None) -> None:
     """Every model in build order, then the contracts, in one transaction; every TICK_S seconds
-    a line on stderr says which model runs. `progress` (optional) keeps each model's seconds."""
+    a line on stderr says which model runs. `progress` (optional) keeps each model's seconds.
+    The config is recorded with the marts (record_config; `config_text` its file's content)."""
     load_reference(con)
     apply_config(con, config)
     order = stages()
@@ -150,6 +187,7 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
                     "check_name varchar, rows bigint, example varchar)")
         if findings:
             con.executemany("insert into contract_findings values (?, ?, ?, ?, ?)", findings)
+        record_config(con, config, config_text)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")

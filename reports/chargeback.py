@@ -5,6 +5,7 @@ step, `meterbook build`, writes them): every figure here is computed once, in SQ
 """
 from __future__ import annotations
 
+import copy
 import gc
 import hashlib
 import json
@@ -21,6 +22,7 @@ import duckdb
 from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
+from core.sql import one_row
 from pipelines.config import Config
 from pipelines.quality import quality_summary, rows_as_dicts
 from reports import charts
@@ -28,7 +30,7 @@ from reports.carbon import carbon_context
 from reports.job_economics import job_economics
 from reports.provenance import document_date, methodology_file_name, provenance
 from reports.reconciliation import reconciliation_summary
-from reports.render import TEMPLATES, csv_text, environment, write_pdf
+from reports.render import TEMPLATES, csv_text, environment, rounding_line, write_pdf
 
 CSV_COLUMNS = [
     "month", "team", "currency", "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed",
@@ -161,15 +163,21 @@ def top_n(teams: list[dict], key: str, n: int | None = None) -> tuple[list[str],
     return labels, values
 
 
-def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
-    """Everything the chargeback shows for a month, read from the marts the build step wrote."""
+def require_month(con: duckdb.DuckDBPyConnection, month: str) -> None:
+    """A month's report needs the month in the marts: every monthly report (chargeback, a month's
+    audit) refuses an empty month with this one error, rather than print a report of nothing."""
     check_month(month)
-    teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
-    if not teams:
+    if not one_row(con, "select count(*) from team_month where month = ?", [month])[0]:
         months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
         raise InputError(f"--month {month}", "no charges or telemetry for this month",
                          f"months in the warehouse: {', '.join(months) or 'none'}",
                          "Ingest the month's billing exports first, or pick one of those months")
+
+
+def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
+    """Everything the chargeback shows for a month, read from the marts the build step wrote."""
+    require_month(con, month)
+    teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
     currencies = sorted({t["currency"] for t in teams if t["currency"]})
     if len(currencies) > 1:
         raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
@@ -196,12 +204,13 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
     resources = _by_team(rows_as_dicts(con, """select * from team_resource_month where month = ?
         and (effective_cost <> 0 or billed_cost <> 0 or gpu_hours <> 0 or facility_energy_kwh <> 0)
         order by team, resource_id is null, effective_cost desc, resource_id""", [month]))
+    files = team_files(con, month)
     ns_days = _by_team(rows_as_dicts(con, """select * from team_namespace_day where month = ?
         order by team, day, namespace""", [month]))
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
                   | {"resources": resources.get(t["team"], []), "namespace_days": ns_days.get(t["team"], [])[:STATEMENT_DAYS],
                      "namespace_days_more": max(len(ns_days.get(t["team"], [])) - STATEMENT_DAYS, 0),
-                     "coverage": coverage.get(t["team"])}
+                     "coverage": coverage.get(t["team"]), "files": files.get(t["team"], [])}
                   for t in teams]
     return {
         "month": month,
@@ -217,6 +226,8 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "other_columns": [c for c in extra_cols if c not in SPLIT_BY_CATEGORY and c != "billed_cost_prev_month"
                           and c not in {k for k, *_ in TEAM_ECONOMICS + TEAM_CHANGES}],
         "totals": totals,
+        # the team rows are rounded one by one: what they miss of the rounded total, printed as a row
+        "rounding": rounding_line(teams, ("billed_cost", "effective_cost")),
         "util_mean": util,
         "telemetry_coverage": coverage_fleet,
         "fleet": telemetry[0] if telemetry else None,
@@ -231,6 +242,8 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "reconciliation_difference": difference,
         "findings": found,
         "top_findings": top,
+        # the findings' savings, each counted once (findings_ranked.saving_usd)
+        "savings": sum(float(f.get("saving_usd") or 0) for f in top + found),
         "materiality": next((f["materiality_usd"] for f in top + found + matching), None),
         "page1_teams": PAGE1_TEAMS,
         "matching": matching[:MATCHING_ROWS],
@@ -268,28 +281,70 @@ def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dic
     return rows_as_dicts(con, f"select * from ({union}) where coefficient_id in (select unnest(?::varchar[])) order by 1", [ids])
 
 
-def _provenance_json(ctx: dict[str, Any]) -> str:
-    files = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
-             for f in ctx["quality"]["file_list"]]
-    return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": files}, indent=2, default=str)
+def _provenance_json(ctx: dict[str, Any], files: list[dict] | None = None) -> str:
+    """The chargeback's provenance: every file of the month. A statement's (`files` given): only
+    the files behind its team's lines, by file name and sha256, and the config by file name, so a
+    statement names no folder, and no other team's host or account by its files."""
+    if files is None:
+        listed = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
+                  for f in ctx["quality"]["file_list"]]
+        return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": listed}, indent=2, default=str)
+    prov = dict(ctx["provenance"], config_path=ctx["provenance"]["config_path"] and Path(ctx["provenance"]["config_path"]).name)
+    return json.dumps({**prov, "month": ctx["month"], "source_files": files}, indent=2, default=str)
 
 
-def attachments(ctx: dict[str, Any], teams: list[dict], name: str) -> dict[str, tuple[str, str]]:
+def attachments(ctx: dict[str, Any], teams: list[dict], name: str, files: list[dict] | None = None) -> dict[str, tuple[str, str]]:
     return {
         f"{name}.csv": (csv_text(teams, CSV_COLUMNS + ctx["extra_columns"]), "Per-team figures behind the tables, exact amounts"),
         "assumptions.csv": (csv_text(ctx["assumptions"], ASSUMPTION_COLUMNS), "Coefficients and assumptions the estimates used"),
-        "provenance.json": (_provenance_json(ctx), "Warehouse hash, assumptions version, source files with sha256"),
+        "provenance.json": (_provenance_json(ctx, files), "Warehouse hash, assumptions version, source files with sha256"),
     }
+
+
+def team_files(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+    """Per team, the input files its allocation lines rest on (allocation_day's source file), by
+    file name and sha256: what a statement's provenance lists."""
+    rows = rows_as_dicts(con, """
+        select a.team, f.path, f.sha256, f.kind, f.rows_loaded
+        from (select distinct team, source_sha256 from allocation_day where month = ?) a
+        join source_files f on f.sha256 = a.source_sha256 and f.status = 'loaded'
+        order by a.team, f.sha256""", [month])
+    return {team: [{"file": Path(f.pop("path")).name, **f} for f in files] for team, files in _by_team(rows).items()}
+
+
+# Units of a finding's figure that are an amount of the resource, split like its cost when the
+# resource is shared (a rate, a ratio or a payback time is the same for every payer).
+SHARED_UNITS = ("h",)
+
+
+def statement_findings(found: list[dict], team: str) -> list[dict]:
+    """A team's findings as its statement shows them: a finding on a GPU or job (its subject is not
+    the resource) is its workload team's alone; a finding on a resource is each paying team's, at
+    its share of the amounts, never naming the other payers."""
+    out = []
+    for f in found:
+        payers = {p["team"]: p["share"] for p in f.get("paying_teams") or []}
+        on_part = bool(f.get("resource_id")) and f.get("subject") != f.get("resource_id")
+        if f.get("team") and (on_part or not payers):
+            share = 1.0 if f["team"] == team else None
+        else:
+            # the teams charged for the resource, not the tag on its charges
+            share = payers.get(team) if payers else (1.0 if team in (f.get("paying_team"), f.get("team")) else None)
+        if share is None:
+            continue
+        mine = dict(f, paying_team=team, paying_teams=[{"team": team, "share": share}])
+        if share < 1:
+            for k in ("cost_usd", "energy_kwh", "saving_usd") + (("value",) if f.get("unit") in SHARED_UNITS else ()):
+                mine[k] = None if f.get(k) is None else f[k] * share
+            mine["detail"] = f"this team's share, {round(share * 100)} % of the resource's cost. {f.get('detail') or ''}".strip()
+        out.append(mine)
+    return out
 
 
 def statement_file(team: str) -> str:
     """A safe, unique file name for a team's statement: team names are user text (tags)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", team).strip("-.")[:40] or "team"
     return f"{slug}-{hashlib.sha256(team.encode()).hexdigest()[:8]}.pdf"
-
-
-def _pays(finding: dict, team: str) -> bool:
-    return team in {p["team"] for p in finding.get("paying_teams") or []} or team in (finding.get("paying_team"), finding.get("subject"))
 
 
 def statement_hash(ctx: dict[str, Any], page: dict[str, Any]) -> str:
@@ -306,7 +361,7 @@ def _statement_data(ctx: dict[str, Any]) -> None:
     for i, page in enumerate(ctx["team_pages"]):
         name, ids = page["team"]["team"], set(page["team"]["assumption_ids"] or [])
         page["index"] = i
-        page["findings"] = [f for f in everything if _pays(f, name)]
+        page["findings"] = statement_findings(everything, name)
         page["assumptions"] = [a for a in ctx["assumptions"] if a["coefficient_id"] in ids]
         page["hash"] = statement_hash(ctx, page)
 
@@ -355,8 +410,11 @@ def _render_part(args: tuple) -> list[Path]:
             sctx = {**ctx, "assumptions": p["assumptions"]}
             spath = path.parent.parent / "teams" / statement_file(team["team"])
             spath.parent.mkdir(parents=True, exist_ok=True)
-            written.append(write_pdf(doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"]),
-                                     spath, created, attachments(sctx, [team], "statement")))
+            statement = doc.copy(sections[f"team-{p['index']}"] + sections[f"statement-{p['index']}"])
+            # a statement is one team's: its title says which (the copy would share the report's)
+            statement.metadata = copy.copy(doc.metadata)
+            statement.metadata.title = f"GPU chargeback {ctx['month']} — {team['team']}"
+            written.append(write_pdf(statement, spath, created, attachments(sctx, [team], "statement", p["files"])))
     return written
 
 

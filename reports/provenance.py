@@ -1,7 +1,8 @@
 """What a signed report must state so it can be re-derived: which inputs, which assumptions, which code.
 
 - warehouse hash: sha256 over the sorted sha256 of the loaded source files the report rests on
-  (a month's report: that month's files) plus the assumptions version, so two warehouses built
+  (a month's report: that month's files and the published disclosures, which no month dates;
+  the same for the chargeback and the audit) plus the assumptions version, so two warehouses built
   from the same files and reference data print the same hash whatever order or day they were
   loaded in, or whatever other months sit beside them;
 - assumptions version: sha256 over sources/reference/*.csv (file name and bytes, sorted by name);
@@ -53,10 +54,18 @@ def warehouse_hash(con: duckdb.DuckDBPyConnection, assumptions: str | None = Non
     return h.hexdigest()
 
 
+# Inputs no month dates (published disclosures): part of every month's warehouse hash, so the
+# chargeback and the audit of one warehouse state print one hash in their footers.
+UNDATED_KINDS = ("disclosure", "hf-model-card")
+
+
 def provenance(con: duckdb.DuckDBPyConnection, month: str | None = None, also_kinds: tuple[str, ...] = (),
                config: Config | None = None) -> dict[str, Any]:
+    """The footer's and the attached JSON's provenance. The warehouse hash is defined once, over
+    the month's files and the undated ones (UNDATED_KINDS), whatever report asks; `also_kinds`
+    is kept for callers and adds to that scope."""
     av = assumptions_version()
-    wh = warehouse_hash(con, av, month, also_kinds)
+    wh = warehouse_hash(con, av, month, tuple(dict.fromkeys(UNDATED_KINDS + also_kinds)))
     cfg = config.sha256 if config else None
     return {"warehouse_hash": wh, "assumptions_version": av, "meterbook_version": version("meterbook"),
             "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT],

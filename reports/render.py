@@ -26,13 +26,25 @@ PDF_VARIANT = "pdf/a-3b"  # archival PDF that may carry embedded files (the CSV 
 CSV_FLOAT_DIGITS = 12
 
 
+def shown_amount(x: Any, places: int = 2) -> Decimal:
+    """An amount as `money` prints it: exact decimals (floats settled first) rounded to `places`."""
+    exact = x if isinstance(x, (Decimal, int)) else Decimal(repr(settled(float(x))))
+    q = Decimal(exact).quantize(Decimal(1).scaleb(-places))
+    return q.copy_abs() if q.is_zero() else q    # less than half a cent owed either way prints 0.00
+
+
 def money(x: Any, places: int = 2) -> str:
     if x is None:
         return "–"
-    exact = x if isinstance(x, (Decimal, int)) else Decimal(repr(settled(float(x))))
-    q = Decimal(exact).quantize(Decimal(1).scaleb(-places))
-    q = q.copy_abs() if q.is_zero() else q    # less than half a cent owed either way prints 0.00
-    return f"{q:,.{places}f}".replace("-", "−")
+    return f"{shown_amount(x, places):,.{places}f}".replace("-", "−")
+
+
+def rounding_line(rows: list[dict[str, Any]], keys: tuple[str, ...], places: int = 2) -> dict[str, Decimal] | None:
+    """What the printed total differs by from the sum of the printed rows (each rounded alone),
+    per key; None when the printed rows add up to the printed totals."""
+    diff = {k: shown_amount(sum((r[k] or 0) for r in rows), places) - sum(shown_amount(r[k] or 0, places) for r in rows)
+            for k in keys}
+    return diff if any(diff.values()) else None
 
 
 def number(x: Any, places: int = 0) -> str:

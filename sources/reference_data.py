@@ -25,7 +25,7 @@ from core.sql import literal
 REFERENCE_DIR = Path(__file__).parent / "reference"
 
 COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators",
-                     "convention_tdp")
+                     "convention_tdp", "capital_costs")
 CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions", "grid_zones", "instance_prices")
 
 # Every coefficient file ends with these columns, after its key columns.
@@ -42,6 +42,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "check_limits": ("limit_id",),
     "operators": ("operator", "year", "metric"),
     "convention_tdp": ("convention", "gpu_model"),
+    "capital_costs": ("gpu_model", "server_type"),
 }
 
 # Full column lists of the catalog files; numeric columns are DOUBLE (gpu_count can be

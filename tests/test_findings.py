@@ -28,7 +28,8 @@ def test_underused_gpu_over_an_hour_is_reported_and_threshold_is_configurable(tm
                 Config(namespace_teams=NS, hosts=HOSTS))
     got = findings(con, "low_utilization")
     assert [(s, v) for s, v, *_ in got] == [("ip-1/GPU-low", 3.0)]       # 1 h is not "more than an hour"
-    assert got[0][3] == pytest.approx(30.0)                               # 3 GPU-h at 10 USD each
+    # at stake: the unused share of 3 GPU-h at 10 USD each, at 20 % utilization, not their whole cost
+    assert got[0][3] == pytest.approx(30.0 * (1 - 0.2))
     run_after_gpu_hours(con, Config(namespace_teams=NS, hosts=HOSTS, findings={"low_util_threshold": 0.95}))
     assert {s for s, *_ in findings(con, "low_utilization")} == {"ip-1/GPU-low", "ip-1/GPU-ok"}
 

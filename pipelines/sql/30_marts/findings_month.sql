@@ -4,10 +4,9 @@
 -- assumption_ids name the coefficient rows used (sources/reference).
 --   low_utilization     a busy GPU with more than low_util_min_hours hours under low_util_threshold
 --   idle_gpu_hours      per billed resource: GPU time with no workload and its effective cost
---   commitment_candidate on-demand GPU capacity running more than (1 - discount) of the month
---   spot_candidate      value = preemptions per hour at which Spot stops paying
---   owned_break_even    value = months to recover the purchase at this month's spend
---                       (these three only for material resources: see `material`)
+--                       cost_usd = the cost of its unused share, hours x rate x (1 - utilization)
+--   commitment_candidate, spot_candidate, owned_break_even: buying alternatives for a material
+--                       on-demand resource, cost_usd = what each saves (int_purchase_options)
 --   gpu_hours_gap       billed vs telemetry GPU-hours of a resource beyond the tolerance
 --   unmatched_host      telemetry whose host maps to no resource billed in the month
 --   unobserved_resource billed GPU-hours of a resource no telemetry maps to
@@ -36,13 +35,8 @@
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
-with a as (
-    select assumption_id, value, low, high, coefficient_id from ref_assumptions
-),
-
-param as (
-    select a.assumption_id, coalesce(f.value, a.value) as value, a.coefficient_id
-    from a left join cfg_findings f on 'findings_' || f.param = a.assumption_id
+with param as (
+    select assumption_id, value, low, high, coefficient_id from int_findings_params
 ),
 
 thr as (
@@ -50,11 +44,7 @@ thr as (
         (select value from param where assumption_id = 'findings_low_util_threshold') as util,
         (select value from param where assumption_id = 'findings_low_util_min_hours') as min_h,
         (select value from param where assumption_id = 'reconciliation_gap_tolerance_fraction') as tol,
-        (select value from param where assumption_id = 'findings_material_share_of_gpu_cost') as material_share,
-        (select value from param where assumption_id = 'findings_material_min_cost_usd') as material_usd,
-        (select value from param where assumption_id = 'findings_low_mfu_threshold') as low_mfu,
-        (select list(coefficient_id order by assumption_id) from param
-         where assumption_id in ('findings_material_share_of_gpu_cost', 'findings_material_min_cost_usd')) as material_ids
+        (select value from param where assumption_id = 'findings_low_mfu_threshold') as low_mfu
 ),
 
 resource_rate as (
@@ -69,40 +59,6 @@ low_util as (
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
     group by all
-),
-
-on_demand as (
-    select month, resource_id, mode_det(list(resolved_team)) as team, pick(instance_type) as instance_type,
-        max(gpu_count) as gpus, sum(effective_cost)::double as cost,
-        dsum(gpu_hours) / nullif(max(gpu_count), 0) as run_h,
-        (24 * extract(day from last_day(strptime(month, '%Y-%m'))))::double as month_h
-    from int_charges_teams
-    where gpu_hours > 0 and coalesce(pricing_category, 'Standard') in ('Standard', 'On-Demand')
-        and commitment_discount_id is null
-    group by all
-),
-
-material as (
-    -- Every on-demand GPU resource is a Spot and an owned-hardware candidate, so these findings
-    -- are kept to resources that matter: at least material_share of the month's GPU spend
-    -- (at most 1 / share of them, whatever the fleet's size) and at least material_usd (a
-    -- small fleet is not told about a few dollars). Both from [findings] or assumptions.csv.
-    select o.*
-    from on_demand o
-    join (select month, sum(effective_cost)::double as gpu_cost from int_charges_teams where gpu_hours > 0 group by all) m
-        using (month)
-    cross join thr
-    where o.cost >= thr.material_share * m.gpu_cost and o.cost >= thr.material_usd
-),
-
-coef as (
-    select
-        max(value) filter (where assumption_id = 'savings_plan_discount_gpu') as sp, max(low) filter (where assumption_id = 'savings_plan_discount_gpu') as sp_lo, max(high) filter (where assumption_id = 'savings_plan_discount_gpu') as sp_hi,
-        max(value) filter (where assumption_id = 'spot_discount_gpu') as sd, max(low) filter (where assumption_id = 'spot_discount_gpu') as sd_lo, max(high) filter (where assumption_id = 'spot_discount_gpu') as sd_hi,
-        max(value) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh, max(low) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh_lo, max(high) filter (where assumption_id = 'spot_lost_hours_per_preemption') as lh_hi,
-        max(value) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx, max(low) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx_lo, max(high) filter (where assumption_id = 'owned_capex_usd_per_gpu') as cx_hi,
-        max(value) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox, max(low) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox_lo, max(high) filter (where assumption_id = 'owned_opex_usd_per_gpu_month') as ox_hi
-    from a
 ),
 
 run_overlap as (
@@ -226,7 +182,7 @@ low_mfu_jobs as (
         ['assumptions:findings_low_mfu_threshold', 'assumptions:mfu_typical'] as assumption_ids
     from job_mfu j
     cross join thr
-    cross join (select value as typ, low as typ_low, high as typ_high from a where assumption_id = 'mfu_typical') c
+    cross join (select value as typ, low as typ_low, high as typ_high from param where assumption_id = 'mfu_typical') c
     where j.mfu < thr.low_mfu
 ),
 
@@ -245,8 +201,9 @@ unobserved_resources as (
 findings as (
     select month, 'low_utilization' as finding, coalesce(low_util.host, 'no host label') || '/' || low_util.gpu_uuid as subject, resource_id, low_util.team,
         low_util.hours as value, 'h' as unit, low_util.hours as low, low_util.hours as high,
-        low_util.hours * r.usd_per_gpu_h as cost_usd,
-        printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%)', low_util.hours, 100 * low_util.util, 100 * thr.util) as detail,
+        low_util.hours * r.usd_per_gpu_h * (1 - low_util.util) as cost_usd,
+        printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%): the unused %.0f%% of its %.0f USD is at stake',
+               low_util.hours, 100 * low_util.util, 100 * thr.util, 100 * (1 - low_util.util), low_util.hours * r.usd_per_gpu_h) as detail,
         (select list(coefficient_id) from param where assumption_id in ('findings_low_util_threshold', 'findings_low_util_min_hours')) as assumption_ids
     from low_util cross join thr left join resource_rate r using (month, resource_id)
     where low_util.hours > thr.min_h
@@ -259,29 +216,8 @@ findings as (
     union all
     -- these branches repeat a column on purpose: the names come from the first branch
     -- noqa: disable=AL08
-    select o.month, 'commitment_candidate', o.resource_id, o.resource_id, o.team,
-        o.run_h / o.month_h, 'fraction of month', null, null, o.cost * c.sp,
-        printf('%s ran %.0f of %.0f h on demand; a commitment pays above %.0f%% (saving %.0f-%.0f USD)',
-               o.instance_type, o.run_h, o.month_h, 100 * (1 - c.sp), o.cost * c.sp_lo, o.cost * c.sp_hi),
-        list_concat(['assumptions:savings_plan_discount_gpu'], thr.material_ids)
-    from material o cross join coef c cross join thr where o.run_h / o.month_h > 1 - c.sp
-    union all
-    select o.month, 'spot_candidate', o.resource_id, o.resource_id, o.team,
-        c.sd / ((1 - c.sd) * c.lh), 'preemptions/h', c.sd_lo / ((1 - c.sd_lo) * c.lh_hi), c.sd_hi / ((1 - c.sd_hi) * c.lh_lo),
-        o.cost * c.sd,
-        printf('Spot saves %.0f USD at no interruptions and stops paying above %.2f interruptions per hour', o.cost * c.sd, c.sd / ((1 - c.sd) * c.lh)),
-        list_concat(['assumptions:spot_discount_gpu', 'assumptions:spot_lost_hours_per_preemption'], thr.material_ids)
-    from material o cross join coef c cross join thr
-    union all
-    select o.month, 'owned_break_even', o.resource_id, o.resource_id, o.team,
-        o.gpus * c.cx / nullif(greatest(o.cost - o.gpus * c.ox, 0), 0), 'months',
-        o.gpus * c.cx_lo / nullif(greatest(o.cost - o.gpus * c.ox_lo, 0), 0),
-        o.gpus * c.cx_hi / nullif(greatest(o.cost - o.gpus * c.ox_hi, 0), 0),
-        o.cost,
-        printf('%d GPUs bought at %.0f USD each pay back at this month''s spend (%.0f%% of the month running)',
-               o.gpus::int, c.cx, 100 * o.run_h / o.month_h),
-        list_concat(['assumptions:owned_capex_usd_per_gpu', 'assumptions:owned_opex_usd_per_gpu_month'], thr.material_ids)
-    from material o cross join coef c cross join thr
+    select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, detail, assumption_ids
+    from int_purchase_options
     union all
     select u.month, 'gpu_hours_gap', u.resource_id, u.resource_id, null,
         u.billed_h - u.observed_h, 'h', null, null, null,

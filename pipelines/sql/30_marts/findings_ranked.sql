@@ -9,6 +9,11 @@
 --                 match: hosts, gaps, unobserved resources; instruments to correct), listed apart
 --   material      the money at stake reaches findings_material_min_cost_usd ([findings] in
 --                 meterbook.toml, else assumptions.csv); an invoice difference always is
+--   overlapped_by for an action that a larger one on the same resource covers (Spot, a
+--                 commitment, owned GPUs, idle time, a low-utilization GPU all save on the same
+--                 spend): that one's finding and subject; it is not added to the savings
+--   saving_usd    cost_usd where acting on it saves money and nothing overlaps it, else 0:
+--                 the month's savings are their sum
 --   rank          1 = first to read: invoice differences, then material decisions by money at
 --                 stake, then the rest by money at stake
 with a as (
@@ -62,10 +67,27 @@ labelled as (
     from kept k
     cross join thr
     left join payers p on p.month = k.month and p.resource_id = k.resource_id
+),
+
+-- Actions on one resource (Spot, a commitment, owned GPUs, idle time, a low-utilization GPU)
+-- save on the same spend: only the largest is counted; the others name it in overlapped_by.
+acted as (
+    select *,
+        case when on_resource then first_value(finding) over same_spend end as largest_finding,
+        case when on_resource then first_value(subject) over same_spend end as largest_subject,
+        case when on_resource then row_number() over same_spend end as size_rank
+    from (select *, section = 'decision' and resource_id is not null and finding <> 'invoice_difference' as on_resource
+          from labelled)
+    window same_spend as (partition by month, resource_id, on_resource
+                          order by abs(coalesce(cost_usd, 0)) desc, finding asc, subject asc)
 )
 
-select *,
+select * exclude (on_resource, largest_finding, largest_subject, size_rank),
+    case when size_rank > 1 then largest_finding || ' ' || largest_subject end as overlapped_by,
+    -- what acting on it saves, counted once: decisions, less what a larger action on the resource covers
+    case when section = 'decision' and finding <> 'invoice_difference' and coalesce(size_rank, 1) = 1
+         then coalesce(cost_usd, 0) else 0 end as saving_usd,
     row_number() over (partition by month
         order by finding <> 'invoice_difference' asc, section <> 'decision' asc, not material asc,
                  abs(coalesce(cost_usd, 0)) desc, finding asc, subject asc) as rank
-from labelled
+from acted

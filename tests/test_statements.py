@@ -1,0 +1,99 @@
+"""A team's statement holds one team: its own share of every shared amount and finding, no other
+team's name, resource, host or input file, in its text, its attachments or its provenance."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from pypdf import PdfReader
+
+from reports.chargeback import statement_findings
+from tests.pdf_helpers import text
+
+MONTH = "2026-10"
+
+
+def _rows(wh: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(wh), read_only=True) as con:
+        return con.execute(sql, [MONTH]).fetchall()
+
+
+@pytest.fixture(scope="module")
+def owned(chargeback_demo) -> dict:
+    """Per team: its statement (read back) and what only it owns (names, resources, hosts, files)."""
+    wh, out = chargeback_demo["wh"], chargeback_demo["out"]
+    teams = [t for (t,) in _rows(wh, "select team from team_month where month = ?")]
+    marks: dict[str, set[str]] = {t: {t} for t in teams}
+    for team, resource in _rows(wh, "select team, resource_id from team_resource_month where month = ? and resource_id is not null"):
+        marks[team].add(resource)
+    for team, host in _rows(wh, "select team, host from host_workload_month where month = ?"):
+        marks[team].add(host)
+    for team, path in _rows(wh, """select a.team, f.path from (select distinct team, source_sha256 from allocation_day
+                                   where month = ?) a join source_files f on f.sha256 = a.source_sha256"""):
+        marks[team].add(Path(path).name)
+    statements = {}
+    for pdf in (out / "teams").glob("*.pdf"):
+        reader = PdfReader(pdf)
+        files = {name: data[0].decode("utf-8") for name, data in reader.attachments.items()}
+        team = next(csv.DictReader(io.StringIO(files["statement.csv"])))["team"].lstrip("'")
+        statements[team] = {"pdf": pdf, "text": text(pdf), "files": files, "title": reader.metadata.title}
+    return {"marks": marks, "statements": statements, "teams": teams}
+
+
+def _named(mark: str, body: str) -> bool:
+    """`mark` as a word of `body` ('search' is not named by 'research')."""
+    return re.search(rf"(?<![\w.-]){re.escape(mark)}(?![\w-])", body) is not None
+
+
+def test_no_statement_names_another_teams_name_resource_host_or_file(owned):
+    assert set(owned["statements"]) == set(owned["teams"])
+    problems = []
+    for team, st in owned["statements"].items():
+        theirs = set().union(*(m for t, m in owned["marks"].items() if t != team)) - owned["marks"][team]
+        for where, body in [("text", st["text"]), *st["files"].items()]:
+            # text extraction breaks long ids across lines: compare without line breaks too
+            flat = body.replace("\n", "")
+            problems += [(team, where, m) for m in sorted(theirs) if _named(m, body) or (len(m) > 12 and m in flat)]
+    assert not problems
+
+
+def test_statement_provenance_lists_only_its_files_by_name(owned):
+    for team, st in owned["statements"].items():
+        prov = json.loads(st["files"]["provenance.json"])
+        assert prov["source_files"], team
+        assert not [f for f in prov["source_files"] if "/" in f["file"] or f["file"] not in owned["marks"][team]]
+        assert "/" not in (prov["config_path"] or "")
+        assert "path" not in json.dumps(prov["source_files"])
+
+
+def test_statements_are_titled_with_their_team(owned):
+    for team, st in owned["statements"].items():
+        assert st["title"] == f"GPU chargeback {MONTH} — {team}"
+
+
+FOUND = [
+    {"finding": "spot_candidate", "subject": "i-1", "resource_id": "i-1", "team": "platform", "unit": "preemptions/h",
+     "value": 3.0, "cost_usd": 1000.0, "energy_kwh": None, "detail": "d", "paying_team": "research",
+     "paying_teams": [{"team": "research", "share": 0.75}, {"team": "search", "share": 0.25}]},
+    {"finding": "idle_gpu_hours", "subject": "i-1", "resource_id": "i-1", "team": None, "unit": "h", "value": 48.0,
+     "cost_usd": 200.0, "energy_kwh": None, "detail": "d", "paying_team": "research",
+     "paying_teams": [{"team": "research", "share": 0.75}, {"team": "search", "share": 0.25}]},
+    {"finding": "low_utilization", "subject": "host-1/GPU-a", "resource_id": "i-1", "team": "search", "unit": "h",
+     "value": 48.0, "cost_usd": 100.0, "energy_kwh": None, "detail": "d", "paying_team": "research",
+     "paying_teams": [{"team": "research", "share": 0.75}, {"team": "search", "share": 0.25}]},
+]
+
+
+def test_a_shared_resources_findings_are_each_payers_share():
+    search = {f["finding"]: f for f in statement_findings(FOUND, "search")}
+    research = {f["finding"]: f for f in statement_findings(FOUND, "research")}
+    assert search["spot_candidate"]["cost_usd"] == 250.0 and research["spot_candidate"]["cost_usd"] == 750.0
+    assert search["idle_gpu_hours"]["value"] == 12.0 and search["spot_candidate"]["value"] == 3.0
+    # a GPU's finding is its workload team's, whoever pays for the host
+    assert search["low_utilization"]["cost_usd"] == 100.0 and "low_utilization" not in research
+    assert all(f["paying_teams"] == [{"team": "search", "share": f["paying_teams"][0]["share"]}] for f in search.values())
