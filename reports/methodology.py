@@ -84,9 +84,10 @@ def methodology_context(con: duckdb.DuckDBPyConnection | None = None) -> dict[st
 # ------------------------------------------------------------------ peer cross-check (issue 23)
 
 PEER_VALUES = "peer_values"
-# What the cross-check covers: every coefficient row except datasheet memory sizes and the check
-# limits (thresholds for flagging input, not estimates).
-OUT_OF_SCOPE = {"check_limits"}
+# What the cross-check covers: every coefficient row except datasheet memory sizes, the check
+# limits (thresholds for flagging input, not estimates) and capital costs (prices, which no peer
+# tool publishes).
+OUT_OF_SCOPE = {"check_limits", "capital_costs"}
 OUT_OF_SCOPE_METRICS = {"memory_gb"}
 REASON_MIN_WORDS = 3
 

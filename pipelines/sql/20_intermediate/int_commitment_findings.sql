@@ -19,9 +19,10 @@ charge_months as (
 shares as (
     -- the part of each commitment's period in each month that has charges
     select c.*, m.month,
-        epoch(least(c.period_end, strptime(m.month, '%Y-%m') + interval 1 month)
-              - greatest(c.period_start, strptime(m.month, '%Y-%m')))
-        / epoch(c.period_end - c.period_start) as share
+        -- differences of epochs, not epoch() of an interval: the same SQL runs on Spark
+        (epoch(least(c.period_end, strptime(m.month, '%Y-%m') + interval 1 month))
+         - epoch(greatest(c.period_start, strptime(m.month, '%Y-%m'))))
+        / (epoch(c.period_end) - epoch(c.period_start)) as share
     from commitments c
     join charge_months m
         on strptime(m.month, '%Y-%m') < c.period_end and strptime(m.month, '%Y-%m') + interval 1 month > c.period_start
