@@ -16,3 +16,20 @@ def printable(text: str) -> str:
 
 def _escaped(c: str) -> str:
     return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def team_name(raw: str | None) -> str | None:
+    """The team a tag value or a typed name stands for: hidden characters removed, compatibility
+    forms folded (Unicode NFKC: fullwidth `ｒｅｓｅａｒｃｈ`, the ligature in `ﬁnance`, a
+    superscript digit) and surrounding spaces trimmed; None when nothing is left. Spellings that
+    print alike must be one team, never two rows and two statements. The SQL macro team_name does
+    the first and last steps (DuckDB and Spark have no NFKC), and int_name_folds carries this
+    function's answer for every value outside ASCII, where NFKC can change anything."""
+    if raw is None:
+        return None
+    visible = unicodedata.normalize("NFKC", _without_hidden(raw))
+    return _without_hidden(visible).strip(" ") or None   # NFKC of a visible letter never yields Cf; cheap to be sure
+
+
+def _without_hidden(text: str) -> str:
+    return "".join(c for c in text if unicodedata.category(c) not in HIDDEN)

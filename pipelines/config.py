@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 
 from core.errors import InputError
+from core.text import printable, team_name
 from core.vocabulary import CATEGORIES, RULES
 from sources.bounded import LimitError, limit, load_toml
 
@@ -228,12 +229,12 @@ def load_config(path: str | Path | None) -> Config:
     carbon, whatif = doc.get("carbon", {}), doc.get("whatif", {})
     return Config(
         tag_keys=tuple(teams.get("tag_keys", Config.tag_keys)),
-        unallocated=teams.get("unallocated", Config.unallocated),
-        namespace_teams=dict(teams.get("namespaces", {})),
-        account_teams=dict(teams.get("accounts", {})),
+        unallocated=typed_team(p, "[teams] unallocated", teams.get("unallocated", Config.unallocated)),
+        namespace_teams={k: typed_team(p, f"[teams.namespaces] {k}", v) for k, v in teams.get("namespaces", {}).items()},
+        account_teams={k: typed_team(p, f"[teams.accounts] {k}", v) for k, v in teams.get("accounts", {}).items()},
         team_rules=tuple(parse_rule(p, text, i, r) for i, r in enumerate(teams.get("rules", []))),
         allocation=parse_allocation(p, text, alloc),
-        weights={k: float(v) for k, v in alloc.get("weights", {}).items()},
+        weights={typed_team(p, f"[allocation.weights] {k}", k): float(v) for k, v in alloc.get("weights", {}).items()},
         hosts=dict(doc.get("hosts", {})),
         interval_s=float(tel.get("interval_s", Config.interval_s)),
         gap_multiple=float(tel.get("gap_multiple", Config.gap_multiple)),
@@ -462,9 +463,20 @@ def parse_rule(p: Path, text: str, i: int, r: dict) -> TeamRule:
         raise InputError(p, f"[[teams.rules]] #{i + 1} pattern is not a regular expression DuckDB can run",
                          "; ".join(x for x in (where, f"{pattern}: {problem}") if x),
                          "Fix the pattern (RE2 syntax: no look-around, back-references or \\Z; use $ for the end)")
+    team = typed_team(p, f"[[teams.rules]] #{i + 1} team", team)
     if fld.startswith("tag:"):
         return TeamRule("tag", fld[len("tag:"):], pattern, team)
     return TeamRule(fld, None, pattern, team)
+
+
+def typed_team(p: Path, where: str, name: str) -> str:
+    """A team named in the config, folded as a tag value is (core.text.team_name), so the team a
+    namespace maps to and the team a tag names are one team when they print alike."""
+    folded = team_name(name)
+    if folded is None:
+        raise InputError(p, "a team name has no visible character", f"{where} = {printable(name)!r}",
+                         "Name the team with letters or digits")
+    return folded
 
 
 def re2_problem(pattern: str) -> str | None:

@@ -21,6 +21,7 @@ from pipelines.audit_marts import team_audit_table, team_sensitivity_table
 from pipelines.audit_reconstructions import audit_reconstructions_table
 from pipelines.config import Config, load_config
 from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_models, unprovided_reads
+from pipelines.name_folds import name_folds_table
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.stage_inputs import apply_config
@@ -60,7 +61,8 @@ from sources.reference_data import load_reference
 
 # Models computed in Python, with the tables each reads (its queries are its own; the graph needs
 # them declared to place the model).
-PYTHON_MODELS = {"int_scaling_fits": (scaling_fits_table, frozenset({"run_month", "int_charges_teams"}))}
+PYTHON_MODELS = {"int_scaling_fits": (scaling_fits_table, frozenset({"run_month", "int_charges_teams"})),
+                 "int_name_folds": (name_folds_table, frozenset({"int_tag_values"}))}
 # Marts computed in Python (the footprint audit's team figures, through the reconstruct engine):
 # built here, never while a report renders.
 PYTHON_MARTS = {

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from core.sql import literal, one_row, read_sql
+from core.text import team_name
 from core.units import S_PER_H
 from schemas.contract import reject_sql
 from sources.base import Head, Reader, Staged
@@ -100,6 +102,7 @@ class BillingReader(Reader):
             select string_agg(distinct coalesce(billing_account_id, '?') || '@' || coalesce(strftime(billing_period_start, '%Y-%m'), '?'), ',' order by 1)
             from (select distinct billing_account_id, billing_period_start from {"_lines" if in_place else "_staged"})""")[0]
         # in place, no key is repeated (stage_in_place checked their hashes)
+        fold_tag_values(con)
         con.execute("create or replace temp table _findings as " + findings_sql(cols))
         return Staged(rows_read=rows_read, format_version=version, delivery_key=keys)
 
@@ -145,6 +148,26 @@ def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:
                           'currency cell is empty; the currency of the file''s other rows is used'
                    from _staged where billing_currency is null""", [named[0][0]])
     return named[0][0]
+
+
+# The distinct tag values of _lines outside ASCII: the only ones NFKC can change.
+TAG_VALUES_SQL = ("select distinct raw from (select unnest(map_values(tags)) as raw from _lines) "
+                  "where regexp_matches(raw, '[^\\x00-\\x7f]')")
+
+
+def tag_folds(raws: list[str]) -> list[tuple[str, str | None]]:
+    """Each value with the team it names (core.text.team_name; NFKC is in no SQL engine): the
+    rows of _tag_folds, which the findings' folded-tag check reads, on either engine."""
+    return [(r, team_name(r)) for r in raws]
+
+
+def fold_tag_values(con: duckdb.DuckDBPyConnection) -> None:
+    """Temp table _tag_folds over _lines (tag_folds)."""
+    pairs = tag_folds([r for (r,) in con.execute(TAG_VALUES_SQL).fetchall()])
+    folds = pa.table({"raw": pa.array([r for r, _ in pairs], pa.string()), "team": pa.array([t for _, t in pairs], pa.string())})
+    con.register("_tag_folds_in", folds)
+    con.execute("create or replace temp table _tag_folds as select * from _tag_folds_in")
+    con.unregister("_tag_folds_in")
 
 
 def findings_sql(cols: set[str]) -> str:

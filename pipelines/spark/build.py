@@ -21,7 +21,7 @@ from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.spark.storage import checkpoint
 from pipelines.stage_inputs import config_tables, config_variables
-from pipelines.stages import PYTHON_MARTS, UNDATED_MARTS, stages
+from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL
@@ -62,10 +62,10 @@ def scaling_fits(spark):
     return spark.createDataFrame(con.sql("select * from fits").to_arrow_table())
 
 
-def python_mart(spark, name: str):
-    """A Python-built mart (pipelines.stages.PYTHON_MARTS) on a driver-side DuckDB holding the
-    marts it reads (a month's teams and their energy lines: small)."""
-    build, reads = PYTHON_MARTS[name]
+def python_model(spark, name: str):
+    """A Python-built model (pipelines.stages.PYTHON_MODELS) on a driver-side DuckDB holding the
+    tables it reads (all small: a month's teams and their energy lines, the tag values outside ASCII)."""
+    build, reads = PYTHON_MODELS[name]
     con = duckdb.connect()
     for table in sorted(reads):
         con.register(table, spark.table(table).toArrow())
@@ -116,10 +116,10 @@ def run_stages(spark, config: Config, materialize: Callable[[str, str, object], 
         with progress.model(model.name):
             if model.name in UNDATED_MARTS:   # built by engine.publish, on the DuckDB side
                 return
-            if model.name in PYTHON_MARTS:
-                materialize("30_marts", model.name, python_mart(spark, model.name))
-            elif model.folder == PYTHON:
+            if model.name == "int_scaling_fits":   # reads a large table: reduced in Spark first
                 materialize(model.folder, model.name, scaling_fits(spark))
+            elif model.folder == PYTHON:
+                materialize("30_marts" if model.name in MARTS else model.folder, model.name, python_model(spark, model.name))
             else:
                 sql = read_sql(model.folder, model.name + ".sql")
                 materialize(model.folder, model.name, run_model(spark, sql, variables, f"_{model.name}", keep))

@@ -23,7 +23,7 @@ from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
 from sources.base import Head
-from sources.billing import findings_sql, lines_sql
+from sources.billing import TAG_VALUES_SQL, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.tabular import canonical_select, csv_names, is_json_lines
 from sources.telemetry import FIELDS_CSV, SERIES_KEYS, reject_lines_sql
@@ -170,6 +170,8 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     row_findings = spark.sql("select f.* from _row_findings f left anti join (select distinct row_number from _rejects) r "
                              "using (row_number)")
     lines = kept(spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)"))
+    folds = tag_folds([r[0] for r in sql(spark, TAG_VALUES_SQL).collect()])
+    spark.createDataFrame(folds, "raw string, team string").createOrReplaceTempView("_tag_folds")
     findings = kept(sql(spark, findings_sql(cols)))
     rows_loaded = lines.select("row_number").distinct().count()
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")

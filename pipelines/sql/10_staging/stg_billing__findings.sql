@@ -1,6 +1,6 @@
 -- Row patterns in staged charges that are legal but suspicious, and the field notes of loaded rows
 -- (_row_findings: a tag that did not parse, a short row). One row per finding with the count,
--- the first row number and an example value. Input: _lines (charges shape), _rejects, _row_findings;
+-- the first row number and an example value. Input: _lines (charges shape), _rejects, _row_findings, _tag_folds;
 -- {{ line_item_key }} is the column identifying a line item where the format has one (CUR).
 with lines as (
     select s.*, {{ line_item_key }} as _key from _lines s anti join (select distinct row_number from _rejects) r using (row_number)
@@ -13,6 +13,13 @@ repeated_keys as (
     select _key from lines  -- noqa: AL04
     where hash(_key) in (select hash(_key) from lines where _key is not null group by hash(_key) having count(*) > 1)
     group by _key having count(*) > 1
+),
+
+-- _tag_folds: each tag value outside ASCII with its team (core.text.team_name: NFKC is not SQL)
+tag_cells as (
+    select c.row_number, c.raw, case when f.raw is null then team_name(c.raw) else f.team end as team
+    from (select row_number, unnest(map_values(tags)) as raw from lines) c
+    left join _tag_folds f on f.raw = c.raw
 ),
 
 flagged as (
@@ -50,10 +57,12 @@ flagged as (
            'currency code is not three letters (ISO 4217): the export may be a test or sandbox one; totals stay apart per code'
     from lines where not regexp_full_match(billing_currency, '[A-Z]{3}')
     union all
-    -- the value as it was (control characters included): the team is named without them
-    select row_number, 'invisible_in_tag', list_filter(map_values(tags), lambda v: v <> coalesce(team_name(v), ''))[1],
-           'a tag value holds invisible, bidi or control characters: teams and file names use it without them'
-    from lines where len(list_filter(map_values(tags), lambda v: v <> coalesce(team_name(v), ''))) > 0
+    -- the value as it was (control characters included): the team is named by its folded form
+    select row_number, 'invisible_in_tag', arg_min(raw, raw),
+           'a tag value holds invisible, bidi or control characters, or compatibility forms (fullwidth letters, '
+           || 'ligatures): teams and file names use its folded form'
+    from tag_cells where raw <> coalesce(team, '')
+    group by row_number
     union all
     select row_number, 'unknown_gpu_instance_type', instance_type,
            'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'

@@ -5,25 +5,28 @@
 -- because a rule names something narrower (a tag value, a service) than a whole account.
 -- Nothing is dropped: a charge no step resolves keeps team = the unallocated name, and its
 -- category says which [allocation] rule distributes it (allocation_lines keeps it visible).
+-- A tag value outside ASCII names the team int_name_folds folded it to (NFKC: spellings that
+-- print alike are one team); team_name() alone removes hidden characters and trims.
 -- Variables: tag_keys, unallocated. Tables: cfg_team_rules, cfg_account_teams.
 with split_hits as (
     select
         file_id, row_number,
         list_filter(
-            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(allocated_tags[k])}),
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'raw': allocated_tags[k], 'value': team_name(allocated_tags[k])}),
             lambda x: x.value is not null)[1] as hit
     from focus_allocations
 ),
 
 splits as (
-    select file_id, row_number, hit.value as split_team, hit.key as split_key from split_hits
+    select h.file_id, h.row_number, case when f.raw is null then h.hit.value else f.team end as split_team, h.hit.key as split_key
+    from split_hits h left join int_name_folds f on f.raw = h.hit.raw
 ),
 
 base as (
     select
         c.*,
         list_filter(
-            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'value': team_name(c.tags[k])}),
+            list_transform(getvariable('tag_keys'), lambda k: {'key': k, 'raw': c.tags[k], 'value': team_name(c.tags[k])}),
             lambda x: x.value is not null)[1] as tag_hit,
         strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
         lower(c.provider) || ':' || c.region as zone,
@@ -40,16 +43,21 @@ rule_hits as (
     group by all
 ),
 
+tagged as (
+    select b.*, case when f.raw is null then b.tag_hit.value else f.team end as tag_team
+    from base b left join int_name_folds f on f.raw = b.tag_hit.raw
+),
+
 resolved as (
     select
         b.*,
-        coalesce(s.split_team, b.tag_hit.value, rh.team, sa.team, ba.team) as resolved_team,
+        coalesce(s.split_team, b.tag_team, rh.team, sa.team, ba.team) as resolved_team,
         case when s.split_team is not null then 'provider_split:' || s.split_key
-             when b.tag_hit.value is not null then 'tag:' || b.tag_hit.key
+             when b.tag_team is not null then 'tag:' || b.tag_hit.key
              when rh.team is not null then 'rule:' || (rh.ord + 1)
              when coalesce(sa.team, ba.team) is not null then 'account'
              else 'none' end as team_source
-    from base b
+    from tagged b
     left join splits s using (file_id, row_number)
     left join rule_hits rh using (file_id, row_number, charge_line)
     left join cfg_account_teams sa on sa.account = b.sub_account_id
@@ -70,7 +78,7 @@ categorised as (
 )
 
 select
-    * exclude (tag_hit),
+    * exclude (tag_hit, tag_team),
     coalesce(resolved_team, getvariable('unallocated')) as team,
     concat_ws('|', 'charge', alloc_category, billing_currency, 'account=' || coalesce(account, ''),
               coalesce('resource=' || resource_id, 'service=' || coalesce(service_name, '')),
