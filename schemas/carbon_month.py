@@ -6,15 +6,11 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-
-# Sums of doubles (dsum): exact to 1e-12 per value; bounds compare within a relative hair.
-REL = 1e-9
+from schemas.ranges import REL, in_order
 
 
 def _ordered(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    tol = REL * df[high].abs().fillna(0) + REL
-    ok = (df[low] <= df[mid] + tol) & (df[mid] <= df[high] + tol)
-    return ok | df[mid].isna()
+    return in_order(df, low, mid, high, absolute=REL, relative=REL)
 
 
 class CarbonMonth(pa.DataFrameModel):

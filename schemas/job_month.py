@@ -11,6 +11,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import ISO_4217, MONTH
+from schemas.ranges import REL, in_order
 from schemas.team_month import ROUNDING_SLACK
 from schemas.work_log import WORKLOADS
 
@@ -20,10 +21,7 @@ STATUSES = ["measured", "estimated", "uncovered"]
 def _ordered(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
     """low <= mid <= high, each side checked where both ends are known; a relative slack for the
     per-unit figures (shares of rounded allocation lines divided by small unit counts)."""
-    slack = ROUNDING_SLACK + 1e-9 * df[mid].abs()
-    lo = df[low].isna() | df[mid].isna() | (df[low] <= df[mid] + slack)
-    hi = df[high].isna() | df[mid].isna() | (df[mid] <= df[high] + slack)
-    return lo & hi
+    return in_order(df, low, mid, high, absolute=ROUNDING_SLACK, relative=REL, open_ends=True)
 
 
 class _UnitEconomics(pa.DataFrameModel):

@@ -7,7 +7,8 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-from schemas.carbon_month import REL, _ordered
+from schemas.carbon_month import _ordered
+from schemas.ranges import REL
 
 
 class TeamAuditMonth(pa.DataFrameModel):

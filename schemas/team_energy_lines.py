@@ -11,14 +11,14 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
+from schemas.ranges import REL, in_order
 
 BASES = ["measured", "estimated"]
 
 
 def _in_order(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    tol = 1e-9 * df[mid].abs()
     # unknown energy (no TDP for the GPU model, no zone factors) is null in all three
-    return df[mid].isna() | ((df[low] <= df[mid] + tol) & (df[mid] <= df[high] + tol))
+    return in_order(df, low, mid, high, relative=REL)
 
 
 class TeamEnergyLines(pa.DataFrameModel):

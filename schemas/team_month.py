@@ -7,6 +7,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import ISO_4217, MONTH
+from schemas.ranges import in_order
 
 # Each meter of each team is a sum of allocation lines rounded to a quantum (a watt-hour, a
 # gram) separately per meter, so where a group's low and central totals differ by less than a
@@ -16,7 +17,7 @@ ROUNDING_SLACK = 0.01
 
 
 def _in_order(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    return (df[low] <= df[mid] + ROUNDING_SLACK) & (df[mid] <= df[high] + ROUNDING_SLACK)
+    return in_order(df, low, mid, high, absolute=ROUNDING_SLACK)
 
 
 class TeamMonth(pa.DataFrameModel):
