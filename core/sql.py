@@ -42,7 +42,12 @@ def fill(name: str, sql: str, slots: dict[str, str]) -> str:
 
 
 def literal(value: Any) -> str:
-    """A SQL string literal ('it''s'): paths and names inside table-function options."""
+    """A SQL literal: a string quoted ('it''s': paths and names inside table-function options),
+    a boolean or a number as itself (the bounds of a contract's checks)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
     return "'" + str(value).replace("'", "''") + "'"
 
 

@@ -12,6 +12,8 @@ from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
+from core.sql import literal
+
 MINOR_UNITS_FILE = Path(__file__).resolve().parents[1] / "sources" / "currency_minor_units.csv"
 
 
@@ -39,7 +41,7 @@ def amount_sql(amount: str, places: dict[str, int], key: str) -> str:
     to keep a DECIMAL, hence one branch per distinct number of places."""
     branches = []
     for n in sorted(set(places.values())):
-        keys = ", ".join("'" + k.replace("'", "''") + "'" for k, v in places.items() if v == n)
+        keys = ", ".join(literal(k) for k, v in places.items() if v == n)
         branches.append(f"when {key} in ({keys}) then round({amount}, {n})::varchar")
     return f"case {' '.join(branches)} else {exact_sql(amount)} end"
 

@@ -66,10 +66,6 @@ class RuleModel:
 
     @staticmethod
     def lit(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return repr(v)
         return literal(v)
 
     def sql(self, req: dict[str, Any]) -> str:

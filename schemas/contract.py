@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.sql import literal
+
 # pandera (and pandas) take a second to import: readers import a model when they stage a file
 # that needs its contract, and telemetry files never do
 if TYPE_CHECKING:
@@ -28,34 +30,26 @@ class SqlCheck:
     label: str = ""     # as pandera's failure cases name it, e.g. "str_matches('^[A-Z]{3}$')"
 
 
-def _literal(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return "'" + str(v).replace("'", "''") + "'"
-
-
 def _predicate(col: str, check: pa.Check) -> str | None:
     s = check.statistics or {}
     q = f'"{col}"'
     match check.name:
         case "greater_than_or_equal_to":
-            return f"{q} < {_literal(s['min_value'])}"
+            return f"{q} < {literal(s['min_value'])}"
         case "greater_than":
-            return f"{q} <= {_literal(s['min_value'])}"
+            return f"{q} <= {literal(s['min_value'])}"
         case "less_than_or_equal_to":
-            return f"{q} > {_literal(s['max_value'])}"
+            return f"{q} > {literal(s['max_value'])}"
         case "less_than":
-            return f"{q} >= {_literal(s['max_value'])}"
+            return f"{q} >= {literal(s['max_value'])}"
         case "in_range":
-            return f"not ({q} between {_literal(s['min_value'])} and {_literal(s['max_value'])})"
+            return f"not ({q} between {literal(s['min_value'])} and {literal(s['max_value'])})"
         case "not_equal_to":
-            return f"{q} = {_literal(s['value'])}"
+            return f"{q} = {literal(s['value'])}"
         case "isin":
-            return f"{q} not in ({', '.join(_literal(v) for v in s['allowed_values'])})"
+            return f"{q} not in ({', '.join(literal(v) for v in s['allowed_values'])})"
         case "str_matches":
-            return f"not regexp_full_match({q}, {_literal(s['pattern'])})"
+            return f"not regexp_full_match({q}, {literal(s['pattern'])})"
     return None
 
 
@@ -92,8 +86,8 @@ def failures_sql(model: type[pa.DataFrameModel], columns: set[str]) -> str | Non
     if not checks:
         return None
     items = ", ".join(
-        f"case when {c.failing_sql} then {{'column_name': {_literal(c.column)}, 'check_name': {_literal(c.check)}, "
-        f"'value': cast(\"{c.column}\" as varchar), 'message': {_literal('fails ' + c.check)}}} end"
+        f"case when {c.failing_sql} then {{'column_name': {literal(c.column)}, 'check_name': {literal(c.check)}, "
+        f"'value': cast(\"{c.column}\" as varchar), 'message': {literal('fails ' + c.check)}}} end"
         for c in checks)
     return f"list_filter([{items}], lambda f: f is not null)"
 

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from core.sql import literal
 from pipelines.config import Config
 from pipelines.ingest import FileResult
 from pipelines.progress import BuildProgress
@@ -76,7 +77,7 @@ def publish(store: SparkStore, duck_path: Path) -> None:
         for model in (m for m in stages() if m.name in UNDATED_MARTS):   # from what was just published
             build_model(con, model)
         # the intermediate the gpu_hours contract checks, for this connection only
-        con.execute(f"create or replace temp view gpu_hours as select * from read_parquet('{_files(store, 'build', 'gpu_hours')}')")
+        con.execute(f"create or replace temp view gpu_hours as select * from read_parquet({_files(store, 'build', 'gpu_hours')})")
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")
@@ -93,7 +94,7 @@ def publish(store: SparkStore, duck_path: Path) -> None:
 
 
 def _files(store: SparkStore, *parts: str) -> str:
-    return duck_uri(store.path(*parts)).replace("'", "''") + "/**/*.parquet"
+    return literal(duck_uri(store.path(*parts)) + "/**/*.parquet")
 
 
 def _copy(con, spark, store: SparkStore, name: str) -> None:
@@ -106,7 +107,7 @@ def _copy(con, spark, store: SparkStore, name: str) -> None:
         con.execute(f"create or replace table {name} as select {cols} from _empty")
         con.unregister("_empty")
         return
-    con.execute(f"create or replace table {name} as select {cols} from read_parquet('{_files(store, 'marts', name)}', "
+    con.execute(f"create or replace table {name} as select {cols} from read_parquet({_files(store, 'marts', name)}, "
                 "hive_partitioning = true, hive_types = {'month': 'VARCHAR'})")
 
 
