@@ -1,6 +1,8 @@
 """`meterbook export`: marts out as Parquet (exact: DECIMAL money, typed timestamps) and CSV
-(money in its currency's minor unit, plain notation). Exports read marts and never compute: a
-figure here is the one the reports show.
+(plain notation). Exports read marts and never compute: a figure here is the one the reports show.
+The FOCUS CSV carries the provider's decimals as the Parquet does (FOCUS columns are data, and
+unit price x quantity must still meet the cost); the other CSVs print money in its currency's
+minor unit, as an invoice would.
 
 - focus: the month's charges as FOCUS 1.2, energy, carbon and allocation in x_ columns; a column
   the FOCUS input had is carried as it was (focus_export mart).
@@ -19,10 +21,6 @@ from core.sql import ident, literal, one_row
 from core.vocabulary import METERS
 from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
 
-# FOCUS money columns, each in the currency named beside it; the rest of the decimals (unit
-# prices, quantities) are not amounts and keep their precision.
-FOCUS_MONEY = {"BilledCost": "BillingCurrency", "EffectiveCost": "BillingCurrency", "ListCost": "BillingCurrency",
-               "ContractedCost": "BillingCurrency", "PricingCurrencyEffectiveCost": "PricingCurrency"}
 # x_ measures and the allocation meter whose quantum they print in
 FOCUS_MEASURES = {"x_EnergyKwh": "facility_energy_kwh", "x_EnergyKwhLow": "facility_energy_kwh_low",
                   "x_EnergyKwhHigh": "facility_energy_kwh_high", "x_CO2eKg": "co2e_kg", "x_CO2eKgLow": "co2e_kg_low",
@@ -45,11 +43,10 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[
     select = f"* exclude (month, x_source_columns){', ' + carried if carried else ''}"
     rows = (f"select {select} from focus_export where month = ? "
             "order by x_SourceFileSha256, x_SourceRow, x_SourceLine")
-    places = minor_units()
-    # money in its currency's minor unit; other decimals (unit prices, quantities) exact without
-    # trailing zeros; energy and CO2e to the watt-hour and the gram
-    text = {c: amount_sql(c, places, cur) for c, cur in FOCUS_MONEY.items()}
-    text |= {c: exact_sql(c) for c, t in _types(con, "focus_export").items() if t.startswith("DECIMAL") and c not in text}
+    # every decimal exact, plain, without trailing zeros (32.772600000000 -> 32.7726: summed, the
+    # CSV's BilledCost is the reconciled total, not a sum of cents); energy and CO2e to the
+    # watt-hour and the gram
+    text = {c: exact_sql(c) for c, t in _types(con, "focus_export").items() if t.startswith("DECIMAL")}
     text |= {c: f"round({c}, {METERS[meter][1]})" for c, meter in FOCUS_MEASURES.items()}
     text["x_AllocatedShare"] = exact_sql("x_AllocatedShare::decimal(38, 12)")   # plain, never 1e-05
     money = ", ".join(f"{sql} as {c}" for c, sql in text.items())
