@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from core.atomic import replacing_set
 from core.csv_out import copy_csv, copy_parquet
 from core.errors import InputError
 from core.figures import settled_sql
@@ -90,10 +91,13 @@ def copy_out(con: duckdb.DuckDBPyConnection, query: str, params: list, out: Path
 def _write(con: duckdb.DuckDBPyConnection, base: Path, rows: str, csv_rows: str, month: str, csv_options: str) -> list[Path]:
     """COPY the rows to <base>.parquet as they are and to <base>.csv through csv_rows (a query
     over `rows`) and the one CSV writer (core/csv_out.py: formula-leading text neutralised),
-    streaming: nothing of the month passes through Python. Each file appears whole."""
+    streaming: nothing of the month passes through Python. The two are one set (core.atomic):
+    a reader sees both of the earlier export or both of this one, never a new Parquet beside
+    the CSV of another warehouse state."""
     parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
-    copy_parquet(con, rows, [month], parquet)
-    copy_csv(con, rows, [month], csv, csv_options, then=csv_rows)
+    with replacing_set(base.parent, base.name, (parquet.name, csv.name)) as stage:
+        copy_parquet(con, rows, [month], stage / parquet.name)
+        copy_csv(con, rows, [month], stage / csv.name, csv_options, then=csv_rows)
     return [parquet, csv]
 
 
