@@ -41,7 +41,7 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[
         "select distinct unnest(map_keys(x_source_columns)) from focus_export where month = ? order by 1", [month]).fetchall()]
     own = {c.lower() for c in _types(con, "focus_export")}
     carried = ", ".join(f"x_source_columns[{literal(k)}] as {ident(k)}" for k in extra if k.lower() not in own)
-    select = f"* exclude (month, x_source_columns){', ' + carried if carried else ''}"
+    select = f"* exclude (month, source_group, x_source_columns){', ' + carried if carried else ''}"
     rows = (f"select {select} from focus_export where month = ? "
             "order by x_SourceFileSha256, x_SourceRow, x_SourceLine")
     # every decimal exact, plain, without trailing zeros (32.772600000000 -> 32.7726: summed, the
