@@ -19,7 +19,8 @@ RULES = "billing/schemas/focus-1.2-rules__focus_validator__model-1.2.json"
 
 @pytest.fixture(scope="module")
 def export(demo_billing):
-    res = CliRunner().invoke(main, ["export", "focus", "--month", "2026-10", "--warehouse", str(demo_billing / "wh.duckdb"),
+    res = CliRunner().invoke(main, ["export", "focus", "--month", "2026-10", "--version", "1.2",
+                                    "--warehouse", str(demo_billing / "wh.duckdb"),
                                     "--config", str(demo_billing / "demo" / "meterbook.toml"),
                                     "--out", str(demo_billing / "focus-2026-10")])
     assert res.exit_code == 0, res.output + repr(res.exception)

@@ -46,7 +46,7 @@ lines as (
         sum(e.ListCost) over grp as list_lines,
         -- the group's largest line takes the rounding differences
         row_number() over (partition by e.source_group
-                           order by abs(e.BilledCost) desc, e.x_SourceFileSha256, e.x_SourceRow, e.x_SourceLine) = 1 as anchor
+                           order by abs(e.BilledCost) desc, e.x_SourceFileSha256 asc, e.x_SourceRow asc, e.x_SourceLine asc) = 1 as anchor
     from focus_export e
     left join contracts c on c.sha256 = e.x_SourceFileSha256 and c.row_number = e.x_SourceRow and e.x_SourceLine = 0
     window grp as (partition by e.source_group)
@@ -145,8 +145,8 @@ split as (
         'meterbook:' || rule as AllocatedMethodId,
         '{"Elements":[{"AllocatedRatio":' || rtrim(rtrim(ratio::varchar, '0'), '.') || '}]}' as AllocatedMethodDetails,
         -- the unallocated part of the origin is allocated to no resource
-        case when team is distinct from getvariable('unallocated') then 'team/' || team end as AllocatedResourceId,
-        case when team is distinct from getvariable('unallocated') then team end as AllocatedResourceName,
+        'team/' || nullif(team, getvariable('unallocated')) as AllocatedResourceId,
+        nullif(team, getvariable('unallocated')) as AllocatedResourceName,
         to_json({'meterbook/team': team})::varchar as AllocatedTags,
         -- what the origin drew on its contract commitments, in the row's part
         list_transform(elements, lambda c: {'ContractId': c.ContractId, 'ContractCommitmentId': c.ContractCommitmentId,
@@ -160,12 +160,12 @@ split as (
 ),
 
 whole as (
-    select l.* exclude (elements, billed_lines, effective_lines, list_lines, anchor),
+    select * exclude (elements, billed_lines, effective_lines, list_lines, anchor),
         null::varchar as AllocatedMethodId, null::varchar as AllocatedMethodDetails, null::varchar as AllocatedResourceId,
-        null::varchar as AllocatedResourceName, null::varchar as AllocatedTags, l.elements as applied,
+        null::varchar as AllocatedResourceName, null::varchar as AllocatedTags, elements as applied,
         null::decimal(38, 12) as x_OriginBilledCost, null::decimal(38, 12) as x_OriginEffectiveCost
-    from lines l
-    anti join (select distinct source_group from parts where parts > 1) s on s.source_group = l.source_group
+    from lines
+    where source_group not in (select p.source_group from parts p where p.parts > 1)
 ),
 
 rows as (
