@@ -126,3 +126,21 @@ def test_the_13_export_ingests_as_13_with_the_same_total(exports, tmp_path):
     version, = con.execute("select format_version from source_files").fetchone()
     total, = con.execute("select sum(billed_cost) from charges").fetchone()
     assert version == "1.3" and total == Decimal("16038.2468")
+
+
+def test_a_13_input_comes_out_with_its_contract_applied_and_total(tmp_path, samples):
+    """A FOCUS 1.3 bill (an origin charge with the provider's split, a charge drawing on a
+    contract commitment) written back as 1.3: the split counted once, ContractApplied carried."""
+    wh = tmp_path / "wh.duckdb"
+    for args in (["ingest", str(Path(__file__).parent / "data" / "focus" / "focus_1.3_origin_and_allocated.csv")],
+                 ["export", "focus", "--month", "2026-05", "--version", "1.3", "--out", str(tmp_path / "f")]):
+        res = CliRunner().invoke(main, [*args, "--warehouse", str(wh)])
+        assert res.exit_code == 0, res.output + repr(res.exception)
+    total, applied = duckdb.sql(f"""select sum(BilledCost), list(ContractApplied) filter (where ContractApplied is not null)
+                                    from '{tmp_path / 'f.parquet'}'""").fetchall()[0]
+    assert total == Decimal("796.48") and len(applied) == 1
+    element, = duckdb.sql(f"select unnest(from_json('{applied[0]}'::json->'Elements', '[\"json\"]'))").fetchall()[0]
+    assert '"ContractCommitmentId":"CC-SPEND-1"' in element and '"ContractCommitmentAppliedCost":2.0' in element
+    con = duckdb.connect()
+    typed_view(con, tmp_path / "f.parquet")
+    assert not [r.rule_id for r in validate_focus(con, "f", samples / RULES, version="1.3") if r.status == "fail"]
