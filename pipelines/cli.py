@@ -431,17 +431,19 @@ def export() -> None:
 @click.option("--month", required=True, help="Month, YYYY-MM.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output path without suffix (default build/exports/focus-<month>); .parquet and .csv are written.")
+@click.option("--version", "focus_version", type=click.Choice(["1.2", "1.3", "1.4"]), default="1.4", show_default=True,
+              help="FOCUS version to write; 1.3 and later carry the allocation as split cost allocation rows.")
 @warehouse_option
 @config_option
 @user_errors
-def export_focus_cmd(month: str, out: Path | None, warehouse: Path, config_path: Path | None) -> None:
-    """FOCUS 1.2 export of a month's charges, with GPU, energy and CO2e as x_ columns.
+def export_focus_cmd(month: str, out: Path | None, focus_version: str, warehouse: Path, config_path: Path | None) -> None:
+    """FOCUS export of a month's charges, with GPU, energy and CO2e as x_ columns.
 
-    Example: meterbook export focus --month 2026-10 --out build/exports/focus-2026-10
+    Example: meterbook export focus --month 2026-10 --version 1.3 --out build/exports/focus-2026-10
     """
     from pipelines.export import export_focus
     con, config = build_marts(warehouse, config_path)
-    for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}")):
+    for p in export_focus(con, month, out or Path(f"build/exports/focus-{month}"), focus_version):
         click.echo(f"wrote {p}")
     _said_defaults(config)
 

@@ -2,6 +2,11 @@
 
 focus_validator publishes every FOCUS 1.2 requirement as a JSON rule (model-1.2.json): a
 requirement built from check functions, an optional row condition, and applicability criteria.
+FOCUS 1.3 and 1.4 are that model plus the rules of what they changed, written in the same format
+from the specification text (sources/focus_rules_<version>.json: the split cost allocation
+columns and their per-origin sums, the provider columns; 1.4 retires ProviderName and
+PublisherName). Rules about an origin charge need the file to say which rows share one
+(GroupColumnNames); a file that does not is skipped on them, not passed.
 We evaluate the MUST / MUST NOT rules over a relation (the export we write), one SQL count per
 rule, so a month of charges is checked without loading it into Python. Rules that need a
 provider capability we do not claim (ApplicabilityCriteria), or columns the file does not carry
@@ -22,6 +27,8 @@ from core.sql import ident, literal, one_row
 
 ENFORCED = {"MUST", "MUST NOT"}
 WAIVERS = files("sources") / "focus_rule_waivers.csv"
+# what each version adds to the one before, from 1.3 on (1.2 is focus_validator's own model)
+VERSION_RULES = {"1.3": ("1.3",), "1.4": ("1.3", "1.4")}
 ISO_Z = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
 NUMERIC = r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$"
 UNIT = r"^[A-Za-z0-9][A-Za-z0-9 /()-]*$"
@@ -79,6 +86,8 @@ class RuleModel:
                 return f"({self.col(col)} is null or {self.text(col)} in ({', '.join(self.lit(str(v)) for v in values)}))"
             case "AND" | "OR":
                 return "(" + f" {f.lower()} ".join(self.sql(i) for i in req["Items"]) + ")"
+            case "CheckModelRule" if req["ModelRuleId"] not in self.rules:
+                return "true"   # retired by the version checked (1.4: ProviderName)
             case "CheckModelRule":
                 rule = self.rules[req["ModelRuleId"]]
                 vc = rule["ValidationCriteria"]
@@ -113,18 +122,47 @@ class RuleModel:
                 return f"({self.col(c)} is null or regexp_full_match({self.text(c)}, '^[A-Z]{{3}}$'))"
             case "FormatUnit":
                 return f"({self.col(c)} is null or regexp_full_match({self.text(c)}, {self.lit(UNIT)}))"
-            case "FormatKeyValue":
+            case "FormatKeyValue" | "FormatJsonObject":
                 return f"({self.col(c)} is null or (json_valid({self.text(c)}) and json_type({self.text(c)}) = 'OBJECT'))"
             case "ColumnByColumnEqualsColumnValue":
                 a, b, r = (f"try_cast({self.text(req[k])} as double)" for k in ("ColumnAName", "ColumnBName", "ResultColumnName"))
                 return (f"({a} is null or {b} is null or {r} is null or "
                         f"abs({a} * {b} - {r}) <= {PRODUCT_TOLERANCE} * greatest(1, abs({r})))")
+            case "CheckJsonElements":
+                # a non-empty array at ArrayPath, every element holding a number under each key
+                t, path = self.text(c), req["ArrayPath"]
+                numeric = " and ".join(
+                    f"list_bool_and(list_transform(json_extract({t}, {self.lit(path + '[*].' + k)}), "
+                    f"lambda v: json_type(v) in ('DOUBLE', 'UBIGINT', 'BIGINT', 'INTEGER')))" for k in req["NumericKeys"])
+                return (f"({self.col(c)} is null or (json_valid({t}) and json_type({t}, {self.lit(path)}) = 'ARRAY' "
+                        f"and json_array_length({t}, {self.lit(path)}) > 0 and {numeric}))")
+            case "CheckGroupSum" | "CheckGroupSame":
+                return self.group_check(req)
             case "CheckDistinctCount":
                 a, b = self.col(req["ColumnAName"]), self.col(req["ColumnBName"])
                 bad = one_row(self.con, f"select count(*) from (select {a}, count(distinct {b}) n from {self.relation} "
                               f"where {a} is not null group by {a}) where n <> ?", [req["ExpectedCount"]])[0]
                 return "true" if bad == 0 else "false"
         raise Skip(f"check function {f}")
+
+    def group_check(self, req: dict[str, Any]) -> str:
+        """Rows whose group (GroupColumnNames: the rows of one origin charge, those with a
+        GroupMemberColumn: its allocated charges) holds the rule: the
+        column summed (a JSON path's numbers summed within each row first) equals Value or the
+        group's ResultColumnName, exactly as decimals (CheckGroupSum); or the column has one
+        value in the group (CheckGroupSame)."""
+        key = "concat_ws('|', " + ", ".join(self.text(g) for g in req["GroupColumnNames"]) + ")"
+        c = self.col(req["ColumnName"])
+        if req["CheckFunction"] == "CheckGroupSame":
+            holds = f"count(distinct coalesce({self.text(req['ColumnName'])}, '<null>')) = 1"
+        else:
+            value = (f"list_sum(list_transform(json_extract({self.text(req['ColumnName'])}, {self.lit(req['JsonPath'])}), "
+                     f"lambda v: v::varchar::decimal(38, 12)))" if req.get("JsonPath") else f"{c}::decimal(38, 12)")
+            target = (f"min({self.col(req['ResultColumnName'])}::decimal(38, 12))" if req.get("ResultColumnName")
+                      else f"{self.lit(str(req['Value']))}::decimal(38, 12)")
+            holds = f"sum({value}) = {target}"
+        member = self.col(req["GroupMemberColumn"])
+        return f"({key} in (select {key} from {self.relation} where {member} is not null group by all having {holds}))"
 
     def conditions(self, rule_id: str) -> list[dict[str, Any]]:
         """The rule's own condition and those of the rules above it."""
@@ -178,8 +216,18 @@ def waivers() -> dict[str, str]:
     return {r["rule_id"]: r["reason"] for r in csv.DictReader(WAIVERS.read_text(encoding="utf-8").splitlines())}
 
 
-def validate_focus(con: duckdb.DuckDBPyConnection, relation: str, model_path: Path,
-                   applicable: frozenset[str] | set[str] = frozenset()) -> list[RuleResult]:
+def version_model(model_path: Path, version: str = "1.2") -> dict[str, Any]:
+    """focus_validator's 1.2 model with the rules of each later version up to `version` added and
+    the rules it retired removed."""
     model = json.loads(Path(model_path).read_text(encoding="utf-8"))
-    rm = RuleModel(model, con, relation, applicable, waivers())
+    rules = dict(model["ModelRules"])
+    for v in VERSION_RULES.get(version, ()):
+        step = json.loads((files("sources") / f"focus_rules_{v}.json").read_text(encoding="utf-8"))
+        rules = {k: r for k, r in rules.items() if k not in step["Details"]["Retired"]} | step["ModelRules"]
+    return {**model, "ModelRules": rules}
+
+
+def validate_focus(con: duckdb.DuckDBPyConnection, relation: str, model_path: Path,
+                   applicable: frozenset[str] | set[str] = frozenset(), version: str = "1.2") -> list[RuleResult]:
+    rm = RuleModel(version_model(model_path, version), con, relation, applicable, waivers())
     return [rm.evaluate(rid) for rid in sorted(rm.rules)]

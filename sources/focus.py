@@ -166,19 +166,38 @@ class FocusReader(BillingReader):
         return {**t, "provider_allocated_rows": allocated, "origin_charges_aside": origins} if allocated or origins else t
 
 
+# The spec's rule: an allocated row's dimensions match its origin charge's.
+ORIGIN_KEY = ("billing_account_id", "sub_account_id", "resource_id", "charge_period_start", "charge_period_end",
+              "charge_category", "_sku_price_id", "billing_currency")
+
+
+def origins_sql(staged: str, rejected: str) -> str:
+    """The origin charges of `staged` (a staged FOCUS file) whose allocated rows it also has,
+    rows of `rejected` (a relation of row_number) left out, with how many allocated rows each
+    has and their billed cost. One query for both engines (the Spark ingest translates it)."""
+    key = ", ".join(ORIGIN_KEY)
+    match = " and ".join(f"s.{k} is not distinct from a.{k}" for k in ORIGIN_KEY)
+    return f"""with allocated as (
+                   select {key}, count(*) as _origin_of, sum(billed_cost) as _allocated_billed_cost
+                   from {staged} where _allocated_method_id is not null group by {key})
+               select s.*, a._origin_of, a._allocated_billed_cost
+               from {staged} s join allocated a on {match}
+               where s._allocated_method_id is null and s.row_number not in (select row_number from {rejected})"""
+
+
+def origins_note(n: int, differ: int) -> str:
+    """What the ingest says of the n (> 0) origin charges it set aside."""
+    note = (f"{n} origin charge{'s' if n > 1 else ''} split by the provider into allocated rows: the allocated rows "
+            "are loaded as charges, the origin kept aside (focus_origin_charges) so its cost counts once")
+    if differ:
+        note += f"; {differ} of them differ from the sum of their allocated rows (the allocated rows are counted)"
+    return note
+
+
 def set_origins_aside(con: duckdb.DuckDBPyConnection) -> str | None:
     """Take the origin charges whose allocated rows the file also has out of _staged (into
     _focus_origins): their cost is in the allocated rows. Returns the note saying so, or None."""
-    # The spec's rule: an allocated row's dimensions match its origin charge's.
-    key = ("billing_account_id", "sub_account_id", "resource_id", "charge_category", "charge_period_start",
-           "charge_period_end", "_sku_price_id", "billing_currency")
-    con.execute(f"""create or replace temp table _focus_origins as
-                    with allocated as (
-                        select {", ".join(key)}, count(*) as _origin_of, sum(billed_cost) as _allocated_billed_cost
-                        from _staged where _allocated_method_id is not null group by all)
-                    select s.*, a._origin_of, a._allocated_billed_cost
-                    from _staged s join allocated a on {" and ".join(f"s.{k} is not distinct from a.{k}" for k in key)}
-                    where s._allocated_method_id is null and s.row_number not in (select row_number from _rejects)""")
+    con.execute(f"create or replace temp table _focus_origins as {origins_sql('_staged', '_rejects')}")
     n, differ = one_row(con, """select count(*), count(*) filter (where billed_cost <> _allocated_billed_cost)
                                 from _focus_origins""")
     if not n:
@@ -188,8 +207,4 @@ def set_origins_aside(con: duckdb.DuckDBPyConnection) -> str | None:
                 "(select row_number from _focus_origins)")
     con.execute(f"drop {'view' if is_view else 'table'} _staged")
     con.execute("alter table _focus_kept rename to _staged")
-    note = (f"{n} origin charge{'s' if n > 1 else ''} split by the provider into allocated rows: the allocated rows "
-            "are loaded as charges, the origin kept aside (focus_origin_charges) so its cost counts once")
-    if differ:
-        note += f"; {differ} of them differ from the sum of their allocated rows (the allocated rows are counted)"
-    return note
+    return origins_note(n, differ)

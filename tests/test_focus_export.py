@@ -1,10 +1,11 @@
-"""`meterbook export focus`: FOCUS 1.2 that passes the FinOps validator's rules, to the cent."""
+"""`meterbook export focus`: FOCUS that passes the FinOps validator's rules, with exact decimals."""
 from __future__ import annotations
 
 import collections
 import csv
 import hashlib
 import re
+from decimal import Decimal
 
 import duckdb
 import pytest
@@ -18,7 +19,8 @@ RULES = "billing/schemas/focus-1.2-rules__focus_validator__model-1.2.json"
 
 @pytest.fixture(scope="module")
 def export(demo_billing):
-    res = CliRunner().invoke(main, ["export", "focus", "--month", "2026-10", "--warehouse", str(demo_billing / "wh.duckdb"),
+    res = CliRunner().invoke(main, ["export", "focus", "--month", "2026-10", "--version", "1.2",
+                                    "--warehouse", str(demo_billing / "wh.duckdb"),
                                     "--config", str(demo_billing / "demo" / "meterbook.toml"),
                                     "--out", str(demo_billing / "focus-2026-10")])
     assert res.exit_code == 0, res.output + repr(res.exception)
@@ -34,8 +36,7 @@ def typed_view(con: duckdb.DuckDBPyConnection, parquet) -> None:
 
 
 def test_demo_export_passes_every_applicable_focus_rule(export, samples):
-    # the Parquet is the exact export: the CSV rounds costs to the cent, so unit price x quantity
-    # would no longer meet a cost there
+    # the Parquet, typed as a file reader sees it (the CSV holds the same decimals as text)
     con = duckdb.connect()
     typed_view(con, export / "focus-2026-10.parquet")
     results = validate_focus(con, "f", samples / RULES)
@@ -79,15 +80,40 @@ def test_allocation_rides_in_x_columns(export):
     assert rows[:2] == (0, 0) and rows[2] > 0 and rows[3] > 0
 
 
-def test_csv_costs_in_minor_units_plain_notation(export):
+def test_csv_costs_exact_plain_notation(export):
+    """The CSV carries the Parquet's decimals (a cost of 32.7726 stays 32.7726), in plain notation."""
     with open(export / "focus-2026-10.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    for col in ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost"):
-        assert all(re.fullmatch(r"-?\d+\.\d\d", r[col]) for r in rows), col
+    exact = duckdb.sql(f"select x_SourceFileSha256, x_SourceRow, x_SourceLine, BilledCost, EffectiveCost, ListCost, ContractedCost "
+                       f"from '{export / 'focus-2026-10.parquet'}'").fetchall()
+    by_key = {(s, str(r), str(n)): costs for s, r, n, *costs in exact}
+    for col_i, col in enumerate(("BilledCost", "EffectiveCost", "ListCost", "ContractedCost")):
+        assert all(re.fullmatch(r"-?\d+(\.\d*[1-9])?", r[col]) for r in rows), col
+        assert all(Decimal(r[col]) == by_key[(r["x_SourceFileSha256"], r["x_SourceRow"], r["x_SourceLine"])][col_i]
+                   for r in rows), col
+    assert any(len(r["BilledCost"].partition(".")[2]) > 2 for r in rows)    # sub-cent amounts survive
     assert not any(re.fullmatch(r"-?[\d.]+[eE][-+]?\d+", v) for r in rows for v in r.values())    # plain notation
     for col in ("x_EnergyKwh", "x_CO2eKg", "x_GpuHours"):     # to the Wh, the gram, 3.6 s of GPU time
         assert all(re.fullmatch(r"(\d+\.\d{1,3})?", r[col]) for r in rows), col
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["ChargePeriodStart"]) for r in rows)
+
+
+def test_csv_sums_per_invoice_to_the_reconciled_total(export):
+    """Summed per invoice, the CSV's BilledCost is the reconciliation's total to the last decimal,
+    and its EffectiveCost the warehouse's (rounding each line to the cent lost 0.12 USD a month)."""
+    billed: dict[str, Decimal] = collections.defaultdict(Decimal)
+    effective: dict[str, Decimal] = collections.defaultdict(Decimal)
+    with open(export / "focus-2026-10.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            billed[r["InvoiceId"]] += Decimal(r["BilledCost"])
+            effective[r["InvoiceId"]] += Decimal(r["EffectiveCost"])
+    con = duckdb.connect(str(export / "wh.duckdb"), read_only=True)
+    reconciled = dict(con.execute("select invoice_id, export_billed_cost from reconciliation where month = '2026-10'").fetchall())
+    charged = dict(con.execute("select invoice_id, sum(effective_cost) from charges group by 1").fetchall())
+    con.close()
+    assert len(reconciled) == 2 and set(billed) == set(reconciled)
+    assert billed == reconciled and effective == charged
+    assert sum(billed.values()) == Decimal("16038.2468")
 
 
 def test_rule_engine_catches_a_broken_export(export, samples):

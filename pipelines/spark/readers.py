@@ -152,6 +152,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
             f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
         staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
     staged.createOrReplaceTempView("_staged")
+    origins = set_origins_aside(spark) if reader.kind == "focus" else None
     sql(spark, lines_sql(names=reader.line_names(head))).createOrReplaceTempView("_lines")
     cols = set(spark.table("_lines").columns)
     checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
@@ -176,10 +177,30 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     rows_loaded = lines.select("row_number").distinct().count()
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     facts = {"charges": lines}
+    file_notes: list[str] = []
     if keep is not None:   # as FocusReader.load: the loaded rows' columns as written
         facts["charge_source_columns"] = lines.selectExpr("row_number", "_source_columns as columns")
+    if origins is not None:   # in the warehouse, beside the charges: loaded, counted once
+        facts["focus_origin_charges"] = origins.selectExpr(
+            "row_number", "resource_id", "charge_period_start", "billing_currency", "billed_cost", "effective_cost",
+            "_origin_of as allocated_rows", "_allocated_billed_cost as allocated_billed_cost")
+        n, differ = origins.selectExpr("count(*)", "count_if(billed_cost <> _allocated_billed_cost)").first()
+        rows_loaded += n
+        file_notes.append(focus.origins_note(n, differ))
     return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
-                       totals=billing_totals(lines, findings), row_findings=row_findings)
+                       notes=file_notes, totals=billing_totals(lines, findings), row_findings=row_findings)
+
+
+def set_origins_aside(spark):
+    """As sources.focus.set_origins_aside: the origin charges whose allocated rows the file also
+    has, out of _staged (their cost is in the allocated rows); None when the file has none.
+    Rows with a cast error are rejected there, as on one machine, so they are no origin."""
+    spark.sql("select row_number from _staged where size(_errors) > 0").createOrReplaceTempView("_cast_rejects")
+    origins = kept(sql(spark, focus.origins_sql("_staged", "_cast_rejects")))
+    if origins.isEmpty():
+        return None
+    spark.table("_staged").join(origins.select("row_number"), "row_number", "left_anti").createOrReplaceTempView("_staged")
+    return origins
 
 
 def billing_totals(lines, findings) -> dict[str, Any]:

@@ -29,10 +29,10 @@ from core.sql import read_sql, sql_files
 
 FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices",
          "work_log", "grid_hours", "instruments", "provider_carbon",
-         # FOCUS 1.3/1.4 beside the charges; the Spark ingest writes none yet, so the models read
-         # them empty there (a provider's split rows are then counted as DuckDB's ingest of the
-         # same file without an origin charge would count them)
-         "focus_allocations", "charge_contracts", "contract_commitments")
+         # FOCUS 1.3/1.4 beside the charges: the origin charges a file splits itself are set
+         # aside as on one machine; the others the Spark ingest writes none of yet, so the models
+         # read them empty there
+         "focus_origin_charges", "focus_allocations", "charge_contracts", "contract_commitments")
 LINEAGE = ("source_files", "rejects", "row_findings", "findings")
 # The month a fact row belongs to (its partition): billing by billing period, like the marts.
 MONTH_OF = {
@@ -49,6 +49,7 @@ MONTH_OF = {
     # FOCUS columns as written: keyed by file and row like charges, no date of its own
     "charge_source_columns": "'none'",
     "focus_allocations": "'none'",
+    "focus_origin_charges": "'none'",
     "charge_contracts": "'none'",
     "contract_commitments": "date_format(period_start, 'yyyy-MM')",
 }

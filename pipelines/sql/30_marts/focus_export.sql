@@ -4,7 +4,8 @@
 -- GPU-hours; other lines carry no energy. Lossless for FOCUS inputs: a column the input had
 -- (charge_source_columns) is carried as written, typed where FOCUS types it (Decimal, Date/Time
 -- as TIMESTAMP, UTC); a column it lacked, and every column of other formats, is derived.
--- The input's own x_ columns ride in x_source_columns (export focus spreads them out).
+-- The input's own x_ columns ride in x_source_columns (export focus spreads them out);
+-- source_group links a line to its allocation (focus_allocated splits it).
 -- Allocation: the team taking the largest share of the line's billed cost (x_Team, by
 -- x_AllocationRule, x_AllocatedShare 0-1), and every team's share in x_Allocations (JSON).
 with resource_energy as (
@@ -156,7 +157,8 @@ focus as (
         sha256 as x_SourceFileSha256,
         row_number as x_SourceRow,
         charge_line as x_SourceLine,
-        map_from_entries(list_filter(map_entries(coalesce(src, map())), lambda e: starts_with(e.key, 'x_'))) as x_source_columns
+        map_from_entries(list_filter(map_entries(coalesce(src, map())), lambda e: starts_with(e.key, 'x_'))) as x_source_columns,
+        source_group
     from derived
 )
 

@@ -1,0 +1,146 @@
+"""`meterbook export focus --version 1.3|1.4`: the chargeback's split as FOCUS split cost
+allocation rows, exact per origin charge and per team, passing every rule of the version that
+one file can show."""
+from __future__ import annotations
+
+import collections
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli import main
+from pipelines.focus_rules import validate_focus
+from tests.test_focus_export import RULES, typed_view
+
+MONTH = "2026-10"
+ORIGIN = "x_SourceFileSha256, x_SourceRow, x_SourceLine"
+
+
+@pytest.fixture(scope="module")
+def exports(demo_billing) -> dict[str, Path]:
+    """The demo month as FOCUS 1.3, 1.4 and as the default version."""
+    out = {}
+    for version in ("1.3", "1.4", None):
+        name = f"focus-{(version or 'default').replace('.', '')}"
+        args = ["export", "focus", "--month", MONTH, "--warehouse", str(demo_billing / "wh.duckdb"),
+                "--config", str(demo_billing / "demo" / "meterbook.toml"), "--out", str(demo_billing / name)]
+        res = CliRunner().invoke(main, args + (["--version", version] if version else []))
+        assert res.exit_code == 0, res.output + repr(res.exception)
+        out[version or "default"] = demo_billing / f"{name}.parquet"
+    return out
+
+
+def columns(parquet: Path) -> list[str]:
+    return [r[0] for r in duckdb.sql(f"describe select * from '{parquet}'").fetchall()]
+
+
+@pytest.mark.parametrize("version", ["1.3", "1.4"])
+def test_export_passes_every_evaluable_rule_of_its_version(exports, samples, version):
+    con = duckdb.connect()
+    typed_view(con, exports[version])
+    results = validate_focus(con, "f", samples / RULES, version=version)
+    failed = [(r.rule_id, r.failing_rows, r.text) for r in results if r.status == "fail"]
+    assert not failed
+    added = [r for r in results if r.rule_id.startswith(("Allocated", "ServiceProviderName", "HostProviderName",
+                                                         "ContractApplied", "CostAndUsage-D-1"))]
+    # every rule the version adds is evaluated on the export, none skipped
+    assert len(added) == 47 and {r.status for r in added} == {"pass"}
+    assert collections.Counter(r.status for r in results)["pass"] > 340
+
+
+def test_versions_differ_in_the_provider_columns(exports):
+    v13, v14 = columns(exports["1.3"]), columns(exports["1.4"])
+    new = {"AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName", "AllocatedTags",
+           "ContractApplied", "ServiceProviderName", "HostProviderName"}
+    assert new <= set(v13) and {"ProviderName", "PublisherName"} <= set(v13)
+    assert set(v13) - set(v14) == {"ProviderName", "PublisherName"}
+    assert columns(exports["default"]) == v14           # the newest unless asked
+
+
+def test_rules_of_13_tell_a_12_file_apart(demo_billing, exports, samples, tmp_path):
+    """The 1.2 export lacks 1.3's mandatory provider columns: checked as 1.3 it fails."""
+    res = CliRunner().invoke(main, ["export", "focus", "--month", MONTH, "--version", "1.2", "--warehouse",
+                                    str(demo_billing / "wh.duckdb"), "--out", str(tmp_path / "f12")])
+    assert res.exit_code == 0, res.output
+    con = duckdb.connect()
+    typed_view(con, tmp_path / "f12.parquet")
+    failed = {r.rule_id for r in validate_focus(con, "f", samples / RULES, version="1.3") if r.status == "fail"}
+    assert failed == {"CostAndUsage-D-101-M", "CostAndUsage-D-102-M"}
+
+
+def test_allocated_rows_add_up_to_their_origin_charge(exports):
+    rows = duckdb.sql(f"""
+        select count(*), count(*) filter (where n < 2), count(*) filter (where billed <> origin_billed),
+               count(*) filter (where effective <> origin_effective), count(*) filter (where ratio <> 1)
+        from (select {ORIGIN}, count(*) as n, sum(BilledCost) as billed, min(x_OriginBilledCost) as origin_billed,
+                     sum(EffectiveCost) as effective, min(x_OriginEffectiveCost) as origin_effective,
+                     sum((AllocatedMethodDetails->>'$.Elements[0].AllocatedRatio')::decimal(38, 12)) as ratio
+              from '{exports["1.3"]}' where AllocatedMethodId is not null group by all)""").fetchall()[0]
+    assert rows[0] > 100 and rows[1:] == (0, 0, 0, 0)
+
+
+def test_summed_per_team_the_export_is_the_chargeback(exports, demo_billing):
+    """Exact decimals: the allocated rows' team sums are team_month's, and the file's total the
+    bill's (the allocated rows replace their origin charge, so nothing counts twice)."""
+    con = duckdb.connect(str(demo_billing / "wh.duckdb"), read_only=True)
+    chargeback = {t: (b, e) for t, b, e in con.execute(
+        "select team, billed_cost, effective_cost from team_month where month = ?", [MONTH]).fetchall()}
+    con.close()
+    exported = {t: (b, e) for t, b, e in duckdb.sql(
+        f"select x_Team, sum(BilledCost), sum(EffectiveCost) from '{exports['1.3']}' group by 1").fetchall()}
+    assert exported == chargeback
+    assert sum(b for b, _ in exported.values()) == Decimal("16038.2468")
+
+
+def test_unit_price_times_quantity_still_meets_the_cost_on_allocated_rows(exports):
+    """Quantities follow the row's list-cost ratio, unit prices stay the origin's."""
+    worst = duckdb.sql(f"""select max(abs(ListUnitPrice * PricingQuantity - ListCost)),
+                                  max(abs(ContractedUnitPrice * PricingQuantity - ContractedCost))
+                           from '{exports['1.3']}' where AllocatedMethodId is not null""").fetchall()[0]
+    assert worst[0] < Decimal("1e-9") and worst[1] < Decimal("1e-9")
+
+
+def test_rule_engine_catches_a_broken_split(exports, samples):
+    con = duckdb.connect()
+    typed_view(con, exports["1.3"])
+    con.execute(f"""create table broken as select * replace (
+        case when rn = 1 then (BilledCost::decimal(38, 12) + 0.01)::varchar else BilledCost end as BilledCost,
+        case when rn = 2 then replace(AllocatedMethodDetails, '0.', '0.9') else AllocatedMethodDetails end as AllocatedMethodDetails,
+        case when rn = 3 then 'other-account' else BillingAccountId end as BillingAccountId)
+        from (select *, row_number() over (order by {ORIGIN}, x_Team) as rn from f where AllocatedMethodId is not null)""")
+    failed = {r.rule_id for r in validate_focus(con, "broken", samples / RULES, version="1.3") if r.status == "fail"}
+    assert {"AllocatedMethodId-C-011-C", "AllocatedMethodDetails-C-010-C", "AllocatedMethodId-C-020-C"} <= failed
+
+
+def test_the_13_export_ingests_as_13_with_the_same_total(exports, tmp_path):
+    """Read back by meterbook's own FOCUS reader: told as 1.3 from its columns, its allocated
+    rows loaded as charges (their origin is not in the file), the bill's total once."""
+    csv = exports["1.3"].with_suffix(".csv")
+    wh = tmp_path / "wh.duckdb"
+    res = CliRunner().invoke(main, ["ingest", str(csv), "--warehouse", str(wh)])
+    assert res.exit_code == 0, res.output
+    con = duckdb.connect(str(wh), read_only=True)
+    version, = con.execute("select format_version from source_files").fetchone()
+    total, = con.execute("select sum(billed_cost) from charges").fetchone()
+    assert version == "1.3" and total == Decimal("16038.2468")
+
+
+def test_a_13_input_comes_out_with_its_contract_applied_and_total(tmp_path, samples):
+    """A FOCUS 1.3 bill (an origin charge with the provider's split, a charge drawing on a
+    contract commitment) written back as 1.3: the split counted once, ContractApplied carried."""
+    wh = tmp_path / "wh.duckdb"
+    for args in (["ingest", str(Path(__file__).parent / "data" / "focus" / "focus_1.3_origin_and_allocated.csv")],
+                 ["export", "focus", "--month", "2026-05", "--version", "1.3", "--out", str(tmp_path / "f")]):
+        res = CliRunner().invoke(main, [*args, "--warehouse", str(wh)])
+        assert res.exit_code == 0, res.output + repr(res.exception)
+    total, applied = duckdb.sql(f"""select sum(BilledCost), list(ContractApplied) filter (where ContractApplied is not null)
+                                    from '{tmp_path / 'f.parquet'}'""").fetchall()[0]
+    assert total == Decimal("796.48") and len(applied) == 1
+    element, = duckdb.sql(f"select unnest(from_json('{applied[0]}'::json->'Elements', '[\"json\"]'))").fetchall()[0]
+    assert '"ContractCommitmentId":"CC-SPEND-1"' in element and '"ContractCommitmentAppliedCost":2.0' in element
+    con = duckdb.connect()
+    typed_view(con, tmp_path / "f.parquet")
+    assert not [r.rule_id for r in validate_focus(con, "f", samples / RULES, version="1.3") if r.status == "fail"]
