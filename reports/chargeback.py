@@ -283,14 +283,13 @@ def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dic
 
 def _provenance_json(ctx: dict[str, Any], files: list[dict] | None = None) -> str:
     """The chargeback's provenance: every file of the month. A statement's (`files` given): only
-    the files behind its team's lines, by file name and sha256, and the config by file name, so a
-    statement names no folder, and no other team's host or account by its files."""
+    the files behind its team's lines. Both name a file by its name and sha256, and the config by
+    its name, never a folder: the JSON reads the same wherever the inputs were kept."""
     if files is None:
-        listed = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
-                  for f in ctx["quality"]["file_list"]]
-        return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": listed}, indent=2, default=str)
-    prov = dict(ctx["provenance"], config_path=ctx["provenance"]["config_path"] and Path(ctx["provenance"]["config_path"]).name)
-    return json.dumps({**prov, "month": ctx["month"], "source_files": files}, indent=2, default=str)
+        files = [{"file": Path(f["path"]).name, **{k: f[k] for k in ("sha256", "kind", "status", "rows_read", "rows_loaded",
+                                                                    "rows_rejected")}}
+                 for f in ctx["quality"]["file_list"]]
+    return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": files}, indent=2, default=str)
 
 
 def attachments(ctx: dict[str, Any], teams: list[dict], name: str, files: list[dict] | None = None) -> dict[str, tuple[str, str]]:

@@ -134,6 +134,16 @@ def test_attachments_parse_back_to_the_marts(demo):
     assert f"config {prov['config_short']}" in text(pdf)
 
 
+def test_provenance_names_files_not_folders(demo):
+    """The chargeback's provenance.json reads the same wherever the inputs were kept: each file by
+    its name and sha256, the config by its name, as a statement's provenance names them."""
+    prov = json.loads(attachment(demo["out"] / "chargeback.pdf", "provenance.json"))
+    assert prov["source_files"] and all(set(f) >= {"file", "sha256"} and "path" not in f for f in prov["source_files"])
+    assert not [f["file"] for f in prov["source_files"] if "/" in f["file"]]
+    assert prov["config_path"] == demo["config"].name
+    assert str(demo["root"]) not in json.dumps(prov)
+
+
 def test_per_team_statements_hold_only_their_team(demo):
     teams = [r[0] for r in marts(demo["wh"], "select team from team_month where month = ?", [MONTH])]
     statements = sorted((demo["out"] / "teams").glob("*.pdf"))
