@@ -192,11 +192,14 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     teams = [e for e in entities if e["kind"] in ("team", "model")]
+    split = st.scope_lines(rows_as_dicts(con, "select * from scope_month where month = ? order by team, ownership", [month]),
+                           st.host_overhead_factor(config.host_overhead == "included")) if month else []
     lines = st.rows(entities)
     factor_rows = factors(entities)
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
             "pages": [e for e in entities if e["kind"] in ("team", "disclosure")], "runs": [e for e in entities if e["kind"] == "run"],
-            "statement": {"totals": st.totals(teams) if teams else [], "rows": lines, "reasons": st.reasons(lines),
+            "statement": {"totals": st.totals(teams, split) if teams else [], "scopes": split, "scope_rule": st.SCOPE_RULE,
+                          "rows": lines, "reasons": st.reasons(lines),
                           "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
             # published models as their disclosures alone give them (a matched one's own job is beside it)
             "work_benchmark": work_benchmark(con, month, rows, results),

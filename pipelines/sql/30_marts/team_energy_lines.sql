@@ -32,7 +32,11 @@ select
     s.share * l.facility_energy_kwh_low as facility_energy_kwh_low,
     s.share * l.facility_energy_kwh_high as facility_energy_kwh_high,
     s.share * l.co2e_kg as co2e_kg,
+    s.share * l.co2e_kg_low as co2e_kg_low,
+    s.share * l.co2e_kg_high as co2e_kg_high,
     s.share * l.co2e_market_kg as co2e_market_kg,
+    s.share * l.co2e_market_kg_low as co2e_market_kg_low,
+    s.share * l.co2e_market_kg_high as co2e_market_kg_high,
     l.assumption_ids as energy_assumption_ids,
     z.pue_id,
     z.intensity_id
