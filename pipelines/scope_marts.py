@@ -1,7 +1,7 @@
 """The GHG scope split of a month's footprint (mart scope_month), computed in the build.
 
 Grain: month x team x ownership (cloud, colocation, on-premises). Who owns the hardware decides
-the scope (GHG Protocol Scope 2 Guidance, 2015, chapter 5; Corporate Value Chain (Scope 3)
+the scope (int_resource_ownership applies the rule; GHG Protocol Scope 2 Guidance, 2015, chapter 5; Corporate Value Chain (Scope 3)
 Standard, 2011, chapter 5, categories 1 and 2):
 
 - a rented cloud instance is a purchased service: its electricity and its embodied emissions are
@@ -26,21 +26,10 @@ import pandas as pd
 from pipelines.reconstruct import embodied_for_hours
 from pipelines.reconstruct_sampling import bounds
 
-ELECTRICITY_SCOPE = {"cloud": "Scope 3, category 1"}     # anything else: owned or controlled
-EMBODIED_SCOPE = {"cloud": "Scope 3, category 1"}
-OWNED_ELECTRICITY, OWNED_EMBODIED = "Scope 2", "Scope 3, category 2"
 RANGED = ("facility_energy_kwh", "co2e_kg", "co2e_market_kg")
 COLUMNS = {"month": "string", "team": "string", "ownership": "string", "electricity_scope": "string",
            "embodied_scope": "string", "ownership_source": "string", "gpu_hours": "float64",
            **{f"{m}{s}": "float64" for m in (*RANGED, "co2e_embodied_kg") for s in ("", "_low", "_high")}}
-
-
-def electricity_scope(ownership: str) -> str:
-    return ELECTRICITY_SCOPE.get(ownership, OWNED_ELECTRICITY)
-
-
-def embodied_scope(ownership: str) -> str:
-    return EMBODIED_SCOPE.get(ownership, OWNED_EMBODIED)
 
 
 def _energy(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[str, float | None]]:
@@ -75,22 +64,23 @@ def _hours(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[st
     return out
 
 
-def _sources(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    rows = con.execute("select ownership, string_agg(distinct ownership_source, '; ' order by ownership_source) "
-                       "from int_resource_ownership group by all").fetchall()
-    return dict(rows)
+def _ownerships(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    """{ownership: its scopes (int_resource_ownership decides them) and what decided it}."""
+    cur = con.execute("""select ownership, any_value(electricity_scope) as electricity_scope,
+                                any_value(embodied_scope) as embodied_scope,
+                                string_agg(distinct ownership_source, '; ' order by ownership_source) as ownership_source
+                         from int_resource_ownership group by all""")
+    return {r[0]: dict(zip([d[0] for d in cur.description][1:], r[1:])) for r in cur.fetchall()}
 
 
 def scope_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per month, team and ownership with energy or GPU-hours: its electricity (facility
     energy, location- and market-based CO2e) and embodied CO2e, each with its bounds and scope."""
-    energy, hours, sources = _energy(con), _hours(con), _sources(con)
+    energy, hours, ownerships = _energy(con), _hours(con), _ownerships(con)
     rows = []
     for key in sorted(set(energy) | set(hours)):
         month, team, ownership = key
-        row: dict = {"month": month, "team": team, "ownership": ownership, "electricity_scope": electricity_scope(ownership),
-                     "embodied_scope": embodied_scope(ownership), "ownership_source": sources.get(ownership),
-                     **energy.get(key, {})}
+        row: dict = {"month": month, "team": team, "ownership": ownership, **ownerships[ownership], **energy.get(key, {})}
         if h := hours.get(key):
             q, _how = embodied_for_hours(h)
             low, high = bounds(q)
