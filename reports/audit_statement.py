@@ -17,7 +17,7 @@ from pipelines.config import Config
 from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id
 from pipelines.reconstruct_sampling import P_HIGH, P_LOW
 from reports.audit_common import CO2E, meter
-from reports.render import RANGE_MEANING
+from reports.render import RANGE_MEANING, SCOPE_RULE
 
 ADDS_UP = "adds up"
 # The statement's lines: (label, scope, meter, unit); a CO2e line's scope is the split's
@@ -40,13 +40,6 @@ def _meter(e: dict[str, Any], name: str) -> dict[str, Any]:
     return next(m for m in e["meters"] if m["meter"] == name)
 
 
-# The rule the split follows, stated on page 1 (scope_month computes it; GHG Protocol Scope 2
-# Guidance, 2015, ch. 5; Corporate Value Chain (Scope 3) Standard, 2011, ch. 5).
-SCOPE_RULE = ("Scopes follow who owns the GPUs: electricity of owned or controlled equipment (on-premises, colocation) "
-              "is Scope 2, reported location- and market-based, and its embodied emissions Scope 3, category 2 (capital "
-              "goods); rented cloud instances are a purchased service, so their electricity and embodied emissions are "
-              "both the customer's Scope 3, category 1 (purchased goods and services) (GHG Protocol Scope 2 Guidance, "
-              "2015, chapter 5; Corporate Value Chain (Scope 3) Standard, 2011, chapter 5).")
 # The split's lines: (label, ownership kind, scope_month column, statement meter).
 SPLIT = (
     ("Scope 2, location-based", "owned", "co2e_kg", "co2e_location_kg"),
@@ -223,17 +216,20 @@ def boundary(month: str | None, config: Config, teams: list[dict[str, Any]], hos
 
 
 def range_note() -> dict[str, Any]:
-    """What the ranges mean: the organisation's figures are interval bounds (RANGE_MEANING, the
-    chargeback's words); a published disclosure, reconstructed from its own figures alone, keeps
-    the reconstruct engine's percentiles, as `meterbook reconstruct` prints them."""
-    disclosures = (f"A published disclosure's own page (and a CodeCarbon run's) shows the reconstruct engine's "
-                   f"{P_LOW:g}th to {P_HIGH:g}th percentiles of one seeded Monte Carlo (Latin hypercube, seed {SEED}, "
-                   f"{DRAWS:,} draws; each assumption drawn from a PERT distribution over its published low, central and "
-                   "high values), widened by the rounding of reported figures, as `meterbook reconstruct` prints them. "
+    """What the ranges mean: every figure's range, a published disclosure's and a CodeCarbon run's
+    included, is its interval bounds (RANGE_MEANING, the chargeback's words). The consistency
+    checks test a reported figure against a window of the reconstruct engine's Monte Carlo: a
+    test, named as such where it is printed, never a figure's range."""
+    disclosures = ("A published disclosure's page and a CodeCarbon run's print the same kind of range: interval bounds "
+                   "over the assumptions that disclosure or run rests on, widened by the rounding of reported figures. "
                    "The tornado charts are one-at-a-time sensitivities (each assumption at its low or high end, the "
                    "others central): for reading which assumption matters, not ranges.")
-    return {"method": "interval bounds", "meaning": RANGE_MEANING, "disclosures": disclosures, "seed": SEED,
-            "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH, "text": f"{RANGE_MEANING} {disclosures}"}
+    checks = (f"Test window: the {P_LOW:g}th to {P_HIGH:g}th percentiles of one seeded Monte Carlo over the same assumptions "
+              f"(Latin hypercube, seed {SEED}, {DRAWS:,} draws; each assumption drawn from a PERT distribution over its "
+              "published low, central and high values). A reported figure inside it is consistent; outside it but within "
+              "the interval bounds, unusual; beyond the bounds, inconsistent. The window is a test, not a range.")
+    return {"method": "interval bounds", "meaning": RANGE_MEANING, "disclosures": disclosures, "checks": checks,
+            "seed": SEED, "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH, "text": f"{RANGE_MEANING} {disclosures}"}
 
 
 def statement_data(ctx: dict[str, Any]) -> dict[str, Any]:
