@@ -39,27 +39,19 @@ def _energy(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[s
     sums = ", ".join(f"case when count(*) = count(e.{c}) then sum(e.{c}) end as {c}" for c in cols)
     out = {}
     for row in con.execute(f"""
-            select e.month, e.team, o.ownership, {sums}
+            select e.month, e.team, e.ownership, {sums}
             from team_energy_lines e
-            join int_resource_ownership o on o.resource_id is not distinct from e.resource_id
             group by all order by all""").fetchall():
         out[row[:3]] = dict(zip(cols, row[3:]))
     return out
 
 
 def _hours(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[str | None, float]]:
-    """{(month, team, ownership): {gpu_model: billed GPU-hours}}, as team_gpu_model_month splits them."""
+    """{(month, team, ownership): {gpu_model: billed GPU-hours}} (team_gpu_model_month)."""
     out: dict[tuple[str, str, str], dict[str | None, float]] = defaultdict(dict)
     for month, team, ownership, model, hours in con.execute("""
-            with models as (
-                select month, resource_id, pick(gpu_model) as gpu_model from int_charges_teams
-                where resource_id is not null group by all)
-            select a.month, a.team, o.ownership, m.gpu_model, sum(a.amount)::double
-            from allocation_lines a
-            left join models m on m.month = a.month and m.resource_id = a.resource_id
-            join int_resource_ownership o on o.resource_id is not distinct from a.resource_id
-            where a.meter = 'gpu_hours'
-            group by all having sum(a.amount) > 0 order by all""").fetchall():
+            select month, team, ownership, gpu_model, gpu_hours from team_gpu_model_month
+            where gpu_hours > 0 order by month, team, ownership, gpu_model nulls last""").fetchall():
         out[(month, team, ownership)][model] = hours
     return out
 

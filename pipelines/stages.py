@@ -69,8 +69,7 @@ PYTHON_MARTS = {
     "team_audit_month": (team_audit_table, frozenset({"team_month", "team_energy_lines", "team_gpu_model_month"})),
     "team_sensitivity_month": (team_sensitivity_table, frozenset({"team_month", "team_energy_lines", "team_gpu_model_month"})),
     "audit_reconstructions": (audit_reconstructions_table, frozenset({"disclosures", "host_workload_month", "run_month"})),
-    "scope_month": (scope_table, frozenset({"team_energy_lines", "allocation_lines", "int_charges_teams",
-                                            "int_resource_ownership"})),
+    "scope_month": (scope_table, frozenset({"team_energy_lines", "team_gpu_model_month", "int_resource_ownership"})),
 }
 PYTHON_MODELS |= PYTHON_MARTS
 

@@ -28,6 +28,7 @@ class TeamEnergyLines(pa.DataFrameModel):
     basis: str = pa.Field(isin=BASES)
     resource_id: str = pa.Field(nullable=True, description="null: telemetry of no billed resource")
     is_idle: bool
+    ownership: str = pa.Field(isin=["cloud", "colocation", "on-premises"], description="who owns the hardware")
     share: float = pa.Field(in_range={"min_value": 0, "max_value": 1}, description="the team's share of the line")
     it_energy_kwh: float = pa.Field(nullable=True, ge=0)
     it_energy_kwh_low: float = pa.Field(nullable=True, ge=0)

@@ -22,6 +22,9 @@ resources as (
     left join billed b on b.resource_id = l.resource_id
     union
     select resource_id, provider, account from billed
+    union
+    -- always present: lines and GPU-hours of no resource meet it, so joins on ownership drop nothing
+    select null, null, null
 ),
 
 configured as (
