@@ -68,8 +68,9 @@ def scope_lines(scopes: list[dict[str, Any]], overhead: dict[str, float] | None 
         if not mine:
             continue
         value, low, high = (_sum(mine, f"{column}{s}") for s in ("", "_low", "_high"))
-        if overhead and column in ELECTRICITY and value is not None:
-            value, low, high = (x * (1 + overhead[k]) for x, k in ((value, "value"), (low, "low"), (high, "high")))
+        if overhead and column in ELECTRICITY and None not in (value, low, high):
+            value, low, high = (x * (1 + overhead[k]) for x, k in ((value or 0.0, "value"), (low or 0.0, "low"),
+                                                                  (high or 0.0, "high")))
         out.append({"label": label, "scope": mine[0]["embodied_scope" if column == "co2e_embodied_kg" else "electricity_scope"],
                     "ownership": ", ".join(sorted({r["ownership"] for r in mine})), "meter": meter_name, "unit": "kg CO2e",
                     "value": value, "low": low, "high": high,

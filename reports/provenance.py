@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 from datetime import date
-from pathlib import Path
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import duckdb

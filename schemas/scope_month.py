@@ -33,16 +33,16 @@ class ScopeMonth(pa.DataFrameModel):
     co2e_embodied_kg_low: float = pa.Field(nullable=True, ge=0)
     co2e_embodied_kg_high: float = pa.Field(nullable=True, ge=0)
 
-    @pa.dataframe_check
-    def scope_follows_ownership(cls, df: pd.DataFrame) -> pd.Series:
+    @pa.dataframe_check(columns=["ownership", "electricity_scope", "embodied_scope"])
+    def scope_follows_ownership(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
         cloud = df["ownership"] == "cloud"
         return (cloud & (df["electricity_scope"] == SCOPES[1]) & (df["embodied_scope"] == SCOPES[1])) | (
             ~cloud & (df["electricity_scope"] == SCOPES[0]) & (df["embodied_scope"] == SCOPES[2]))
 
-    @pa.dataframe_check
-    def ranges_ordered(cls, df: pd.DataFrame) -> pd.Series:
+    @pa.dataframe_check(columns=["facility_energy_kwh", "co2e_kg", "co2e_market_kg", "co2e_embodied_kg"])
+    def ranges_ordered(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
         ok = pd.Series(True, index=df.index)
-        for m in ("facility_energy_kwh", "co2e_kg", "co2e_market_kg", "co2e_embodied_kg"):
+        for m in columns:
             ok &= df[m].isna() | _ordered(df, f"{m}_low", m, f"{m}_high")
         return ok
 
