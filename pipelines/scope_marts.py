@@ -65,14 +65,25 @@ def _ownerships(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
     return {r[0]: dict(zip([d[0] for d in cur.description][1:], r[1:])) for r in cur.fetchall()}
 
 
+def _sources(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], str]:
+    """{(month, team, ownership): what decided the ownership of the resources its lines are on}."""
+    return {r[:3]: r[3] for r in con.execute("""
+        select e.month, e.team, e.ownership, string_agg(distinct o.ownership_source, '; ' order by o.ownership_source)
+        from team_energy_lines e
+        join int_resource_ownership o on coalesce(o.resource_id, '') = coalesce(e.resource_id, '')
+        group by all""").fetchall()}
+
+
 def scope_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per month, team and ownership with energy or GPU-hours: its electricity (facility
     energy, location- and market-based CO2e) and embodied CO2e, each with its bounds and scope."""
-    energy, hours, ownerships = _energy(con), _hours(con), _ownerships(con)
+    energy, hours, ownerships, sources = _energy(con), _hours(con), _ownerships(con), _sources(con)
     rows = []
     for key in sorted(set(energy) | set(hours)):
         month, team, ownership = key
+        # GPU-hours with no energy line (a GPU model without a TDP) fall back to the ownership's sources
         row: dict = {"month": month, "team": team, "ownership": ownership, **ownerships[ownership], **energy.get(key, {})}
+        row["ownership_source"] = sources.get(key, row["ownership_source"])
         if h := hours.get(key):
             q, _how = embodied_for_hours(h)
             low, high = bounds(q)

@@ -425,3 +425,11 @@ def test_every_figure_a_statement_lists_by_name_has_words(ctx):
     from reports.labels import has_label
     assert ctx["other_columns"], "the demo month has figures beyond the main tables"
     assert [c for c in ctx["other_columns"] if not has_label("meter", c)] == []
+
+
+def test_carbon_section_names_the_scope_of_rented_gpus(demo):
+    """The demo's GPUs are AWS instances: the chargeback's CO2e is the customer's Scope 3
+    category 1, said beside the figure with the rule (scope_month)."""
+    body = " ".join(text(demo["out"] / "chargeback.pdf").split())
+    assert "Electricity of cloud GPUs" in body and "is Scope 3, category 1; their embodied CO2e Scope 3, category 1" in body
+    assert "Scopes follow who owns the GPUs" in body and "Market-based CO2e (GHG Protocol Scope 2)" not in body
