@@ -24,7 +24,7 @@ from core.errors import InputError
 from core.months import check_month
 from core.sql import one_row
 from pipelines.config import Config
-from pipelines.quality import quality_summary, rows_as_dicts
+from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from reports import charts
 from reports.carbon import carbon_context
 from reports.job_economics import job_economics
@@ -205,12 +205,16 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         and (effective_cost <> 0 or billed_cost <> 0 or gpu_hours <> 0 or facility_energy_kwh <> 0)
         order by team, resource_id is null, effective_cost desc, resource_id""", [month]))
     files = team_files(con, month)
+    # the GHG scopes each team's CO2e falls in, by who owns the hardware (scope_month)
+    scopes = _by_team(rows_as_dicts(con, """select team, ownership, electricity_scope, embodied_scope from scope_month
+        where month = ? order by team, ownership""", [month])) if table_exists(con, "scope_month") else {}
     ns_days = _by_team(rows_as_dicts(con, """select * from team_namespace_day where month = ?
         order by team, day, namespace""", [month]))
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
                   | {"resources": resources.get(t["team"], []), "namespace_days": ns_days.get(t["team"], [])[:STATEMENT_DAYS],
                      "namespace_days_more": max(len(ns_days.get(t["team"], [])) - STATEMENT_DAYS, 0),
-                     "coverage": coverage.get(t["team"]), "files": files.get(t["team"], [])}
+                     "coverage": coverage.get(t["team"]), "files": files.get(t["team"], []),
+                     "scopes": scopes.get(t["team"], [])}
                   for t in teams]
     return {
         "month": month,
