@@ -36,8 +36,8 @@ def _hours_by_gpu(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict[
     """{(month, team): {gpu_model: billed GPU-hours}}; None for a resource of unknown model."""
     out: dict[tuple[str, str], dict[str | None, float]] = defaultdict(dict)
     for month, team, model, hours in con.execute("""
-            select month, team, gpu_model, gpu_hours from team_gpu_model_month
-            where gpu_hours > 0 order by month, team, gpu_model nulls last""").fetchall():
+            select month, team, gpu_model, sum(gpu_hours) from team_gpu_model_month
+            group by all having sum(gpu_hours) > 0 order by month, team, gpu_model nulls last""").fetchall():
         out[(month, team)][model] = hours
     return out
 

@@ -36,6 +36,13 @@ CONSOLIDATION = ("operational control", "financial control", "equity share")
 FINDINGS_PREFIX = "findings_"
 # [whatif] numbers likewise: util_target, spot_share, shift_window_h (whatif_month.sql)
 WHATIF_PREFIX = "whatif_"
+# Who owns the hardware decides the GHG scope of its electricity and embodied emissions
+# (pipelines/sql/20_intermediate/int_resource_ownership.sql): a rented cloud instance is a
+# purchased service, owned or controlled equipment (in the organisation's room or a colocation
+# cage) is the organisation's own.
+OWNERSHIP = ("cloud", "colocation", "on-premises")
+# [scopes] tables, from the narrowest: a resource beats its account, an account its provider
+OWNERSHIP_LEVELS = ("resources", "accounts", "providers")
 # Hourly series carry direct (combustion) or life-cycle factors; the annual factors of
 # grid_intensity.csv are life-cycle (OWID/Ember and Google's figures use IPCC life-cycle factors).
 FACTOR_TYPES = ("lifecycle", "direct")
@@ -115,6 +122,9 @@ def schema() -> Section:
         "findings": Section({k: number for k in finding_params()}),
         "audit": Section({"consolidation": Value("string", choices=CONSOLIDATION, example='"operational control"'),
                           "host_overhead": Value("string", choices=("excluded", "included"), example='"excluded"')}),
+        "scopes": Section({level: Mapping(Value("string", choices=OWNERSHIP, example='"on-premises"'),
+                                          f'"{what}" = "cloud" | "colocation" | "on-premises"')
+                           for level, what in zip(OWNERSHIP_LEVELS, ("resource id", "account id", "provider"))}),
         "whatif": Section({
             **{k: non_negative for k in finding_params(WHATIF_PREFIX)},
             "regions": Value("strings", example='["aws:us-west-2", "aws:eu-north-1"]'),
@@ -199,6 +209,8 @@ class Config:
     findings: dict[str, float] = field(default_factory=dict)
     consolidation: str = "operational control"   # the footprint audit's stated boundary
     host_overhead: str = "excluded"              # "included": host power beyond the GPUs, modelled
+    # [scopes]: (level, name) -> ownership, overriding the default of the billing source
+    ownership: dict[tuple[str, str], str] = field(default_factory=dict)
     whatif: dict[str, float] = field(default_factory=dict)
     whatif_regions: tuple[str, ...] = ()
     deferrable_namespaces: tuple[str, ...] = ()
@@ -246,6 +258,7 @@ def load_config(path: str | Path | None) -> Config:
         findings={k: float(v) for k, v in doc.get("findings", {}).items()},
         consolidation=doc.get("audit", {}).get("consolidation", Config.consolidation),
         host_overhead=doc.get("audit", {}).get("host_overhead", Config.host_overhead),
+        ownership={(level, name): v for level, names in doc.get("scopes", {}).items() for name, v in names.items()},
         whatif=parse_whatif(p, text, whatif),
         whatif_regions=tuple(whatif.get("regions", ())),
         deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),

@@ -28,7 +28,7 @@ from pipelines.reconstruct_graph import (  # noqa: F401 (API)
     reference_coef,
 )
 from pipelines.reconstruct_reference import check_limits, coefficients_by_id  # noqa: F401 (API)
-from pipelines.reconstruct_sampling import STATUS, MonteCarlo, Q, interval, relative_precision, tornado
+from pipelines.reconstruct_sampling import STATUS, MonteCarlo, Q, extremes, interval, relative_precision, tornado
 from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
 
 METER_UNITS = {
@@ -114,9 +114,12 @@ def _build(raw: Mapping[str, Any], overrides: Mapping[str, dict]) -> dict:
 
 
 def _meter_json(q: Q, how: str, name: str, mc: MonteCarlo) -> dict:
+    """low/high: the Monte Carlo's 5th-95th percentiles (what `reconstruct` prints and its checks
+    test against); bound_low/bound_high: the interval bounds, the range every report prints."""
     low, high = interval(q, mc)
-    return {"value": q.value, "low": low, "high": high, "unit": METER_UNITS[name], "status": STATUS[q.rank],
-            "method": how, "assumptions": sorted(q.ids)}
+    bound_low, bound_high = extremes(q)
+    return {"value": q.value, "low": low, "high": high, "bound_low": bound_low, "bound_high": bound_high,
+            "unit": METER_UNITS[name], "status": STATUS[q.rank], "method": how, "assumptions": sorted(q.ids)}
 
 
 def _assemble(b: dict, mc: MonteCarlo, run: dict) -> dict:

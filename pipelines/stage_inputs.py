@@ -56,6 +56,8 @@ def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], lis
         "cfg_whatif_regions": (["zone"], [(z,) for z in config.whatif_regions], ["varchar"]),
         "cfg_deferrable": (["kind", "name"], [("namespace", n) for n in config.deferrable_namespaces]
                            + [("job", j) for j in config.deferrable_jobs], ["varchar"] * 2),
+        "cfg_ownership": (["level", "name", "ownership"], [(lv, n, o) for (lv, n), o in config.ownership.items()],
+                          ["varchar"] * 3),
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }

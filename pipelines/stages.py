@@ -24,6 +24,7 @@ from pipelines.models import PYTHON, Model, ModelGraphError, build_order, sql_mo
 from pipelines.name_folds import name_folds_table
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
+from pipelines.scope_marts import scope_table
 from pipelines.stage_inputs import apply_config
 from pipelines.warehouse import database_path, out_of_memory
 from schemas.allocation_day import AllocationDay
@@ -45,6 +46,7 @@ from schemas.month_files import MonthFiles
 from schemas.provider_carbon_reconciliation import ProviderCarbonReconciliation
 from schemas.reconciliation import Reconciliation
 from schemas.run_month import RunMonth
+from schemas.scope_month import ScopeMonth
 from schemas.team_audit_month import TeamAuditMonth
 from schemas.team_coverage_month import TeamCoverageMonth
 from schemas.team_day import TeamDay
@@ -69,6 +71,7 @@ PYTHON_MARTS = {
     "team_audit_month": (team_audit_table, frozenset({"team_month", "team_energy_lines", "team_gpu_model_month"})),
     "team_sensitivity_month": (team_sensitivity_table, frozenset({"team_month", "team_energy_lines", "team_gpu_model_month"})),
     "audit_reconstructions": (audit_reconstructions_table, frozenset({"disclosures", "host_workload_month", "run_month"})),
+    "scope_month": (scope_table, frozenset({"team_energy_lines", "team_gpu_model_month", "int_resource_ownership"})),
 }
 PYTHON_MODELS |= PYTHON_MARTS
 
@@ -123,6 +126,7 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "provider_carbon_reconciliation": ProviderCarbonReconciliation,
     # the footprint audit's Python-built marts
     "team_audit_month": TeamAuditMonth,
+    "scope_month": ScopeMonth,
     "team_sensitivity_month": TeamSensitivityMonth,
     "audit_disclosures": AuditDisclosures,
     "audit_reconstructions": AuditReconstructions,

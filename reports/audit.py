@@ -96,7 +96,7 @@ def _meters(row: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]
     for name in METERS:
         m = result["meters"].get(name)
         reported = m["value"] if m and m["status"] == "reported" else (checks[name]["reported"] if name in checks else None)
-        meters.append(meter(name, m["value"], m["low"], m["high"], m["status"], m["method"], m["assumptions"], reported)
+        meters.append(meter(name, m["value"], m["bound_low"], m["bound_high"], m["status"], m["method"], m["assumptions"], reported)
                       if m else {**_missing(name, row), "reported": reported})
     return meters
 
@@ -112,8 +112,7 @@ def disclosure_entity(row: dict[str, Any], result: dict[str, Any], match: dict[s
         how = (f"measured by DCGM on host {match['host']} ({number(match['gpu_hours'])} GPU-hours of the {match['namespace']} "
                f"workload, team {match['team']})")
         meters = as_measured(_meters(row, measured), estimate, how)
-        it = next(m for m in estimate if m["meter"] == "it_energy_kwh")
-        miss = miss_finding(it, match["it_energy_kwh"], result["sensitivity"].get("it_energy_kwh", []), match["host"])
+        miss = miss_finding(result["meters"]["it_energy_kwh"], match["it_energy_kwh"], result["sensitivity"].get("it_energy_kwh", []), match["host"])
         findings += [miss] if miss else []
     ids = [i for m in meters if m["status"] not in ("reported", "measured") for i in m["assumptions"]]
     used = measured or result   # the tornados of the figures the audit uses
@@ -192,11 +191,14 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
         raise InputError("report audit", "nothing to audit", "no disclosures in the warehouse" + ("" if month else " and no --month"),
                          "Ingest a disclosure YAML or model card, or pass --month for the month's team footprints")
     teams = [e for e in entities if e["kind"] in ("team", "model")]
+    split = st.scope_lines(rows_as_dicts(con, "select * from scope_month where month = ? order by team, ownership", [month]),
+                           st.host_overhead_factor(config.host_overhead == "included")) if month else []
     lines = st.rows(entities)
     factor_rows = factors(entities)
     return {"month": month, "models": models, "created": document_date(month), "entities": entities,
             "pages": [e for e in entities if e["kind"] in ("team", "disclosure")], "runs": [e for e in entities if e["kind"] == "run"],
-            "statement": {"totals": st.totals(teams) if teams else [], "rows": lines, "reasons": st.reasons(lines),
+            "statement": {"totals": st.totals(teams, split) if teams else [], "scopes": split, "scope_rule": st.SCOPE_RULE,
+                          "rows": lines, "reasons": st.reasons(lines),
                           "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
             # published models as their disclosures alone give them (a matched one's own job is beside it)
             "work_benchmark": work_benchmark(con, month, rows, results),

@@ -18,19 +18,24 @@ def per_million_tokens(amount: float | None, tokens: float | None) -> float | No
     return amount / tokens * TOKENS_PER_MILLION
 
 
+# A reconstructed meter's central value and interval bounds, and the suffix each takes here: the
+# same kind of range as the own jobs' (job_month's *_low/_high)
+ENDS = (("value", ""), ("bound_low", "_low"), ("bound_high", "_high"))
+
+
 def published_rows(rows: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per disclosure that states its training tokens: its reconstructed facility kWh and
-    location-based CO2e (g) per million tokens with their ranges, and its MFU."""
+    location-based CO2e (g) per million tokens with their interval bounds, and its MFU."""
     out = []
     for row, res in zip(rows, results):
         tokens, meters = row.get("tokens"), res["meters"]
         kwh, co2e, mfu = meters.get("facility_energy_kwh"), meters.get("co2e_location_kg"), meters.get("mfu")
         if not tokens or not (kwh or co2e):
             continue
-        grams = {k: None if co2e is None or co2e[k] is None else co2e[k] * G_PER_KG for k in ("value", "low", "high")}
+        grams = {k: None if co2e is None or co2e[k] is None else co2e[k] * G_PER_KG for k, _ in ENDS}
         out.append({"name": row["model"], "kind": "published", "workload": "training", "tokens": tokens,
-                    **{f"kwh_per_mtok{s}": per_million_tokens(kwh and kwh[k], tokens) for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
-                    **{f"gco2e_per_mtok{s}": per_million_tokens(grams[k], tokens) for s, k in (("", "value"), ("_low", "low"), ("_high", "high"))},
+                    **{f"kwh_per_mtok{s}": per_million_tokens(kwh and kwh[k], tokens) for k, s in ENDS},
+                    **{f"gco2e_per_mtok{s}": per_million_tokens(grams[k], tokens) for k, s in ENDS},
                     "mfu": mfu and mfu["value"], "status": kwh["status"] if kwh else co2e["status"]})
     return out
 

@@ -13,6 +13,7 @@ import duckdb
 from pipelines.audit_reconstructions import run_name
 from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct_reference import coefficients_by_id
+from pipelines.reconstruct_sampling import P_HIGH, P_LOW
 from reports.audit_common import CO2E, meter
 from reports.audit_match import window_energy_kwh
 from reports.labels import coefficient_label
@@ -36,12 +37,19 @@ def as_measured(meters: list[dict[str, Any]], estimate: list[dict[str, Any]], ho
 
 
 def miss_finding(estimate: Mapping[str, Any], measured_kwh: float, sensitivity: list[dict], host: str) -> str | None:
-    """A finding when the estimate's range excludes the measurement, naming the assumption that
-    drives the miss (the top tornado row) and the value the measurement implies for it."""
-    low, high, value = estimate["low"], estimate["high"], estimate["value"]
-    if low is None or low <= measured_kwh <= high:
+    """A finding when the estimate (the engine's meter: its interval bounds, and its test window,
+    the Monte Carlo's 5th-95th percentiles) does not hold the measurement: beyond the bounds the
+    estimate is wrong; beyond the window only, unusual. Names the assumption that drives the miss
+    (the top tornado row) and the value the measurement implies for it."""
+    value, low, high = estimate["value"], estimate["bound_low"], estimate["bound_high"]
+    if low is None or estimate["low"] <= measured_kwh <= estimate["high"]:
         return None
-    side = "above its 95th percentile" if measured_kwh > high else "below its 5th percentile"
+    above = measured_kwh > estimate["high"]
+    if low <= measured_kwh <= high:
+        side = (f"within the range but {'above' if above else 'below'} the estimate's test window ({P_LOW:g}th–{P_HIGH:g}th "
+                f"percentile, {number(estimate['low'], 1)} to {number(estimate['high'], 1)} kWh): the estimate is unusual")
+    else:
+        side = "above its upper bound" if above else "below its lower bound"
     text = (f"The estimate of IT energy, {number(value, 1)} kWh (range {number(low, 1)} to {number(high, 1)}), misses the {number(measured_kwh, 1)} kWh "
             f"DCGM measured on host {host}: the measurement lies {side}.")
     if sensitivity:
@@ -76,7 +84,7 @@ def run_entity(con: duckdb.DuckDBPyConnection, r: dict[str, Any], result: dict[s
             meters.append(meter(name, None, None, None, "not available", "the run gives no GPU model to amortise", []))
             continue
         status = MEASURED if name == "it_energy_kwh" else m["status"]
-        meters.append(meter(name, m["value"], m["low"], m["high"], status,
+        meters.append(meter(name, m["value"], m["bound_low"], m["bound_high"], status,
                             "GPU energy measured by CodeCarbon" if name == "it_energy_kwh" else m["method"], m["assumptions"]))
     check = None
     if match["status"] == "matched":

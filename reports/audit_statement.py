@@ -1,6 +1,6 @@
 """Page 1 of the footprint audit: the organisation's statement for the period.
 
-Totals (location-based and market-based Scope 2, embodied as Scope 3 category 2, IT energy by
+Totals (CO2e of the GPUs' electricity location- and market-based, embodied CO2e, IT energy by
 tier) are the sums of the rows that make them up: every team of the month, the unallocated row
 included. Disclosures and CodeCarbon runs matched to a team's host are parts of that team's
 figure, and runs or disclosures that match no host are outside it; neither is added again.
@@ -17,14 +17,15 @@ from pipelines.config import Config
 from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id
 from pipelines.reconstruct_sampling import P_HIGH, P_LOW
 from reports.audit_common import CO2E, meter
-from reports.render import RANGE_MEANING
+from reports.render import RANGE_MEANING, SCOPE_RULE
 
 ADDS_UP = "adds up"
-# The statement's lines: (label, scope, meter, unit). Energy by tier follows.
+# The statement's lines: (label, scope, meter, unit); a CO2e line's scope is the split's
+# (scope_lines). Energy by tier follows.
 TOTALS = (
-    ("Scope 2, location-based", "Scope 2", "co2e_location_kg", "kg CO2e"),
-    ("Scope 2, market-based", "Scope 2", "co2e_market_kg", "kg CO2e"),
-    ("Embodied, amortised (capital goods)", "Scope 3, category 2", "co2e_embodied_kg", "kg CO2e"),
+    ("Electricity, location-based", "", "co2e_location_kg", "kg CO2e"),
+    ("Electricity, market-based", "", "co2e_market_kg", "kg CO2e"),
+    ("Embodied, amortised over the hardware life", "", "co2e_embodied_kg", "kg CO2e"),
     ("Facility energy (IT energy x PUE)", "energy", "facility_energy_kwh", "kWh"),
     ("IT energy, all", "energy", "it_energy_kwh", "kWh"),
 )
@@ -39,10 +40,62 @@ def _meter(e: dict[str, Any], name: str) -> dict[str, Any]:
     return next(m for m in e["meters"] if m["meter"] == name)
 
 
-def totals(teams: list[dict[str, Any]]) -> list[dict[str, Any]]:
+# The split's lines: (label, ownership kind, scope_month column, statement meter).
+SPLIT = (
+    ("Scope 2, location-based", "owned", "co2e_kg", "co2e_location_kg"),
+    ("Scope 2, market-based", "owned", "co2e_market_kg", "co2e_market_kg"),
+    ("Scope 3, category 2: embodied (capital goods)", "owned", "co2e_embodied_kg", "co2e_embodied_kg"),
+    ("Scope 3, category 1: cloud electricity, location-based", "cloud", "co2e_kg", "co2e_location_kg"),
+    ("Scope 3, category 1: cloud electricity, market-based", "cloud", "co2e_market_kg", "co2e_market_kg"),
+    ("Scope 3, category 1: cloud embodied", "cloud", "co2e_embodied_kg", "co2e_embodied_kg"),
+)
+ELECTRICITY = ("co2e_kg", "co2e_market_kg")
+
+
+def _sum(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows]
+    return None if any(v is None for v in values) else sum(values)
+
+
+def scope_lines(scopes: list[dict[str, Any]], overhead: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """The organisation's CO2e by GHG scope: scope_month's rows of the month summed over teams,
+    one line per scope and basis that has hardware (cloud, or owned: on-premises and colocation).
+    With the host-overhead model, electricity lines grow by its fraction at each end, as its own
+    row on page 1 does (value x (1 + central), low x (1 + low), high x (1 + high))."""
+    out = []
+    for label, kind, column, meter_name in SPLIT:
+        mine = [r for r in scopes if (r["ownership"] == "cloud") == (kind == "cloud")]
+        if not mine:
+            continue
+        value, low, high = (_sum(mine, f"{column}{s}") for s in ("", "_low", "_high"))
+        if overhead and column in ELECTRICITY and None not in (value, low, high):
+            value, low, high = (x * (1 + overhead[k]) for x, k in ((value or 0.0, "value"), (low or 0.0, "low"),
+                                                                  (high or 0.0, "high")))
+        out.append({"label": label, "scope": mine[0]["embodied_scope" if column == "co2e_embodied_kg" else "electricity_scope"],
+                    "ownership": ", ".join(sorted({r["ownership"] for r in mine})), "meter": meter_name, "unit": "kg CO2e",
+                    "value": value, "low": low, "high": high,
+                    "basis": "; ".join(sorted({r["ownership_source"] for r in mine if r["ownership_source"]}))})
+    return out
+
+
+def host_overhead_factor(host_overhead: bool) -> dict[str, float] | None:
+    """The host-overhead fraction's value, low and high when the model is included."""
+    if not host_overhead:
+        return None
+    c = coefficients_by_id()[HOST_OVERHEAD_ID]
+    return {k: c[k] for k in ("value", "low", "high")}
+
+
+def scope_of(split: list[dict[str, Any]], meter_name: str) -> str:
+    """A total's scope column: the scopes its split lines fall in."""
+    return " + ".join(dict.fromkeys(x["scope"] for x in split if x["meter"] == meter_name)) or "–"
+
+
+def totals(teams: list[dict[str, Any]], split: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The statement's lines from the rows that add up: central = the sum of their centrals."""
     out: list[dict[str, Any]] = []
     for label, scope, name, unit in TOTALS:
+        scope = scope or scope_of(split or [], name)
         ms = [_meter(t, name) for t in teams]
         missing = [t["name"] for t, m in zip(teams, ms) if m["value"] is None]
         if missing:
@@ -164,17 +217,20 @@ def boundary(month: str | None, config: Config, teams: list[dict[str, Any]], hos
 
 
 def range_note() -> dict[str, Any]:
-    """What the ranges mean: the organisation's figures are interval bounds (RANGE_MEANING, the
-    chargeback's words); a published disclosure, reconstructed from its own figures alone, keeps
-    the reconstruct engine's percentiles, as `meterbook reconstruct` prints them."""
-    disclosures = (f"A published disclosure's own page (and a CodeCarbon run's) shows the reconstruct engine's "
-                   f"{P_LOW:g}th to {P_HIGH:g}th percentiles of one seeded Monte Carlo (Latin hypercube, seed {SEED}, "
-                   f"{DRAWS:,} draws; each assumption drawn from a PERT distribution over its published low, central and "
-                   "high values), widened by the rounding of reported figures, as `meterbook reconstruct` prints them. "
+    """What the ranges mean: every figure's range, a published disclosure's and a CodeCarbon run's
+    included, is its interval bounds (RANGE_MEANING, the chargeback's words). The consistency
+    checks test a reported figure against a window of the reconstruct engine's Monte Carlo: a
+    test, named as such where it is printed, never a figure's range."""
+    disclosures = ("A published disclosure's page and a CodeCarbon run's print the same kind of range: interval bounds "
+                   "over the assumptions that disclosure or run rests on, widened by the rounding of reported figures. "
                    "The tornado charts are one-at-a-time sensitivities (each assumption at its low or high end, the "
                    "others central): for reading which assumption matters, not ranges.")
-    return {"method": "interval bounds", "meaning": RANGE_MEANING, "disclosures": disclosures, "seed": SEED,
-            "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH, "text": f"{RANGE_MEANING} {disclosures}"}
+    checks = (f"Test window: the {P_LOW:g}th to {P_HIGH:g}th percentiles of one seeded Monte Carlo over the same assumptions "
+              f"(Latin hypercube, seed {SEED}, {DRAWS:,} draws; each assumption drawn from a PERT distribution over its "
+              "published low, central and high values). A reported figure inside it is consistent; outside it but within "
+              "the interval bounds, unusual; beyond the bounds, inconsistent. The window is a test, not a range.")
+    return {"method": "interval bounds", "meaning": RANGE_MEANING, "disclosures": disclosures, "checks": checks,
+            "seed": SEED, "draws": DRAWS, "p_low": P_LOW, "p_high": P_HIGH, "text": f"{RANGE_MEANING} {disclosures}"}
 
 
 def statement_data(ctx: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +241,8 @@ def statement_data(ctx: dict[str, Any]) -> dict[str, Any]:
         return {k: m[k] for k in ("meter", "unit", "value", "low", "high", "status")} if m else None
 
     return {
-        "month": ctx["month"], "totals": s["totals"], "boundary": s["boundary"], "ranges": s["ranges"],
+        "month": ctx["month"], "totals": s["totals"], "scopes": s["scopes"], "scope_rule": SCOPE_RULE,
+        "boundary": s["boundary"], "ranges": s["ranges"],
         "rows": [{"entity": r["name"], "kind": r["kind"], "in_total": r["role"], "adds_up": r["adds_up"], "why": r["why"],
                   **{k: figure(r[k]) for k in ("it_energy", "location", "market", "embodied")}} for r in s["rows"]],
     }

@@ -37,4 +37,11 @@ def carbon_context(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, Any]
                                          available_kwh, applied_kwh, excess_kwh, co2e_kg
                                   from market_basis_month where month = ?
                                   order by zone nulls last, claim_kind, claim""", [month])
-    return {"teams": teams, "totals": totals, "zones": zones, "basis": basis, "hourly_share": totals["hourly_share"]}
+    # the GHG Protocol scopes the month's CO2e falls in, by who owns the hardware (scope_month)
+    scopes = rows_as_dicts(con, """
+        select ownership, any_value(electricity_scope) as electricity_scope, any_value(embodied_scope) as embodied_scope,
+               sum(co2e_kg) as co2e_kg, sum(co2e_market_kg) as co2e_market_kg
+        from scope_month where month = ? group by ownership order by ownership""", [month]) \
+        if table_exists(con, "scope_month") else []
+    return {"teams": teams, "totals": totals, "zones": zones, "basis": basis, "hourly_share": totals["hourly_share"],
+            "scopes": scopes}

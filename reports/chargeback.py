@@ -24,7 +24,7 @@ from core.errors import InputError
 from core.months import check_month
 from core.sql import one_row
 from pipelines.config import Config
-from pipelines.quality import quality_summary, rows_as_dicts
+from pipelines.quality import quality_summary, rows_as_dicts, table_exists
 from reports import charts
 from reports.carbon import carbon_context
 from reports.job_economics import job_economics
@@ -205,12 +205,16 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         and (effective_cost <> 0 or billed_cost <> 0 or gpu_hours <> 0 or facility_energy_kwh <> 0)
         order by team, resource_id is null, effective_cost desc, resource_id""", [month]))
     files = team_files(con, month)
+    # the GHG scopes each team's CO2e falls in, by who owns the hardware (scope_month)
+    scopes = _by_team(rows_as_dicts(con, """select team, ownership, electricity_scope, embodied_scope from scope_month
+        where month = ? order by team, ownership""", [month])) if table_exists(con, "scope_month") else {}
     ns_days = _by_team(rows_as_dicts(con, """select * from team_namespace_day where month = ?
         order by team, day, namespace""", [month]))
     team_pages = [team_page(t, lines.get(t["team"], []), jobs.get(t["team"], []), months, hist.get(t["team"], {}))
                   | {"resources": resources.get(t["team"], []), "namespace_days": ns_days.get(t["team"], [])[:STATEMENT_DAYS],
                      "namespace_days_more": max(len(ns_days.get(t["team"], [])) - STATEMENT_DAYS, 0),
-                     "coverage": coverage.get(t["team"]), "files": files.get(t["team"], [])}
+                     "coverage": coverage.get(t["team"]), "files": files.get(t["team"], []),
+                     "scopes": scopes.get(t["team"], [])}
                   for t in teams]
     return {
         "month": month,
@@ -283,14 +287,13 @@ def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dic
 
 def _provenance_json(ctx: dict[str, Any], files: list[dict] | None = None) -> str:
     """The chargeback's provenance: every file of the month. A statement's (`files` given): only
-    the files behind its team's lines, by file name and sha256, and the config by file name, so a
-    statement names no folder, and no other team's host or account by its files."""
+    the files behind its team's lines. Both name a file by its name and sha256, and the config by
+    its name, never a folder: the JSON reads the same wherever the inputs were kept."""
     if files is None:
-        listed = [{k: f[k] for k in ("path", "sha256", "kind", "status", "rows_read", "rows_loaded", "rows_rejected")}
-                  for f in ctx["quality"]["file_list"]]
-        return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": listed}, indent=2, default=str)
-    prov = dict(ctx["provenance"], config_path=ctx["provenance"]["config_path"] and Path(ctx["provenance"]["config_path"]).name)
-    return json.dumps({**prov, "month": ctx["month"], "source_files": files}, indent=2, default=str)
+        files = [{"file": Path(f["path"]).name, **{k: f[k] for k in ("sha256", "kind", "status", "rows_read", "rows_loaded",
+                                                                    "rows_rejected")}}
+                 for f in ctx["quality"]["file_list"]]
+    return json.dumps({**ctx["provenance"], "month": ctx["month"], "source_files": files}, indent=2, default=str)
 
 
 def attachments(ctx: dict[str, Any], teams: list[dict], name: str, files: list[dict] | None = None) -> dict[str, tuple[str, str]]:

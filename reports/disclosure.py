@@ -25,11 +25,13 @@ from core.csv_out import copy_csv, write_text
 from core.errors import InputError
 from core.quantity import Q
 from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
+from reports.render import SCOPE_RULE
 
 FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
           "facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low",
           "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
+SCOPE_COLUMNS = ("ownership", "electricity_scope", "embodied_scope")
 NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
 # the Model Documentation Form's training-time bands for national authorities, in months
 TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
@@ -50,7 +52,8 @@ def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | 
             min(start_utc) as start_utc, max(end_utc) as end_utc,
             case when bool_or(energy_tier = 'estimated') then 'estimated' when bool_and(energy_tier = 'uncovered') then 'uncovered'
                  else 'measured' end as energy_tier,
-            list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids, count(*) as rows, {sums}
+            list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids, count(*) as rows,
+            {", ".join(f"string_agg(distinct {c}, ' + ' order by {c}) as {c}" for c in SCOPE_COLUMNS)}, {sums}
         from job_disclosure_month where month between ? and ? and {where}""", [*months, *params])
     row = dict(zip([d[0] for d in cur.description], cur.fetchone() or ()))
     if not row.get("rows"):
@@ -58,6 +61,12 @@ def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | 
         raise InputError(Path("job_disclosure_month"), f"no work-log job for {what}", f"months {months[0]} to {months[1]}",
                          "Name a job_id of the work log (meterbook export jobs lists them) and a month it ran in")
     return row
+
+
+def ghg_scope(row: dict[str, Any]) -> dict[str, Any]:
+    """The GHG Protocol scopes the job's CO2e falls in, from who owns the GPUs it ran on."""
+    return {"electricity": row["electricity_scope"], "embodied": row["embodied_scope"], "ownership": row["ownership"],
+            "rule": SCOPE_RULE}
 
 
 def sci(row: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +91,7 @@ def sci(row: dict[str, Any]) -> dict[str, Any]:
             score[end] = ((Q.of(row[co2e], "kg") + Q.of(row[m], "kg")) / r).to(unit)
         scores.append({"functional_unit": name, "R": r.to(unit.split("/")[1]), "unit": label, **score})
     out["scores"] = scores
+    out["ghg_scope"] = ghg_scope(row)
     return out
 
 
@@ -111,6 +121,7 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
                                                "tier": row["energy_tier"]},
         "Measurement methodology (energy)": f"{method}; range over the PUE and power assumptions",
         "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"), "co2e_market_t": Q.of(row["co2e_market_kg"] or 0, "kg").to("t"),
+        "ghg_scope": ghg_scope(row),
         "assumption_ids": row["assumption_ids"],
     }
 
@@ -126,7 +137,8 @@ def spdx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
          "software_primaryPurpose": "model", "software_packageVersion": f"{row['first_month']}..{row['last_month']}",
          "releaseTime": _created(row),
          "comment": f"energy {row['energy_tier']}, facility kWh range {row['facility_energy_kwh_low']:.6g} to "
-                    f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based)",
+                    f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based), "
+                    f"GHG Protocol {row['electricity_scope']} ({row['ownership']} GPUs)",
          "ai_energyConsumption": {"type": "ai_EnergyConsumption", "ai_trainingEnergyConsumption": [
              {"type": "ai_EnergyConsumptionDescription", "ai_energyQuantity": f"{kwh:.6f}", "ai_energyUnit": "kilowattHour"}]}},
     ]}
@@ -136,6 +148,7 @@ def cyclonedx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
     props = [{"name": f"meterbook:{c}", "value": f"{row[c]:.6f}"} for c in
              ("facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg_low", "co2e_kg_high")]
     props.append({"name": "meterbook:energy_tier", "value": row["energy_tier"]})
+    props += [{"name": f"meterbook:{c}", "value": row[c] or "unknown"} for c in SCOPE_COLUMNS]
     return {"bomFormat": "CycloneDX", "specVersion": "1.6", "serialNumber": f"urn:uuid:{uuid.uuid5(NAMESPACE, doc_id)}",
             "version": 1, "metadata": {"timestamp": _created(row), "tools": {"components": [{"type": "application", "name": "meterbook"}]}},
             "components": [{"type": "machine-learning-model", "bom-ref": "model", "name": row["jobs"], "modelCard": {
@@ -167,7 +180,9 @@ def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
              f"- Measurement methodology: {form['Measurement methodology (computation)']}",
              f"- Amount of energy used for training: {e['written']} MWh (range {e['mwh_low']:.2e} to {e['mwh_high']:.2e}), {e['tier']}",
              f"- Measurement methodology: {form['Measurement methodology (energy)']}",
-             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, {form['co2e_market_t']:.4f} t market-based", "",
+             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, {form['co2e_market_t']:.4f} t market-based",
+             f"- GHG Protocol scope: electricity {form['ghg_scope']['electricity']}, embodied {form['ghg_scope']['embodied']} "
+             f"({form['ghg_scope']['ownership']} GPUs). {SCOPE_RULE}", "",
              "## SCI (ISO/IEC 21031:2024): SCI = (E x I + M) per R", ""]
     if "I" in score:
         lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.4f} kg CO2e")

@@ -41,12 +41,19 @@ def _text(v: str) -> str:
     return v[:-2] if re.fullmatch(r"-?\d+\.0", v) else v
 
 
+# A sentence that points into the code (a module, a test, a function in backticks) is for
+# developers: the methodology, read by auditors, leaves it out.
+CODE_REFERENCE = re.compile(r"`|\b(?:pipelines|reports|sources|schemas|core|templates|tests)/[\w/.-]+\.\w+")
+
+
 def readme_summaries() -> dict[str, str]:
-    """file name -> the 'What it holds.' sentence(s) of its README section."""
+    """file name -> the 'What it holds.' sentence(s) of its README section, less those that
+    point into the code."""
     text = (REFERENCE_DIR / "README.md").read_text(encoding="utf-8")
     out: dict[str, str] = {}
     for m in re.finditer(r"^## (\w+)\.csv\s*\n+\*\*What it holds\.\*\*\s*(.+?)(?:\n\s*\n)", text, re.M | re.S):
-        out[m.group(1)] = " ".join(m.group(2).split())
+        sentences = re.split(r"(?<=[.;])\s+(?=[A-Z(])", " ".join(m.group(2).split()))
+        out[m.group(1)] = " ".join(x for x in sentences if not CODE_REFERENCE.search(x))
     return out
 
 

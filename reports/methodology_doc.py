@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 
 from reports.methodology import methodology_context
+from reports.methodology_method import method_context
 from reports.provenance import SHORT, assumptions_version, document_date, methodology_file_name
 from reports.render import render_pdf
 
@@ -20,5 +21,5 @@ def write_methodology(out: Path, con: duckdb.DuckDBPyConnection | None = None) -
     version = assumptions_version()
     path = out / methodology_file_name(version)
     ctx = {"created": document_date(None), "version": version, "version_short": version[:SHORT],
-           "methodology": methodology_context(con)}
+           "methodology": methodology_context(con), "method": method_context()}
     return render_pdf("methodology.html", ctx, path)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from datetime import date
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -69,7 +70,8 @@ def provenance(con: duckdb.DuckDBPyConnection, month: str | None = None, also_ki
     cfg = config.sha256 if config else None
     return {"warehouse_hash": wh, "assumptions_version": av, "meterbook_version": version("meterbook"),
             "warehouse_short": wh[:SHORT], "assumptions_short": av[:SHORT],
-            "config_sha256": cfg, "config_path": config.path if config else None,
+            # by file name, like every input a provenance lists: the JSON travels with the PDF
+            "config_sha256": cfg, "config_path": Path(config.path).name if config and config.path else None,
             "config_short": cfg[:SHORT] if cfg else "defaults"}
 
 

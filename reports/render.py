@@ -68,6 +68,27 @@ def sig(x: Any, digits: int = 3) -> str:
     return f"{x:,.{places}f}".replace("-", "−")
 
 
+def figure(x: Any) -> str:
+    """A published figure exactly as the data holds it (a coefficient, a limit): every digit it has,
+    thousands separators, and powers of ten where a reader expects them (1.1 × 10^9, not
+    1100000000 or 1.1e+09). Computed figures go through `sig` or `number` instead."""
+    if x is None or x == "":
+        return "–"
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    if abs(x) >= SCIENTIFIC_ABOVE or abs(x) < SCIENTIFIC_BELOW:
+        mantissa, exponent = f"{x:e}".split("e")
+        return f"{Decimal(mantissa).normalize():f} × 10^{int(exponent)}".replace("-", "−")
+    d = Decimal(repr(x))
+    d = d.quantize(Decimal(1)) if d == d.to_integral_value() else d.normalize()
+    return f"{d:,f}".replace("-", "−")
+
+
+# Where `figure` and `sig` switch to powers of ten
+SCIENTIFIC_ABOVE, SCIENTIFIC_BELOW = 1e9, 1e-3
+
+
 def short_path(p: Any) -> str:
     """A path relative to the working folder when it lies below it (lineage keeps the full path)."""
     try:
@@ -102,14 +123,23 @@ RANGE_MEANING = ("Every range is an interval bound: the figure with each assumpt
                  "end that raises it; it holds whenever each assumption lies in its stated range, and a total's range "
                  "is the sum of its rows', so a figure has the same range on every page and in every export.")
 
+# The rule the GHG scope split follows (the build's scope_month mart applies it), printed on
+# page 1 of the audit and beside every disclosure's CO2e.
+SCOPE_RULE = ("Scopes follow who owns the GPUs: electricity of owned or controlled equipment (on-premises, colocation) "
+              "is Scope 2, reported location- and market-based, and its embodied emissions Scope 3, category 2 (capital "
+              "goods); rented cloud instances are a purchased service, so their electricity and embodied emissions are "
+              "both the customer's Scope 3, category 1 (purchased goods and services) (GHG Protocol Scope 2 Guidance, "
+              "2015, chapter 5; Corporate Value Chain (Scope 3) Standard, 2011, chapter 5).")
+
 
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, number=number, pct=pct, signed=signed, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
+    env.filters.update(money=money, number=number, figure=figure, pct=pct, signed=signed, short_path=short_path, sig=sig, label=label, action=action, plain=plain,
                        month_name=month_name, file_name=file_name)
     env.globals["meterbook_version"] = version("meterbook")
     env.globals["range_meaning"] = RANGE_MEANING
+    env.globals["scope_rule"] = SCOPE_RULE
     return env
 
 

@@ -28,6 +28,9 @@ class JobDisclosureMonth(pa.DataFrameModel):
     embodied_co2e_kg: float = pa.Field(ge=0, description="GPU embodied CO2e amortized over the GPU-hours (SCI M)")
     embodied_co2e_kg_low: float = pa.Field(ge=0)
     embodied_co2e_kg_high: float = pa.Field(ge=0)
+    ownership: str = pa.Field(nullable=True, description="who owns the GPUs it ran on (int_resource_ownership); null: no GPU time")
+    electricity_scope: str = pa.Field(nullable=True, description="GHG Protocol scope of its electricity")
+    embodied_scope: str = pa.Field(nullable=True, description="GHG Protocol scope of its embodied CO2e")
 
     class Config:
         coerce = True

@@ -28,6 +28,7 @@ class TeamEnergyLines(pa.DataFrameModel):
     basis: str = pa.Field(isin=BASES)
     resource_id: str = pa.Field(nullable=True, description="null: telemetry of no billed resource")
     is_idle: bool
+    ownership: str = pa.Field(isin=["cloud", "colocation", "on-premises"], description="who owns the hardware")
     share: float = pa.Field(in_range={"min_value": 0, "max_value": 1}, description="the team's share of the line")
     it_energy_kwh: float = pa.Field(nullable=True, ge=0)
     it_energy_kwh_low: float = pa.Field(nullable=True, ge=0)
@@ -36,7 +37,11 @@ class TeamEnergyLines(pa.DataFrameModel):
     facility_energy_kwh_low: float = pa.Field(nullable=True, ge=0)
     facility_energy_kwh_high: float = pa.Field(nullable=True, ge=0)
     co2e_kg: float = pa.Field(nullable=True, ge=0, description="location-based")
+    co2e_kg_low: float = pa.Field(nullable=True, ge=0)
+    co2e_kg_high: float = pa.Field(nullable=True, ge=0)
     co2e_market_kg: float = pa.Field(nullable=True, ge=0, description="null: no market factor for the zone")
+    co2e_market_kg_low: float = pa.Field(nullable=True, ge=0)
+    co2e_market_kg_high: float = pa.Field(nullable=True, ge=0)
 
     class Config:
         coerce = True
@@ -50,4 +55,12 @@ class TeamEnergyLines(pa.DataFrameModel):
     @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
     def facility_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
         """IT energy bounds times the PUE bounds."""
+        return _in_order(df, *columns)
+
+    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
+    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        return _in_order(df, *columns)
+
+    @pa.dataframe_check(columns=["co2e_market_kg_low", "co2e_market_kg", "co2e_market_kg_high"])
+    def co2e_market_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
         return _in_order(df, *columns)

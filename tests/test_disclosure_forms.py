@@ -98,8 +98,45 @@ def test_the_forms_carry_the_marts_energy_and_co2e(demo):
     (use,) = read(demo, "cdx.json")["components"][0]["modelCard"]["considerations"]["environmentalConsiderations"]["energyConsumptions"]
     assert use["activityEnergyCost"]["value"] == pytest.approx(m["facility_energy_kwh"])
     assert use["co2CostEquivalent"]["value"] * 1000 == pytest.approx(m["co2e_kg"])
-    ranges = {p["name"]: float(p["value"]) for p in use["properties"] if p["name"] != "meterbook:energy_tier"}
+    ranges = {p["name"]: float(p["value"]) for p in use["properties"] if p["name"].endswith(("_low", "_high"))}
     assert ranges["meterbook:co2e_kg_low"] < m["co2e_kg"] < ranges["meterbook:co2e_kg_high"]
+
+
+def test_the_forms_name_the_scope_of_rented_cloud_gpus(demo):
+    """The demo's job ran on AWS instances: a purchased service, so its electricity and embodied
+    CO2e are the customer's Scope 3 category 1, never Scope 2, in every form that carries CO2e."""
+    m = demo["mart"]
+    assert (m["ownership"], m["electricity_scope"], m["embodied_scope"]) == ("cloud", "Scope 3, category 1", "Scope 3, category 1")
+    for scope in (read(demo, "ai-act.json")["ghg_scope"], read(demo, "sci.json")["ghg_scope"]):
+        assert scope["electricity"] == scope["embodied"] == "Scope 3, category 1" and scope["ownership"] == "cloud"
+        assert "purchased goods and services" in scope["rule"]
+    md = (demo["out"] / f"{JOB}.ai-act.md").read_text(encoding="utf-8")
+    assert "GHG Protocol scope: electricity Scope 3, category 1, embodied Scope 3, category 1 (cloud GPUs)" in md
+    (use,) = read(demo, "cdx.json")["components"][0]["modelCard"]["considerations"]["environmentalConsiderations"]["energyConsumptions"]
+    assert {"name": "meterbook:electricity_scope", "value": "Scope 3, category 1"} in use["properties"]
+    pkg = next(e for e in read(demo, "spdx.json")["@graph"] if e["type"] == "ai_AIPackage")
+    assert "GHG Protocol Scope 3, category 1 (cloud GPUs)" in pkg["comment"]
+
+
+def test_scopes_config_makes_the_same_gpus_owned(demo, tmp_path):
+    """[scopes] providers: the same instances declared on-premises put the job's electricity in
+    Scope 2 and its embodied CO2e in Scope 3 category 2; the figures themselves do not move."""
+    config = tmp_path / "meterbook.toml"
+    config.write_text(Path(demo["config"]).read_text(encoding="utf-8") + '\n[scopes]\nproviders = { "AWS" = "on-premises" }\n',
+                      encoding="utf-8")
+    out = tmp_path / "out"
+    cli("report", "disclosure", "--month", "2026-10", "--job", JOB, "--format", "sci", "--out", str(out),
+        "--warehouse", str(demo["wh"]), "--config", str(config))
+    scope = json.loads((out / f"{JOB}.sci.json").read_text(encoding="utf-8"))["ghg_scope"]
+    assert (scope["electricity"], scope["embodied"], scope["ownership"]) == ("Scope 2", "Scope 3, category 2", "on-premises")
+    with duckdb.connect(str(demo["wh"]), read_only=True) as con:
+        split = con.execute("select ownership, electricity_scope, ownership_source, sum(co2e_kg) from scope_month "
+                            "where month = '2026-10' group by all").fetchall()
+        total = con.execute("select sum(co2e_kg) from team_month where month = '2026-10'").fetchone()[0]
+    assert [s[:3] for s in split] == [("on-premises", "Scope 2", "meterbook.toml [scopes] providers")]
+    assert split[0][3] == pytest.approx(total, rel=1e-6)
+    cli("report", "disclosure", "--month", "2026-10", "--job", JOB, "--format", "sci", "--out", str(out),
+        "--warehouse", str(demo["wh"]), "--config", demo["config"])   # the module's other tests read the demo's build
 
 
 def test_spdx_document_has_what_spdx_3_requires(demo):

@@ -8,11 +8,21 @@ import re
 import duckdb
 import pytest
 
+from pipelines.stages import MARTS
 from reports.methodology import methodology_context
-from reports.render import environment
+from reports.methodology_method import METHODS, method_context
+from reports.render import RANGE_MEANING, SCOPE_RULE, environment, figure
 from sources.reference_data import REFERENCE_DIR, load_reference, read_rows
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+# As the one formatter prints figures: 25,000 and 9.895 × 10^14 (− for minus)
+PRINTED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?: × 10\^−?\d+)?|\d+(?:\.\d+)?(?: × 10\^−?\d+)?")
+
+
+def value_of(printed: str) -> float:
+    """A number as the formatter printed it, back to its value."""
+    mantissa, _, exponent = printed.replace(",", "").partition(" × 10^")
+    return float(f"{mantissa}e{exponent.replace('−', '-')}") if exponent else float(mantissa)
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +38,9 @@ def text_of(page: str) -> str:
 def test_every_assumption_and_every_file_appears(rendered):
     for r in read_rows("assumptions"):
         assert f">{r['assumption_id']}<" in rendered, r["assumption_id"]
-        assert r["value"] in rendered and r["notes"] in rendered
+        assert figure(r["value"]) in rendered and r["notes"] in rendered
     for p in REFERENCE_DIR.glob("*.csv"):
-        assert f"sources/reference/{p.name}" in rendered, p.name
+        assert f">{p.stem}<" in rendered, p.name
 
 
 def test_every_number_printed_comes_from_the_reference_files(rendered):
@@ -38,14 +48,15 @@ def test_every_number_printed_comes_from_the_reference_files(rendered):
     beside it), or a row count computed from the CSVs; nothing is typed by hand."""
     allowed = set()
     for p in [*REFERENCE_DIR.glob("*.csv"), REFERENCE_DIR / "README.md"]:
-        allowed |= set(NUMBER.findall(p.read_text(encoding="utf-8")))
+        text = p.read_text(encoding="utf-8")   # sources and notes are printed as written (8,760 h)
+        allowed |= {float(n) for n in NUMBER.findall(text)} | {value_of(n) for n in PRINTED.findall(text)}
     ctx = methodology_context(None)
-    counts = {str(f["rows"]) for f in ctx["files"]} | {str(s["rows"]) for f in ctx["files"] for s in f["sources"]}
-    counts |= {str(v) for v in ctx["peers"]["summary"].values() if isinstance(v, int)}
-    counts |= {str(g["count"]) for g in ctx["peers"]["uncompared"]}
-    printed = NUMBER.findall(text_of(rendered))
+    counts = {f["rows"] for f in ctx["files"]} | {s["rows"] for f in ctx["files"] for s in f["sources"]}
+    counts |= {v for v in ctx["peers"]["summary"].values() if isinstance(v, int)}
+    counts |= {g["count"] for g in ctx["peers"]["uncompared"]}
+    printed = PRINTED.findall(text_of(rendered))
     assert printed, "the partial printed no numbers at all"
-    stray = sorted({n for n in printed if n not in allowed | counts})
+    stray = sorted({n for n in printed if value_of(n) not in allowed | counts})
     assert stray == []
 
 
@@ -80,7 +91,7 @@ def test_peer_cross_check_lists_every_compared_and_uncompared_coefficient(render
     for r in pc["rows"]:
         assert f">{r['file']}<" in rendered and f">{r['item']} " in rendered, r["coefficient_id"]
         for p in r["peers"]:
-            assert f"{p['peer']} {p['value']}" in rendered, (r["coefficient_id"], p["peer"])
+            assert f"{p['peer']} {figure(p['value'])}" in rendered, (r["coefficient_id"], p["peer"])
             if p["status"] == "excluded":
                 assert p["reason"] in rendered
     listed = text_of(rendered)
@@ -99,3 +110,49 @@ def test_peer_value_outside_its_range_is_printed_as_such():
                         "outside": 1, "uncompared": 0}}})
     assert "Boavizta 9 <span class=\"bad\">OUTSIDE</span>" in page
     assert "LLMCarbon 0.5 <b>excluded</b>" in page and "LLMCarbon 0.5 excluded: die &lt;only&gt;" in page
+
+
+@pytest.fixture(scope="module")
+def document() -> str:
+    """The whole methodology document as text: the method part, then the tables."""
+    page = environment().get_template("methodology.html").render(
+        created="2000-01-01T00:00:00Z", version="0" * 64, version_short="0" * 16,
+        methodology=methodology_context(None), method=method_context())
+    return " ".join(text_of(html.unescape(page)).split())
+
+
+def test_the_method_comes_first_with_each_formula_and_its_assumptions(document):
+    """Each estimation method is stated with its formula and every assumption it rests on (id,
+    value, unit, low, high, source), before the tables; ranges and scopes are explained once."""
+    assert document.index("How the figures are made") < document.index("Reference data and assumptions")
+    rows = {f"assumptions:{r['assumption_id']}": r for r in read_rows("assumptions")}
+    for m in METHODS:
+        assert m["title"] in document and " ".join(m["formula"].split()) in document, m["key"]
+        for a in m["assumptions"]:
+            r = rows[f"assumptions:{a}"]
+            line = f"{a} {figure(r['value'])} {r['unit']} {figure(r['low'])} – {figure(r['high'])} {r['source']}"
+            assert line in document, line
+    assert " ".join(RANGE_MEANING.split()) in document and " ".join(SCOPE_RULE.split()) in document
+    assert "test window" in document and "Allocation to teams" in document and "Reconstructing a published disclosure" in document
+
+
+def test_the_document_names_nothing_a_reader_cannot_look_up(document):
+    """No code or file paths, issue numbers or table names of the warehouse: an auditor reads the
+    method, the reference data and its sources, nothing internal."""
+    # (a public source cited by its repository and file, e.g. a peer tool's constants.py, is a citation)
+    assert not re.findall(r"\b(?:pipelines|reports|sources|schemas|core|templates|tests)/[\w/.-]+\.(?:py|sql|csv|html)\b"
+                          r"|[\w-]+\.sql\b", document)
+    assert not re.findall(r"\bissue \d+|\.\./", document, re.I)
+    assert not [m for m in MARTS if "_" in m and re.search(rf"\b{m}\b", document)]   # "reconciliation" is a word too
+
+
+def test_every_figure_goes_through_the_one_formatter():
+    """Every number cell prints as the formatter does: no raw float text (25000, 3.30e+20,
+    400.000), thousands separators and powers of ten where a reader expects them."""
+    page = html.unescape(environment().get_template("methodology.html").render(
+        created="2000-01-01T00:00:00Z", version="0" * 64, version_short="0" * 16,
+        methodology=methodology_context(None), method=method_context()))
+    cells = [" ".join(text_of(c).split()) for c in re.findall(r'<td class="num">(.*?)</td>', page, re.S)]
+    assert len(cells) > 100
+    shown = [n for c in cells for n in re.split(r" – | · | \(no spread\)", c) if n.strip()]
+    assert not [n for n in shown if figure(value_of(n)) != n.strip()]

@@ -349,6 +349,9 @@ def test_contract_shape(full_results):
         assert {"model", "meters", "checks", "sensitivity"} <= set(result)
         for m in result["meters"].values():
             assert meter_keys <= set(m) and m["status"] in ("reported", "derived", "estimated")
+            # the interval bounds the reports print hold the Monte Carlo's percentiles
+            slack = 1e-6 * abs(m["value"])
+            assert m["bound_low"] - slack <= m["low"] <= m["value"] <= m["high"] <= m["bound_high"] + slack
         for c in result["checks"]:
             assert {"meter", "reported", "recomputed", "low", "high", "relative_error", "status"} <= set(c)
             assert c["status"] in ("consistent", "explained", "unusual", "inconsistent")

@@ -134,6 +134,16 @@ def test_attachments_parse_back_to_the_marts(demo):
     assert f"config {prov['config_short']}" in text(pdf)
 
 
+def test_provenance_names_files_not_folders(demo):
+    """The chargeback's provenance.json reads the same wherever the inputs were kept: each file by
+    its name and sha256, the config by its name, as a statement's provenance names them."""
+    prov = json.loads(attachment(demo["out"] / "chargeback.pdf", "provenance.json"))
+    assert prov["source_files"] and all(set(f) >= {"file", "sha256"} and "path" not in f for f in prov["source_files"])
+    assert not [f["file"] for f in prov["source_files"] if "/" in f["file"]]
+    assert prov["config_path"] == demo["config"].name
+    assert str(demo["root"]) not in json.dumps(prov)
+
+
 def test_per_team_statements_hold_only_their_team(demo):
     teams = [r[0] for r in marts(demo["wh"], "select team from team_month where month = ?", [MONTH])]
     statements = sorted((demo["out"] / "teams").glob("*.pdf"))
@@ -415,3 +425,11 @@ def test_every_figure_a_statement_lists_by_name_has_words(ctx):
     from reports.labels import has_label
     assert ctx["other_columns"], "the demo month has figures beyond the main tables"
     assert [c for c in ctx["other_columns"] if not has_label("meter", c)] == []
+
+
+def test_carbon_section_names_the_scope_of_rented_gpus(demo):
+    """The demo's GPUs are AWS instances: the chargeback's CO2e is the customer's Scope 3
+    category 1, said beside the figure with the rule (scope_month)."""
+    body = " ".join(text(demo["out"] / "chargeback.pdf").split())
+    assert "Electricity of cloud GPUs" in body and "is Scope 3, category 1; their embodied CO2e Scope 3, category 1" in body
+    assert "Scopes follow who owns the GPUs" in body and "Market-based CO2e (GHG Protocol Scope 2)" not in body

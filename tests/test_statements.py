@@ -71,6 +71,17 @@ def test_statement_provenance_lists_only_its_files_by_name(owned):
         assert "path" not in json.dumps(prov["source_files"])
 
 
+def test_a_statement_names_the_scope_of_its_own_co2e(owned, chargeback_demo):
+    """Each team with CO2e reads the GHG scope it falls in (its own scope_month rows): the demo's
+    GPUs are rented AWS instances, a purchased service, Scope 3 category 1 for every team."""
+    with_co2e = {t for (t,) in _rows(chargeback_demo["wh"], "select team from team_month where month = ? and co2e_kg > 0")}
+    assert with_co2e
+    for team in with_co2e:
+        body = " ".join(owned["statements"][team]["text"].split())
+        assert "GHG Protocol scope of this CO2e: cloud GPUs, electricity Scope 3, category 1 and embodied Scope 3, " \
+               "category 1." in body, team
+
+
 def test_statements_are_titled_with_their_team(owned):
     for team, st in owned["statements"].items():
         assert st["title"] == f"GPU chargeback {MONTH} — {team}"

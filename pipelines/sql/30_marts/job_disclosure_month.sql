@@ -6,6 +6,8 @@
 --   embodied_co2e_kg = GPU-hours x embodied kg per GPU / (lifetime years x hours a year),
 -- per GPU model (ref_embodied; gpu_embodied_kgco2e_unknown where the model is not in it); low
 -- from the low embodied figure over the longest life, high the other way round.
+-- ownership, electricity_scope, embodied_scope: who owns the GPUs the job ran on and the GHG
+-- scopes that puts its CO2e in (int_resource_ownership; ' + ' between two when it ran on both).
 -- energy_tier: measured (DCGM energy on every GPU-hour), estimated (billed hours or estimated
 -- energy in it), uncovered (no GPU time found).
 with jobs as (
@@ -56,10 +58,21 @@ embodied as (
     cross join unknown_gpu u
     left join ref_embodied e on e.kind = 'gpu' and e.item = c.gpu_model
     group by all
+),
+
+scopes as (
+    select c.month, c.job_id,
+        string_agg(distinct o.ownership, ', ' order by o.ownership) as ownership,
+        string_agg(distinct o.electricity_scope, ' + ' order by o.electricity_scope) as electricity_scope,
+        string_agg(distinct o.embodied_scope, ' + ' order by o.embodied_scope) as embodied_scope
+    from int_job_claims c
+    join int_resource_ownership o on coalesce(o.resource_id, '') = coalesce(c.resource_id, '')
+    group by all
 )
 
 select
     j.* exclude (assumption_ids),
+    s.ownership, s.electricity_scope, s.embodied_scope,
     w.start_utc, w.end_utc, w.wall_clock_s / getvariable('s_per_h') as wall_clock_h,
     coalesce(e.embodied_co2e_kg, 0) as embodied_co2e_kg,
     coalesce(e.embodied_co2e_kg_low, 0) as embodied_co2e_kg_low,
@@ -68,3 +81,4 @@ select
 from jobs j
 left join windows w using (month, job_id)
 left join embodied e using (month, job_id)
+left join scopes s using (month, job_id)

@@ -1,0 +1,61 @@
+-- Grain: one row per resource id the month's energy lines or bill name, and one with a null
+-- resource id (GPUs no bill covers). Who owns the hardware, which decides the GHG scopes of its
+-- electricity and embodied emissions (scope_month). Default by billing source: a resource a cloud
+-- provider bills is a rented "cloud" instance; GPUs no cloud bill covers are the organisation's
+-- own ("on-premises"). [scopes] overrides it, narrowest first: resource, then account, then
+-- provider (cfg_ownership). ownership_source says which decided.
+-- The scopes (GHG Protocol Scope 2 Guidance, 2015, ch. 5; Corporate Value Chain (Scope 3)
+-- Standard, 2011, ch. 5): a rented cloud instance is a purchased service, so its electricity and
+-- its embodied emissions are the customer's Scope 3, category 1 (purchased goods and services);
+-- owned or controlled equipment (on-premises, colocation) draws electricity the organisation buys:
+-- Scope 2, and its embodied emissions are Scope 3, category 2 (capital goods).
+with billed as (
+    select resource_id, pick(provider) as provider, pick(account) as account
+    from int_charges_teams
+    where resource_id is not null
+    group by resource_id
+),
+
+resources as (
+    select distinct l.resource_id, b.provider, b.account
+    from int_energy_lines l
+    left join billed b on b.resource_id = l.resource_id
+    union
+    select resource_id, provider, account from billed
+    union
+    -- always present: lines and GPU-hours of no resource meet it, so joins on ownership drop nothing
+    select null, null, null
+),
+
+configured as (
+    select
+        r.*,
+        cr.ownership as by_resource,
+        ca.ownership as by_account,
+        cp.ownership as by_provider
+    from resources r
+    left join cfg_ownership cr on cr.level = 'resources' and cr.name = r.resource_id
+    left join cfg_ownership ca on ca.level = 'accounts' and ca.name = r.account
+    left join cfg_ownership cp on cp.level = 'providers' and lower(cp.name) = lower(r.provider)
+),
+
+resolved as (
+    select
+        resource_id,
+        provider,
+        account,
+        coalesce(by_resource, by_account, by_provider,
+                 case when provider is not null then 'cloud' else 'on-premises' end) as ownership,
+        case when by_resource is not null then 'meterbook.toml [scopes] resources'
+             when by_account is not null then 'meterbook.toml [scopes] accounts'
+             when by_provider is not null then 'meterbook.toml [scopes] providers'
+             when provider is not null then 'billed by the cloud provider ' || provider
+             else 'no cloud bill covers these GPUs' end as ownership_source
+    from configured
+)
+
+select
+    *,
+    case when ownership = 'cloud' then 'Scope 3, category 1' else 'Scope 2' end as electricity_scope,
+    case when ownership = 'cloud' then 'Scope 3, category 1' else 'Scope 3, category 2' end as embodied_scope
+from resolved

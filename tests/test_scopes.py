@@ -1,0 +1,57 @@
+"""GHG scopes by who owns the hardware (int_resource_ownership, scope_month): given a few billed
+and unbilled resources and a [scopes] table, the ownership, its source and the scopes expected.
+GHG Protocol Scope 2 Guidance (2015) ch. 5; Corporate Value Chain (Scope 3) Standard (2011) ch. 5."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from core.sql import read_sql
+from pipelines.config import Config, load_config
+from pipelines.stage_inputs import apply_config
+from pipelines.warehouse import add_macros
+
+CLOUD, OWNED_ELECTRICITY, CAPITAL_GOODS = "Scope 3, category 1", "Scope 2", "Scope 3, category 2"
+
+
+def ownership(config: Config) -> dict[str | None, tuple]:
+    con = duckdb.connect()
+    add_macros(con)
+    apply_config(con, config)
+    con.execute("""create table int_charges_teams as select * from (values
+        ('i-aws', 'AWS', '111122223333'), ('i-aws', 'AWS', '111122223333'), ('i-colo', 'AWS', '999988887777'),
+        ('vm-1', 'Azure', 'sub-1')) t(resource_id, provider, account)""")
+    con.execute("""create table int_energy_lines as select * from (values ('i-aws'), ('i-colo'), ('dgx-7'), (null))
+                   t(resource_id)""")
+    rows = con.execute(read_sql("20_intermediate", "int_resource_ownership.sql")).fetchall()
+    return {r[0]: r[3:] for r in rows}
+
+
+def test_billed_by_a_cloud_is_a_purchased_service_and_unbilled_gpus_are_owned():
+    got = ownership(Config())
+    assert got["i-aws"] == ("cloud", "billed by the cloud provider AWS", CLOUD, CLOUD)
+    assert got["vm-1"][0] == "cloud"
+    # a host [hosts] maps to no billed resource, and telemetry of no resource: the organisation's own
+    for rid in ("dgx-7", None):
+        assert got[rid] == ("on-premises", "no cloud bill covers these GPUs", OWNED_ELECTRICITY, CAPITAL_GOODS)
+    assert len(got) == 5, "one row per resource, none twice, the unbilled row always there"
+
+
+def test_scopes_config_overrides_narrowest_first(tmp_path: Path):
+    config = tmp_path / "meterbook.toml"
+    config.write_text('[scopes]\nresources = { "i-aws" = "cloud" }\naccounts = { "111122223333" = "on-premises", '
+                      '"999988887777" = "colocation" }\nproviders = { "azure" = "on-premises" }\n', encoding="utf-8")
+    got = ownership(load_config(config))
+    assert got["i-aws"][:2] == ("cloud", "meterbook.toml [scopes] resources")          # the resource beats its account
+    assert got["i-colo"] == ("colocation", "meterbook.toml [scopes] accounts", OWNED_ELECTRICITY, CAPITAL_GOODS)
+    assert got["vm-1"][:2] == ("on-premises", "meterbook.toml [scopes] providers")   # providers match in any case
+
+
+def test_a_misspelt_ownership_stops_with_the_choices(tmp_path: Path):
+    from core.errors import InputError
+    config = tmp_path / "meterbook.toml"
+    config.write_text('[scopes]\naccounts = { "111122223333" = "on-prem" }\n', encoding="utf-8")
+    with pytest.raises(InputError, match="expected one of cloud, colocation, on-premises"):
+        load_config(config)
