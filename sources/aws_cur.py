@@ -53,6 +53,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "ri_effective_cost": _both("reservation/EffectiveCost"),
     "ri_unused_upfront": _both("reservation/UnusedAmortizedUpfrontFeeForBillingPeriod"),
     "ri_unused_recurring": _both("reservation/UnusedRecurringFee"),
+    # Split cost allocation data (EKS/ECS): a pod's share of its parent instance's cost. The
+    # pod rows re-describe the parent line's cost; they never add to the bill.
+    "split_parent_resource_id": _both("splitLineItem/ParentResourceId"),
+    "split_cost": _both("splitLineItem/SplitCost"),
+    "split_unused_cost": _both("splitLineItem/UnusedCost"),
+    "split_net_split_cost": _both("splitLineItem/NetSplitCost"),
+    "split_net_unused_cost": _both("splitLineItem/NetUnusedCost"),
+    "split_usage": _both("splitLineItem/SplitUsage"),
+    "split_usage_ratio": _both("splitLineItem/SplitUsageRatio"),
     # CUR 2.0 only: nested maps (product attributes, activated cost-allocation tags)
     "product_json": ("product",),
     "resource_tags_json": ("resource_tags",),
