@@ -6,9 +6,10 @@ from typing import Any, Callable
 
 import duckdb
 
-from core.sql import ident, literal
+from core.sql import ident, literal, read_sql
 from sources.base import Head, Staged, register
 from sources.billing import BillingReader
+from sources.reference_data import assumption
 from sources.tabular import canonical_view
 
 
@@ -103,6 +104,13 @@ class AwsCurReader(BillingReader):
     line_columns = {"billed_cost": ("net_unblended_cost", "unblended_cost"), "effective_cost": ("net_unblended_cost", "unblended_cost"),
                     "list_cost": ("public_on_demand_cost",), "consumed_quantity": ("usage_amount",), "consumed_unit": ("pricing_unit",),
                     "charge_period_end": ("usage_end",)}
+
+    def finish(self, con: duckdb.DuckDBPyConnection, head: Head, rows_read: int, version: str, in_place: bool = False) -> Staged:
+        """The billing findings, and those of split cost allocation rows against their parent."""
+        staged = super().finish(con, head, rows_read, version, in_place)
+        tolerance = assumption("split_sum_tolerance_fraction")["value"]
+        con.execute("insert into _findings " + read_sql("10_staging", "stg_aws_cur__split_checks.sql", tolerance=repr(tolerance)))
+        return staged
 
     def sniff(self, head: Head) -> str | None:
         cols = set(head.columns)
