@@ -95,6 +95,13 @@ def tags_map_sql(columns: list[str], key_of: Callable[[str], str]) -> str:
     return f"map_from_entries(list_filter([{entries}], lambda e: e.v is not null and e.v <> ''))"
 
 
+def split_checks_sql() -> str:
+    """The findings of a file's split cost allocation rows against their parent (over _lines and
+    _rejects, in stg_billing__findings' shape), within assumptions.csv split_sum_tolerance_fraction."""
+    tolerance = assumption("split_sum_tolerance_fraction")["value"]
+    return read_sql("10_staging", "stg_aws_cur__split_checks.sql", tolerance=repr(tolerance))
+
+
 @register
 class AwsCurReader(BillingReader):
     kind = "aws-cur"
@@ -108,8 +115,7 @@ class AwsCurReader(BillingReader):
     def finish(self, con: duckdb.DuckDBPyConnection, head: Head, rows_read: int, version: str, in_place: bool = False) -> Staged:
         """The billing findings, and those of split cost allocation rows against their parent."""
         staged = super().finish(con, head, rows_read, version, in_place)
-        tolerance = assumption("split_sum_tolerance_fraction")["value"]
-        con.execute("insert into _findings " + read_sql("10_staging", "stg_aws_cur__split_checks.sql", tolerance=repr(tolerance)))
+        con.execute("insert into _findings " + split_checks_sql())
         return staged
 
     def sniff(self, head: Head) -> str | None:

@@ -49,9 +49,8 @@ param as (
 select c.month, 'provider_split_differs' as finding, c.resource_id || ' / ' || c.team as subject, c.resource_id,
     c.team, c.telemetry_share - c.provider_share as value, 'fraction' as unit, null::double as low, null::double as high,
     abs(c.telemetry_share - c.provider_share) * c.split_cost_usd as cost_usd, null::double as energy_kwh,
-    printf('%s: telemetry gives %s %.0f%% of the busy GPU-hours, AWS split cost allocation %.0f%% of the pods'' split cost '
-           || '(tolerance %.0f points); the allocation follows telemetry', c.resource_id, c.team, 100 * c.telemetry_share,
-           100 * c.provider_share, 100 * p.value) as detail,
+    printf('%s: telemetry gives %s %.0f%% of the busy GPU-hours, AWS split cost allocation %.0f%% of the pods'' split cost (tolerance %.0f points); the allocation follows telemetry',
+           c.resource_id, c.team, 100 * c.telemetry_share, 100 * c.provider_share, 100 * p.value) as detail,
     [p.coefficient_id] as assumption_ids
 from covered c
 cross join param p
