@@ -120,6 +120,13 @@ def test_teams_get_aws_split_where_no_telemetry_covers_the_node(tmp_path, path):
     assert allocated(con, "gpu_hours") == {("research", "provider_split"): 4, ("search", "provider_split"): 2,
                                            ("unallocated", "unallocated_capacity"): 2}
     assert con.execute("select count(*) from findings_month where finding = 'provider_split_differs'").fetchone() == (0,)
+    # the node's estimated energy and CO2e go through the same split
+    for meter in ("it_energy_kwh", "co2e_kg"):
+        energy = allocated(con, meter)
+        whole = sum(energy.values())
+        assert whole > 0 and set(energy) == set(cost)
+        assert abs(energy["research", "provider_split"] / whole - Decimal("0.5")) < Decimal("0.001")
+        assert abs(energy["unallocated", "unallocated_capacity"] / whole - Decimal("0.25")) < Decimal("0.001")
 
 
 def node_hour(gpus: dict[str | None, int]) -> list[GpuHour]:

@@ -88,11 +88,12 @@ node_targets as (
         greatest(coalesce(n.billed_h, 0) - n.observed_h, 0)
     from groups g join nodes n on n.month = g.month and n.resource_id = g.resource_id
     where g.kind = 'charge' and g.category in ('direct', 'untagged')
-    -- provider_split: AWS split cost allocation data for a node no telemetry covers (int_provider_split)
+    -- provider_split: AWS split cost allocation data for a node no telemetry covers (int_provider_split),
+    -- its charges and its estimated energy alike
     union all
     select g.source_group, p.team, p.rule, p.weight
     from groups g join int_provider_split p on p.month = g.month and p.resource_id = g.resource_id
-    where g.kind = 'charge' and g.category in ('direct', 'untagged')
+    where g.category in ('direct', 'untagged')
         and not exists (select 1 from nodes n where n.month = g.month and n.resource_id = g.resource_id)
 ),
 
