@@ -24,8 +24,8 @@ with pods as (
 
 namespace_rules as (
     select n.namespace, arg_min(r.team, r.ord) as team
-    from (select distinct namespace from pods where namespace is not null) as n
-    inner join cfg_team_rules as r on r.field = 'namespace' and regexp_matches(n.namespace, r.pattern)
+    from (select distinct namespace from pods where namespace is not null) n
+    join cfg_team_rules r on r.field = 'namespace' and regexp_matches(n.namespace, r.pattern)
     group by n.namespace
 ),
 
@@ -33,9 +33,9 @@ teamed as (
     select
         p.month, p.resource_id, p.split_cost, p.unused_cost,
         coalesce(nt.team, nr.team, p.label_team, getvariable('unallocated')) as team
-    from pods as p
-    left join cfg_namespace_teams as nt on p.namespace = nt.namespace
-    left join namespace_rules as nr on p.namespace = nr.namespace
+    from pods p
+    left join cfg_namespace_teams nt on p.namespace = nt.namespace
+    left join namespace_rules nr on p.namespace = nr.namespace
 )
 
 select month, resource_id, team, 'provider_split' as rule, sum(split_cost) as weight
