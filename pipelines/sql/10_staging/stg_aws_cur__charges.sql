@@ -61,7 +61,7 @@ typed as (
         upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
         nullif(trim(invoice_id), '') as invoice_id,   -- empty until AWS issues the month's invoice
         -- split cost allocation data: a pod's part of its parent instance's amortized cost, net of
-        -- discounts where the export has them (as billed_cost); its own line cost is 0
+        -- discounts where the export has them (as billed_cost); its own line cost must be 0
         nullif(trim(split_parent_resource_id), '') as split_parent_id,
         money(coalesce(split_net_split_cost, split_cost)) as split_cost,
         money(coalesce(split_net_unused_cost, split_unused_cost)) as split_unused_cost,
@@ -89,7 +89,7 @@ select
         -- cost would count it twice, and a split row without its split costs describes nothing
         case when split_parent_id is not null and billed_cost <> 0 then
             {'column_name': 'lineItem/UnblendedCost', 'check_name': 'split_row_without_line_cost', 'value': _cost,
-             'message': 'a split cost allocation row carries a line cost; AWS writes 0 there (the parent line holds the cost)'} end,
+             'message': 'a split cost allocation row carries a line cost of its own: the parent line holds the cost, which would count twice'} end,
         case when split_parent_id is not null and (split_cost is null or split_cost < 0 or split_unused_cost < 0) then
             {'column_name': 'splitLineItem/SplitCost', 'check_name': 'split_costs_present',
              'value': coalesce(_split, '') || ' / ' || coalesce(_unused, ''),
