@@ -15,6 +15,7 @@ from typing import Any, Iterator, TextIO
 
 from core.months import month_bounds
 from sources.focus import FOCUS_12
+from sources.reference_data import assumption, read_rows
 
 SEED = 20261022
 CENT = Decimal("0.0000000001")   # 10 decimals, as cloud exports write costs
@@ -29,8 +30,13 @@ CUR_COLUMNS = [
     "product/regionCode", "pricing/publicOnDemandCost", "pricing/publicOnDemandRate", "pricing/term", "pricing/unit",
     "savingsPlan/SavingsPlanARN", "savingsPlan/SavingsPlanRate", "savingsPlan/SavingsPlanEffectiveCost",
     "savingsPlan/TotalCommitmentToDate", "savingsPlan/UsedCommitment", "resourceTags/user:team",
-    "resourceTags/user:project",
+    "resourceTags/user:project", "resourceTags/aws:eks:cluster-name", "resourceTags/aws:eks:namespace",
+    "splitLineItem/ParentResourceId", "splitLineItem/SplitCost", "splitLineItem/UnusedCost", "splitLineItem/SplitUsage",
+    "splitLineItem/SplitUsageRatio",
 ]
+# AWS split cost allocation data: a pod's field in demo_fleet.toml and the usage-type name, per
+# resource of assumptions.csv aws_split_weight_<resource>
+SPLIT_RESOURCES = {"gpu": ("gpus", "GPU"), "vcpu": ("vcpus", "vCPU"), "memory_gb": ("memory_gb", "GB")}
 REGION = "us-east-1"
 TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-pretrain": "research",
                      "search-serving": "search"}
@@ -113,6 +119,38 @@ def _json(d: dict[str, str]) -> str:
     return json.dumps(d, separators=(",", ":"))
 
 
+def fixed(x: Decimal) -> str:
+    """An amount as money() rounds it, in fixed notation (0.0000000000, not 0E-10)."""
+    return format(x.quantize(CENT, rounding=ROUND_HALF_EVEN), "f")
+
+
+def split_rows(inst: dict[str, Any], rate: Decimal, hour: datetime) -> list[dict[str, str]]:
+    """One hour of an EKS node's pods in split cost allocation data: per pod and resource, its
+    split cost by AWS's weights, and its part of the unused cost in proportion to its usage."""
+    it = next(r for r in read_rows("instance_types") if r["instance_type"] == inst["type"])
+    capacity = {"gpu": Decimal(it["gpu_count"]), "vcpu": Decimal(it["vcpu"]), "memory_gb": Decimal(it["memory_gib"])}
+    weight = {k: Decimal(str(assumption(f"aws_split_weight_{k}")["value"])) for k in capacity}
+    unit = rate / sum(weight[k] * capacity[k] for k in capacity)
+    rows = []
+    for k, (field, label) in SPLIT_RESOURCES.items():
+        used = sum(Decimal(str(p[field])) for p in inst["split_pods"])
+        for p in inst["split_pods"]:
+            use = Decimal(str(p[field]))
+            arn = f"arn:aws:eks:{REGION}:{inst['account']}:pod/{inst['cluster']}/{p['namespace']}/{p['pod']}/{inst['id']}"
+            rows.append({
+                "identity/LineItemId": uuid.uuid5(uuid.NAMESPACE_URL, f"{arn}/{label}/{iso(hour)}").hex,
+                "lineItem/LineItemType": "Usage", "lineItem/ProductCode": "AmazonEKS", "lineItem/ResourceId": arn,
+                "lineItem/UsageType": f"USE1-EKS-EC2-{label}-Hours", "lineItem/UsageAmount": str(use),
+                "lineItem/UnblendedCost": "0", "pricing/unit": f"{label}-Hours",
+                "lineItem/LineItemDescription": f"{label} split of {inst['id']}",
+                "product/ProductName": "Amazon Elastic Kubernetes Service", "resourceTags/user:team": p["team"],
+                "resourceTags/aws:eks:cluster-name": inst["cluster"], "resourceTags/aws:eks:namespace": p["namespace"],
+                "splitLineItem/ParentResourceId": inst["id"], "splitLineItem/SplitCost": fixed(use * weight[k] * unit),
+                "splitLineItem/UnusedCost": fixed((capacity[k] - used) * weight[k] * unit * use / used),
+                "splitLineItem/SplitUsage": str(use), "splitLineItem/SplitUsageRatio": str(use / capacity[k])})
+    return rows
+
+
 def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
     acct = next(a for a in f["accounts"] if a["format"] == "aws-cur")
     sp = f["savings_plan"]
@@ -160,6 +198,9 @@ def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, st
                 add(**common, **span, **{"lineItem/LineItemType": "Usage", "lineItem/UnblendedRate": str(rate),
                     "lineItem/UnblendedCost": money(rate), "pricing/term": "OnDemand",
                     "lineItem/LineItemDescription": f"${rate} per On Demand Linux {inst['type']} Instance Hour"})
+            # the node's pods re-describe its cost (their ids from their content: the seeded ids
+            # of the other lines stay as they were)
+            rows.extend({**base, **span, **r} for r in (split_rows(inst, rate, h) if "split_pods" in inst else []))
     hours = Decimal((m1 - m0).days * 24)
     commitment = Decimal(str(sp["commitment_usd_per_h"])) * hours
     add(**{"lineItem/LineItemType": "SavingsPlanRecurringFee", "identity/TimeInterval": f"{iso(m0)}/{iso(m1)}",

@@ -6,9 +6,10 @@ from typing import Any, Callable
 
 import duckdb
 
-from core.sql import ident, literal
+from core.sql import ident, literal, read_sql
 from sources.base import Head, Staged, register
 from sources.billing import BillingReader
+from sources.reference_data import assumption
 from sources.tabular import canonical_view
 
 
@@ -53,6 +54,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "ri_effective_cost": _both("reservation/EffectiveCost"),
     "ri_unused_upfront": _both("reservation/UnusedAmortizedUpfrontFeeForBillingPeriod"),
     "ri_unused_recurring": _both("reservation/UnusedRecurringFee"),
+    # Split cost allocation data (EKS/ECS): a pod's share of its parent instance's cost. The
+    # pod rows re-describe the parent line's cost; they never add to the bill.
+    "split_parent_resource_id": _both("splitLineItem/ParentResourceId"),
+    "split_cost": _both("splitLineItem/SplitCost"),
+    "split_unused_cost": _both("splitLineItem/UnusedCost"),
+    "split_net_split_cost": _both("splitLineItem/NetSplitCost"),
+    "split_net_unused_cost": _both("splitLineItem/NetUnusedCost"),
+    "split_usage": _both("splitLineItem/SplitUsage"),
+    "split_usage_ratio": _both("splitLineItem/SplitUsageRatio"),
     # CUR 2.0 only: nested maps (product attributes, activated cost-allocation tags)
     "product_json": ("product",),
     "resource_tags_json": ("resource_tags",),
@@ -85,6 +95,13 @@ def tags_map_sql(columns: list[str], key_of: Callable[[str], str]) -> str:
     return f"map_from_entries(list_filter([{entries}], lambda e: e.v is not null and e.v <> ''))"
 
 
+def split_checks_sql() -> str:
+    """The findings of a file's split cost allocation rows against their parent (over _lines and
+    _rejects, in stg_billing__findings' shape), within assumptions.csv split_sum_tolerance_fraction."""
+    tolerance = assumption("split_sum_tolerance_fraction")["value"]
+    return read_sql("10_staging", "stg_aws_cur__split_checks.sql", tolerance=repr(tolerance))
+
+
 @register
 class AwsCurReader(BillingReader):
     kind = "aws-cur"
@@ -94,6 +111,12 @@ class AwsCurReader(BillingReader):
     line_columns = {"billed_cost": ("net_unblended_cost", "unblended_cost"), "effective_cost": ("net_unblended_cost", "unblended_cost"),
                     "list_cost": ("public_on_demand_cost",), "consumed_quantity": ("usage_amount",), "consumed_unit": ("pricing_unit",),
                     "charge_period_end": ("usage_end",)}
+
+    def finish(self, con: duckdb.DuckDBPyConnection, head: Head, rows_read: int, version: str, in_place: bool = False) -> Staged:
+        """The billing findings, and those of split cost allocation rows against their parent."""
+        staged = super().finish(con, head, rows_read, version, in_place)
+        con.execute("insert into _findings " + split_checks_sql())
+        return staged
 
     def sniff(self, head: Head) -> str | None:
         cols = set(head.columns)

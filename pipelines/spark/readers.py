@@ -173,7 +173,10 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     lines = kept(spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)"))
     folds = tag_folds([r[0] for r in sql(spark, TAG_VALUES_SQL).collect()])
     spark.createDataFrame(folds, "raw string, team string").createOrReplaceTempView("_tag_folds")
-    findings = kept(sql(spark, findings_sql(cols)))
+    findings = sql(spark, findings_sql(cols))
+    if reader.kind != "focus":   # as AwsCurReader.finish: split cost allocation rows against their parent
+        findings = findings.unionByName(sql(spark, aws_cur.split_checks_sql()))
+    findings = kept(findings)
     rows_loaded = lines.select("row_number").distinct().count()
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     facts = {"charges": lines}

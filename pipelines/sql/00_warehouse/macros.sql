@@ -136,8 +136,8 @@ create or replace temp macro written_ts_or(m, k, derived) as coalesce(utc_ts(m[k
 -- Which part of a team's bill an allocation rule feeds (team_month's *_direct/_idle/_shared/
 -- _credits columns and the statements' lines): one mapping for every mart.
 create or replace temp macro charge_part(rule) as
-    case when rule in ('direct', 'telemetry_split', 'unobserved') then 'direct'
-         when rule like 'idle:%' then 'idle'
+    case when rule in ('direct', 'telemetry_split', 'unobserved', 'provider_split') then 'direct'
+         when rule like 'idle:%' or rule = 'unallocated_capacity' then 'idle'
          when rule like 'credits:%' then 'credits'
          else 'shared' end;
 -- A FOCUS JSON column (ContractApplied, AllocatedMethodDetails) that is not JSON: loaded, noted.

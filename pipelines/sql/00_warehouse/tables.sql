@@ -136,3 +136,9 @@ create table if not exists findings (
 -- Columns added after warehouses were first built: `create table if not exists` leaves an older
 -- table as it was, so they are added here, and stay null on the rows loaded before them.
 alter table charges add column if not exists invoice_id varchar;
+-- AWS split cost allocation data (a pod row of an EKS node: stg_aws_cur__charges.sql); null elsewhere
+alter table charges add column if not exists split_parent_id varchar;
+alter table charges add column if not exists split_cost decimal(38, 12);
+alter table charges add column if not exists split_unused_cost decimal(38, 12);
+alter table charges add column if not exists split_usage double;
+alter table charges add column if not exists split_usage_ratio double;

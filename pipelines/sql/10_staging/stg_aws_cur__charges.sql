@@ -28,8 +28,10 @@ typed as (
         product_family as service_category,
         sku as sku_id,
         resource_id,
-        -- a CASE, not coalesce: the usage-type regex runs only on lines without an instance type
-        lower(case when trim(instance_type) <> '' then trim(instance_type)
+        -- a CASE, not coalesce: the usage-type regex runs only on lines without an instance type.
+        -- A split row names its parent's instance: its GPU-hours are the parent line's, not its own.
+        lower(case when nullif(trim(split_parent_resource_id), '') is not null then null
+                   when trim(instance_type) <> '' then trim(instance_type)
                    else coalesce(try(json_extract_string(product_json, '$.instance_type')), instance_type_in(usage_type))
               end) as instance_type,
         coalesce(region_code, try(json_extract_string(product_json, '$.region_code')),
@@ -58,21 +60,40 @@ typed as (
         money(public_on_demand_cost) as list_cost,
         upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
         nullif(trim(invoice_id), '') as invoice_id,   -- empty until AWS issues the month's invoice
+        -- split cost allocation data: a pod's part of its parent instance's amortized cost, net of
+        -- discounts where the export has them (as billed_cost); its own line cost must be 0
+        nullif(trim(split_parent_resource_id), '') as split_parent_id,
+        money(coalesce(split_net_split_cost, split_cost)) as split_cost,
+        money(coalesce(split_net_unused_cost, split_unused_cost)) as split_unused_cost,
+        num(split_usage) as split_usage,
+        num(split_usage_ratio) as split_usage_ratio,
         {{ tags }} as tags,
         -- a line item is identified by its id within its time interval (the id repeats hourly)
         line_item_id || '|' || coalesce(time_interval, usage_start, '') as line_item_key,
         coalesce(net_unblended_cost, unblended_cost) as _cost, usage_amount as _qty,
-        usage_start as _start, usage_end as _end, resource_tags_json as _tags, _fields
+        usage_start as _start, usage_end as _end, resource_tags_json as _tags, _fields,
+        coalesce(split_net_split_cost, split_cost) as _split, coalesce(split_net_unused_cost, split_unused_cost) as _unused
     from source
 )
 
 select
-    * exclude (_cost, _qty, _start, _end, _tags, _fields),
+    * exclude (_cost, _qty, _start, _end, _tags, _fields, _split, _unused),
     errors([
         cast_err('lineItem/UnblendedCost', _cost, billed_cost, 'decimal'),
         cast_err('lineItem/UsageAmount', _qty, consumed_quantity, 'number'),
         cast_err('lineItem/UsageStartDate', _start, charge_period_start, 'timestamp'),
         cast_err('lineItem/UsageEndDate', _end, charge_period_end, 'timestamp'),
+        cast_err('splitLineItem/SplitCost', _split, split_cost, 'decimal'),
+        cast_err('splitLineItem/UnusedCost', _unused, split_unused_cost, 'decimal'),
+        -- the parent instance's line holds the cost a split row re-describes: a split row's own
+        -- cost would count it twice, and a split row without its split costs describes nothing
+        case when split_parent_id is not null and billed_cost <> 0 then
+            {'column_name': 'lineItem/UnblendedCost', 'check_name': 'split_row_without_line_cost', 'value': _cost,
+             'message': 'a split cost allocation row carries a line cost of its own: the parent line holds the cost, which would count twice'} end,
+        case when split_parent_id is not null and (split_cost is null or split_cost < 0 or split_unused_cost < 0) then
+            {'column_name': 'splitLineItem/SplitCost', 'check_name': 'split_costs_present',
+             'value': coalesce(_split, '') || ' / ' || coalesce(_unused, ''),
+             'message': 'a split cost allocation row needs SplitCost, and neither it nor UnusedCost may be negative'} end,
         case when charge_category is null then
             {'column_name': 'lineItem/LineItemType', 'check_name': 'known_line_item_type', 'value': line_item_type,
              'message': 'unknown line item type; add it to stg_aws_cur__charges.sql'} end

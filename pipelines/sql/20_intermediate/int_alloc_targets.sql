@@ -6,6 +6,8 @@
 --                     teams that used that node (proportional to their GPU-hours, or even), or
 --                     configured weights, or left unallocated; no user on the node -> owner
 --   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
+--   provider_split    a billed node no telemetry covers, with AWS split cost allocation data:
+--                     by its pods' split cost per team; its unused cost -> unallocated_capacity
 --   <category>:<rule> untagged, shared_services, commitment, credits: proportional to each
 --                     team's directly attributed billed cost (energy groups: facility kWh) in
 --                     the month and currency, even over those teams, weights, or unallocated
@@ -86,6 +88,13 @@ node_targets as (
         greatest(coalesce(n.billed_h, 0) - n.observed_h, 0)
     from groups g join nodes n on n.month = g.month and n.resource_id = g.resource_id
     where g.kind = 'charge' and g.category in ('direct', 'untagged')
+    -- provider_split: AWS split cost allocation data for a node no telemetry covers (int_provider_split),
+    -- its charges and its estimated energy alike
+    union all
+    select g.source_group, p.team, p.rule, p.weight
+    from groups g join int_provider_split p on p.month = g.month and p.resource_id = g.resource_id
+    where g.category in ('direct', 'untagged')
+        and not exists (select 1 from nodes n where n.month = g.month and n.resource_id = g.resource_id)
 ),
 
 first_stage as (

@@ -32,6 +32,8 @@ base as (
         lower(c.provider) || ':' || c.region as zone,
         coalesce(c.sub_account_id, c.billing_account_id) as account
     from charges c
+    -- AWS split rows re-describe their parent's cost: the allocation reads them (int_provider_split)
+    where c.split_parent_id is null
 ),
 
 rule_hits as (

@@ -32,6 +32,7 @@
 --   instrument_duplicate    value = kWh of a second declaration of an instrument id (claimed once)
 --   market_factor_missing   value = kWh of a zone's facility energy that no instrument, supplier
 --                       factor or residual mix covers: its market-based CO2e is not available
+--   provider_split_differs  AWS's split of a node's pods vs telemetry's (int_provider_split_findings)
 --   invoice_difference  a loaded invoice the chargeback does not reconcile to (reconciliation):
 --                       value = allocated - invoiced in the invoice's currency (unit), cost_usd
 --                       the amount at stake (its absolute value)
@@ -304,3 +305,6 @@ select month, finding, subject, resource_id, team, value, unit, low, high, cost_
 from market_findings
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids from int_commitment_findings
+union all
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+from int_provider_split_findings

@@ -1,4 +1,5 @@
--- FOCUS 1.2 rows for every charge line, with energy, carbon and allocation as x_ columns.
+-- FOCUS 1.2 rows for every charge line, with energy, carbon and allocation as x_ columns (AWS
+-- split rows aside: they re-describe their node's line, whose x_Allocations carry the split).
 -- Grain: one row per charges line (file, row, charge_line). Energy of a billed resource in a
 -- month (measured or estimated, int_energy_lines) is shared over its GPU-capacity lines by
 -- GPU-hours; other lines carry no energy. Lossless for FOCUS inputs: a column the input had

@@ -5,8 +5,8 @@
 -- with ranges: location-based on annual factors (co2e_kg) and hour by hour (co2e_hourly_kg, with
 -- facility_energy_kwh_hourly the energy an hourly factor covered), market-based (co2e_market_kg,
 -- over the energy whose zone has a factor; facility_energy_kwh_market_na the rest).
--- Split columns: *_direct (own charges, telemetry split, unobserved hours), *_idle (idle GPU
--- time shared by the idle rule), *_shared (untagged, shared services, commitment fees),
+-- Split columns: *_direct (own charges, telemetry split, unobserved hours, provider split),
+-- *_idle (idle GPU time shared by the idle rule, a node's unallocated capacity), *_shared (untagged, shared services, commitment fees),
 -- *_credits (credits and refunds). Previous-month change in the same currency.
 -- A team billed in several currencies has a row per currency; its energy and CO2e are on the
 -- first one (by currency code), so the rows of a team add up.
