@@ -25,6 +25,7 @@ from core.csv_out import copy_csv, write_text
 from core.errors import InputError
 from core.quantity import Q
 from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
+from sources.json_schemas import schema_errors
 
 FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
@@ -191,7 +192,18 @@ def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], jo
     if fmt == "sci":
         return [write_text(Path(f"{stem}.sci.json"), json.dumps(sci(row), indent=2) + "\n")]
     doc = spdx(row, doc_id) if fmt == "spdx" else cyclonedx(row, doc_id)
+    if fmt == "cyclonedx":
+        checked(doc, "cyclonedx-1.6")
     return [write_text(Path(f"{stem}.{'spdx' if fmt == 'spdx' else 'cdx'}.json"), json.dumps(doc, indent=2) + "\n")]
+
+
+def checked(doc: dict[str, Any], schema: str) -> dict[str, Any]:
+    """The document, once it satisfies its format's published schema. A document that does not is
+    meterbook's bug, not the user's: it stops before anything is written."""
+    errors = schema_errors(doc, schema)
+    if errors:
+        raise RuntimeError(f"the {schema} document fails its published schema: " + "; ".join(errors[:5]))
+    return doc
 
 
 RECONCILIATION_COLUMNS = ("provider", "month", "account_id", "payer_account_id", "service", "region", "model_version",
