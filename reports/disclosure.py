@@ -36,10 +36,21 @@ NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespac
 TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
 
 
+def model_slug(model: str) -> str:
+    return model.lower().replace(" ", "-")
+
+
+def job_model(job_id: str, model: str) -> bool:
+    """Whether a job trains the model: its id is the model's name, or that name and a suffix
+    (`acme-embed-1b-pretrain` for Acme-Embed-1B), case and spaces aside. `subject` selects the same."""
+    slug, job = model_slug(model), job_id.lower()
+    return job == slug or job.startswith(slug + "-")
+
+
 def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | None, model: str | None) -> dict[str, Any]:
     """The job's (or the model's training jobs') mart figures over the months, summed."""
     if model:
-        slug = model.lower().replace(" ", "-")
+        slug = model_slug(model)
         where, params = "(lower(job_id) = ? or lower(job_id) like ? || '-%') and workload = 'training'", [slug, slug]
     else:
         where, params = "job_id = ?", [job or ""]
