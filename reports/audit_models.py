@@ -70,7 +70,7 @@ def disclosed_row(entity: dict[str, Any]) -> dict[str, Any]:
     energy = meters.get("facility_energy_kwh") or {}
     row["energy_tier"] = energy.get("status") or "not available"
     # each figure's status and how it was reached, as the disclosure's page states them
-    row["notes"] = {c: f"{meters[n]['status']}: {meters[n]['method']}" for c, n in DISCLOSED.items() if n in meters}
+    row["notes"] = {c: _status_method(meters[n]) for c, n in DISCLOSED.items() if n in meters}
     row["training_days_published"] = _number(inputs.get("training_days"))
     return row
 
@@ -119,6 +119,11 @@ def _local_notes(row: dict[str, Any], form: dict[str, Any] | None) -> dict[str, 
 
 def _scaled(x: float | None, per: float) -> float | None:
     return None if x is None else x / per
+
+
+def _status_method(meter: dict[str, Any]) -> str:
+    """'derived: accelerator_count x ...'; a reported figure's method says no more than its status."""
+    return meter["status"] if meter["method"] in ("", meter["status"]) else f"{meter['status']}: {meter['method']}"
 
 
 def _number(text: Any, times: float = 1.0) -> float | None:
