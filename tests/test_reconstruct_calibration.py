@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipelines import reconstruct_reference as ref
 from pipelines.reconstruct import coefficients_by_id, reconstruct
-from pipelines.reconstruct_calibration import as_disclosure, by_class, calibrate, load_rows, summary
-from pipelines.reconstruct_cli import read_disclosures
-from pipelines.reconstruct_cli import reconstruct as reconstruct_cmd
+from pipelines.reconstruct import reference as ref
+from pipelines.reconstruct.calibration import as_disclosure, by_class, calibrate, load_rows, summary
+from pipelines.reconstruct.cli import read_disclosures
+from pipelines.reconstruct.cli import reconstruct as reconstruct_cmd
 from tests.conftest import DATA, SAMPLES
 
 DRAWS = 2_000
