@@ -202,9 +202,7 @@ def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], jo
                 write_text(Path(f"{stem}.ai-act.md"), markdown(name, form, sci(row)))]
     if fmt == "sci":
         return [write_text(Path(f"{stem}.sci.json"), json.dumps(sci(row), indent=2) + "\n")]
-    doc = spdx(row, doc_id) if fmt == "spdx" else cyclonedx(row, doc_id)
-    if fmt == "cyclonedx":
-        checked(doc, "cyclonedx-1.6")
+    doc = checked(spdx(row, doc_id), "spdx-3.0.1") if fmt == "spdx" else checked(cyclonedx(row, doc_id), "cyclonedx-1.6")
     return [write_text(Path(f"{stem}.{'spdx' if fmt == 'spdx' else 'cdx'}.json"), json.dumps(doc, indent=2) + "\n")]
 
 

@@ -2,12 +2,9 @@
 marts' energy and CO2e with their ranges; every per-unit figure is its numerator over its
 denominator, in the unit it says; the clouds' own carbon exports reconcile line by line.
 
-The CycloneDX document is validated against CycloneDX's published 1.6 JSON schema (vendored in
-sources/reference/schemas, its references resolved there). The SPDX 3.0.1 document is checked
-against the fields, types and enumerations its specification requires for these objects
-(EnergyConsumptionDescription: energyQuantity xsd:decimal and energyUnit
-kilowattHour|megajoule|other, both minCount 1): SPDX's published 3.0.1 JSON schema is not vendored
-yet (sources/reference/schemas/README.md says why).
+The SPDX and CycloneDX documents are validated against their formats' published JSON schemas
+(SPDX 3.0.1, CycloneDX 1.6; vendored in sources/reference/schemas, references resolved there)
+before they are written.
 """
 from __future__ import annotations
 
@@ -136,11 +133,49 @@ def test_cyclonedx_document_has_what_cyclonedx_1_6_requires(demo):
             assert provider["energySource"] in CDX_SOURCES and provider["energyProvided"]["unit"] == "kWh"
 
 
-def test_every_cyclonedx_document_the_demo_writes_satisfies_the_published_schema(demo):
-    docs = sorted(demo["out"].glob("*.cdx.json"))
+@pytest.mark.parametrize(("suffix", "fmt"), [("cdx.json", "cyclonedx-1.6"), ("spdx.json", "spdx-3.0.1")])
+def test_every_document_the_demo_writes_satisfies_its_published_schema(demo, suffix, fmt):
+    docs = sorted(demo["out"].glob(f"*.{suffix}"))
     assert docs
     for path in docs:
-        assert schema_errors(json.loads(path.read_text(encoding="utf-8")), "cyclonedx-1.6") == [], path.name
+        assert schema_errors(json.loads(path.read_text(encoding="utf-8")), fmt) == [], path.name
+
+
+def test_the_vendored_spdx_schema_is_the_published_file():
+    """The copy is the one the schemas README names by sha256, and a valid draft 2020-12 schema."""
+    import hashlib
+
+    from jsonschema.validators import validator_for
+
+    from sources.json_schemas import SCHEMA_DIR, SCHEMAS
+    path = SCHEMA_DIR / SCHEMAS["spdx-3.0.1"]
+    assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in (SCHEMA_DIR / "README.md").read_text(encoding="utf-8")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    validator_for(schema).check_schema(schema)
+
+
+def _spdx_package(doc: dict) -> dict:
+    return next(e for e in doc["@graph"] if e["type"] == "ai_AIPackage")
+
+
+def test_the_schema_check_finds_what_spdx_3_0_1_forbids(demo):
+    """Each mutation breaks a rule of SPDX's published 3.0.1 schema."""
+    cases = {"type": lambda d: _spdx_package(d).update(type="ai_AIModel"),
+             "creationInfo": lambda d: _spdx_package(d).pop("creationInfo"),
+             "created": lambda d: next(e for e in d["@graph"] if e["type"] == "CreationInfo").pop("created"),
+             "energyUnit": lambda d: _spdx_package(d)["ai_energyConsumption"]["ai_trainingEnergyConsumption"][0].update(
+                 ai_energyUnit="kWh"),
+             "energyQuantity": lambda d: _spdx_package(d)["ai_energyConsumption"]["ai_trainingEnergyConsumption"][0].update(
+                 ai_energyQuantity="1.2e3"),
+             "primaryPurpose": lambda d: _spdx_package(d).update(software_primaryPurpose="weights"),
+             "@context": lambda d: d.update({"@context": "https://spdx.org/rdf/3.0.0/spdx-context.jsonld"})}
+    for name, mutate in cases.items():
+        doc = read(demo, "spdx.json")
+        mutate(doc)
+        errors = schema_errors(doc, "spdx-3.0.1")
+        assert errors, name
+        assert all(len(e) < 1000 for e in errors), name       # a failed oneOf names a place, not the whole document
 
 
 def test_the_schema_check_finds_what_cyclonedx_1_6_forbids(demo):
@@ -160,13 +195,24 @@ def test_the_schema_check_finds_what_cyclonedx_1_6_forbids(demo):
         use = doc["components"][0]["modelCard"]["considerations"]["environmentalConsiderations"]["energyConsumptions"][0]
 
 
-def test_a_document_that_fails_its_schema_is_not_written(tmp_path, monkeypatch):
+SPDX_CONTEXT = "https://spdx.org/rdf/3.0.1/spdx-context.jsonld"
+SPDX_INFO = {"type": "CreationInfo", "@id": "_:ci", "specVersion": "3.0.1", "created": "2026-10-31T00:00:00Z",
+             "createdBy": ["urn:x:agent"]}
+BROKEN = {
+    "cyclonedx": {"bomFormat": "CycloneDX", "specVersion": "1.6", "components": [{"type": "model"}]},
+    "spdx": {"@context": SPDX_CONTEXT, "@graph": [SPDX_INFO, {"type": "ai_AIModel", "spdxId": "urn:x:m", "creationInfo": "_:ci"}]},
+    "spdx-no-creationInfo": {"@context": SPDX_CONTEXT, "@graph": [SPDX_INFO, {"type": "ai_AIPackage", "spdxId": "urn:x:m"}]},
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_document_that_fails_its_schema_is_not_written(tmp_path, monkeypatch, case):
     import reports.disclosure as disclosure
-    monkeypatch.setattr(disclosure, "cyclonedx", lambda row, doc_id: {"bomFormat": "CycloneDX", "specVersion": "1.6",
-                                                                      "components": [{"type": "model"}]})
+    fmt = case.split("-")[0]
+    monkeypatch.setattr(disclosure, fmt, lambda row, doc_id: BROKEN[case])
     monkeypatch.setattr(disclosure, "subject", lambda *a: {})
     with pytest.raises(RuntimeError, match="fails its published schema"):
-        disclosure.write_disclosure(None, ("2026-10", "2026-10"), JOB, None, "cyclonedx", tmp_path)  # type: ignore[arg-type]
+        disclosure.write_disclosure(None, ("2026-10", "2026-10"), JOB, None, fmt, tmp_path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
 
 
