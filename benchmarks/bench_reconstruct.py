@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from pipelines import reconstruct as rc
-from pipelines import reconstruct_sampling as rc_sampling
+from pipelines.reconstruct import sampling as rc_sampling
 from sources import reference_data as rd
 
 N_DISCLOSURES = 10_000
@@ -47,7 +47,7 @@ def synthetic_disclosures(n: int, seed: int = SEED) -> list[dict]:
 
 
 def main() -> None:
-    from pipelines.reconstruct_calibration import calibrate, table, without_published_factors
+    from pipelines.reconstruct.calibration import calibrate, table, without_published_factors
     priors = calibrate(without_published_factors(), draws=DRAWS, seed=SEED, explain=False)
     print(table(calibrate(draws=DRAWS, seed=SEED), priors), flush=True)
     disclosures = synthetic_disclosures(N_DISCLOSURES)

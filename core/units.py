@@ -22,7 +22,7 @@ def mj_to_kwh(mj: float) -> float:
     return mj / MJ_PER_KWH
 
 
-# Appended for the reconstruction engine (pipelines/reconstruct.py).
+# Appended for the reconstruction engine (pipelines/reconstruct/__init__.py).
 H_PER_DAY = 24.0
 H_PER_YEAR = 8766.0         # Julian year (365.25 d x 24 h), the usual amortisation year
 J_PER_KWH = 3.6e6

@@ -4,7 +4,7 @@ no figure): each team's IT-energy bounds and embodied CO2e of its billed GPU-hou
 sensitivity behind the audit's tornado charts (team_sensitivity_month).
 
 Embodied CO2e goes through the reconstruct engine's estimator, so a team and a disclosure
-amortize hardware alike; its range is the engine's interval bounds (reconstruct_sampling.bounds),
+amortize hardware alike; its range is the engine's interval bounds (pipelines.reconstruct.sampling.bounds),
 the same meaning as every other range of a month (team_month's *_low/_high): each assumption at
 the end of its stated range that lowers the figure, then at the end that raises it.
 """
@@ -16,7 +16,7 @@ import duckdb
 import pandas as pd
 
 from pipelines.reconstruct import coefficients_by_id, embodied_for_hours, tornado_of_parts
-from pipelines.reconstruct_sampling import bounds, tornado
+from pipelines.reconstruct.sampling import bounds, tornado
 
 AUDIT_COLUMNS = {"month": "string", "team": "string", "it_energy_kwh_low": "float64", "it_energy_kwh_high": "float64",
                  "it_energy_kwh_estimated_low": "float64", "it_energy_kwh_estimated_high": "float64",

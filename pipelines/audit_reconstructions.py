@@ -22,7 +22,7 @@ import pandas as pd
 from core.units import KWH_PER_MWH
 from pipelines.quality import rows_as_dicts
 from pipelines.reconstruct import reconstruct_many
-from pipelines.reconstruct_reference import resolve_gpu
+from pipelines.reconstruct.reference import resolve_gpu
 from schemas.audit_reconstructions import KEY_HEX
 from sources.disclosure_format import DisclosureError, warehouse_engine_input
 

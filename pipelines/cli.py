@@ -73,7 +73,7 @@ def _verbatim(text: str) -> str:
     return "\n\n".join("\b\n" + block for block in text.strip("\n").split("\n\n"))
 
 
-@click.group(cls=LazyGroup, lazy={"reconstruct": "pipelines.reconstruct_cli.reconstruct"},
+@click.group(cls=LazyGroup, lazy={"reconstruct": "pipelines.reconstruct.cli.reconstruct"},
              epilog="Example: meterbook ingest exports/ telemetry/ && meterbook report chargeback --month 2026-10\n\n"
                     "Configuration (meterbook.toml; this example is pipelines/meterbook.example.toml, "
                     "check yours with `meterbook config check`):\n\n" + _verbatim(example_text()))

@@ -1,6 +1,6 @@
 """What every command shares at the edge: library errors become one `Error:` line and exit 1.
 
-Its own module so that command modules (cli.py, reconstruct_cli.py) can use it without
+Its own module so that command modules (cli.py, reconstruct/cli.py) can use it without
 importing each other.
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ import duckdb
 import pandas as pd
 
 from pipelines.reconstruct import embodied_for_hours
-from pipelines.reconstruct_sampling import bounds
+from pipelines.reconstruct.sampling import bounds
 
 RANGED = ("facility_energy_kwh", "co2e_kg", "co2e_market_kg")
 COLUMNS = {"month": "string", "team": "string", "ownership": "string", "electricity_scope": "string",

@@ -29,6 +29,7 @@ from reports.audit_factors import FACTOR_COLUMNS, factors
 from reports.audit_jobs import work_benchmark
 from reports.audit_match import host_workloads, match_disclosure, match_run
 from reports.audit_measured import as_measured, miss_finding, run_entity, run_rows
+from reports.audit_models import model_pages
 from reports.audit_teams import team_entities
 from reports.carbon import carbon_context
 from reports.methodology import methodology_context
@@ -202,6 +203,8 @@ def build_audit_context(con: duckdb.DuckDBPyConnection, config: Config, models: 
                           "boundary": st.boundary(month, config, teams, config.host_overhead == "included"), "ranges": st.range_note()},
             # published models as their disclosures alone give them (a matched one's own job is beside it)
             "work_benchmark": work_benchmark(con, month, rows, results),
+            # a page per model: what its disclosure forms file, measured here or as published
+            "model_pages": model_pages(con, month, [e for e in entities if e["kind"] == "disclosure"]),
             "quality": quality_summary(con, month, DISCLOSURE_KINDS), "methodology": methodology_context(con),
             "provenance": provenance(con, month, DISCLOSURE_KINDS, config), "factors": factor_rows,
             # a month's CO2e three ways and its what-if replay (partials carbon_basis, whatif)

@@ -12,8 +12,8 @@ import duckdb
 
 from pipelines.audit_reconstructions import run_name
 from pipelines.quality import rows_as_dicts, table_exists
-from pipelines.reconstruct_reference import coefficients_by_id
-from pipelines.reconstruct_sampling import P_HIGH, P_LOW
+from pipelines.reconstruct.reference import coefficients_by_id
+from pipelines.reconstruct.sampling import P_HIGH, P_LOW
 from reports.audit_common import CO2E, meter
 from reports.audit_match import window_energy_kwh
 from reports.labels import coefficient_label

@@ -26,6 +26,7 @@ from core.errors import InputError
 from core.quantity import Q
 from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
 from reports.render import SCOPE_RULE
+from sources.json_schemas import schema_errors
 
 FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
@@ -37,10 +38,21 @@ NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespac
 TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
 
 
+def model_slug(model: str) -> str:
+    return model.lower().replace(" ", "-")
+
+
+def job_model(job_id: str, model: str) -> bool:
+    """Whether a job trains the model: its id is the model's name, or that name and a suffix
+    (`acme-embed-1b-pretrain` for Acme-Embed-1B), case and spaces aside. `subject` selects the same."""
+    slug, job = model_slug(model), job_id.lower()
+    return job == slug or job.startswith(slug + "-")
+
+
 def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | None, model: str | None) -> dict[str, Any]:
     """The job's (or the model's training jobs') mart figures over the months, summed."""
     if model:
-        slug = model.lower().replace(" ", "-")
+        slug = model_slug(model)
         where, params = "(lower(job_id) = ? or lower(job_id) like ? || '-%') and workload = 'training'", [slug, slug]
     else:
         where, params = "job_id = ?", [job or ""]
@@ -205,8 +217,17 @@ def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], jo
                 write_text(Path(f"{stem}.ai-act.md"), markdown(name, form, sci(row)))]
     if fmt == "sci":
         return [write_text(Path(f"{stem}.sci.json"), json.dumps(sci(row), indent=2) + "\n")]
-    doc = spdx(row, doc_id) if fmt == "spdx" else cyclonedx(row, doc_id)
+    doc = checked(spdx(row, doc_id), "spdx-3.0.1") if fmt == "spdx" else checked(cyclonedx(row, doc_id), "cyclonedx-1.6")
     return [write_text(Path(f"{stem}.{'spdx' if fmt == 'spdx' else 'cdx'}.json"), json.dumps(doc, indent=2) + "\n")]
+
+
+def checked(doc: dict[str, Any], schema: str) -> dict[str, Any]:
+    """The document, once it satisfies its format's published schema. A document that does not is
+    meterbook's bug, not the user's: it stops before anything is written."""
+    errors = schema_errors(doc, schema)
+    if errors:
+        raise RuntimeError(f"the {schema} document fails its published schema: " + "; ".join(errors[:5]))
+    return doc
 
 
 RECONCILIATION_COLUMNS = ("provider", "month", "account_id", "payer_account_id", "service", "region", "model_version",

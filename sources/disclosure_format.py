@@ -67,7 +67,7 @@ class Disclosure:
     co2e_market_t: float | None = None
     cost_usd: float | None = None
     price_usd_per_accelerator_hour: float | None = None
-    # Extensions read by the reconstruct engine (pipelines/reconstruct.py) and used by the
+    # Extensions read by the reconstruct engine (pipelines/reconstruct/__init__.py) and used by the
     # published-footprint YAMLs; not yet in design.md's list.
     facility_type: str | None = None             # a pue.csv facility_type: hyperscale, colocation, ...
     precision: str | None = None                 # training precision: a gpu_specs peak_flops_<precision>

@@ -19,7 +19,7 @@ from pypdf import PdfReader
 from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.reconstruct import reconstruct
-from pipelines.reconstruct_cli import read_disclosures
+from pipelines.reconstruct.cli import read_disclosures
 from pipelines.stages import run_stages
 from pipelines.warehouse import connect
 from reports.audit import METERS, build_audit_context, meter_rows

@@ -2,11 +2,10 @@
 marts' energy and CO2e with their ranges; every per-unit figure is its numerator over its
 denominator, in the unit it says; the clouds' own carbon exports reconcile line by line.
 
-No JSON Schema validator is installed (jsonschema is not in the lock), so the SPDX and CycloneDX
-documents are checked against the fields, types and enumerations their specifications require
-for these objects (SPDX 3.0.1 AI EnergyConsumptionDescription: energyQuantity xsd:decimal and
-energyUnit kilowattHour|megajoule|other, both minCount 1; CycloneDX 1.6 energyConsumption:
-activity, energyProviders, activityEnergyCost required; energy unit kWh, CO2 unit tCO2eq)."""
+The SPDX and CycloneDX documents are validated against their formats' published JSON schemas
+(SPDX 3.0.1, CycloneDX 1.6; vendored in sources/reference/schemas, references resolved there)
+before they are written.
+"""
 from __future__ import annotations
 
 import json
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 
 from core.quantity import Q, UnitError
 from pipelines.cli import main
+from sources.json_schemas import schema_errors
 from tests.pdf_helpers import cli
 
 DATA = Path(__file__).parent / "data" / "provider_carbon"
@@ -168,6 +168,89 @@ def test_cyclonedx_document_has_what_cyclonedx_1_6_requires(demo):
         for provider in use["energyProviders"]:
             assert {"organization", "energySource", "energyProvided"} <= set(provider)
             assert provider["energySource"] in CDX_SOURCES and provider["energyProvided"]["unit"] == "kWh"
+
+
+@pytest.mark.parametrize(("suffix", "fmt"), [("cdx.json", "cyclonedx-1.6"), ("spdx.json", "spdx-3.0.1")])
+def test_every_document_the_demo_writes_satisfies_its_published_schema(demo, suffix, fmt):
+    docs = sorted(demo["out"].glob(f"*.{suffix}"))
+    assert docs
+    for path in docs:
+        assert schema_errors(json.loads(path.read_text(encoding="utf-8")), fmt) == [], path.name
+
+
+def test_the_vendored_spdx_schema_is_the_published_file():
+    """The copy is the one the schemas README names by sha256, and a valid draft 2020-12 schema."""
+    import hashlib
+
+    from jsonschema.validators import validator_for
+
+    from sources.json_schemas import SCHEMA_DIR, SCHEMAS
+    path = SCHEMA_DIR / SCHEMAS["spdx-3.0.1"]
+    assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in (SCHEMA_DIR / "README.md").read_text(encoding="utf-8")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    validator_for(schema).check_schema(schema)
+
+
+def _spdx_package(doc: dict) -> dict:
+    return next(e for e in doc["@graph"] if e["type"] == "ai_AIPackage")
+
+
+def test_the_schema_check_finds_what_spdx_3_0_1_forbids(demo):
+    """Each mutation breaks a rule of SPDX's published 3.0.1 schema."""
+    cases = {"type": lambda d: _spdx_package(d).update(type="ai_AIModel"),
+             "creationInfo": lambda d: _spdx_package(d).pop("creationInfo"),
+             "created": lambda d: next(e for e in d["@graph"] if e["type"] == "CreationInfo").pop("created"),
+             "energyUnit": lambda d: _spdx_package(d)["ai_energyConsumption"]["ai_trainingEnergyConsumption"][0].update(
+                 ai_energyUnit="kWh"),
+             "energyQuantity": lambda d: _spdx_package(d)["ai_energyConsumption"]["ai_trainingEnergyConsumption"][0].update(
+                 ai_energyQuantity="1.2e3"),
+             "primaryPurpose": lambda d: _spdx_package(d).update(software_primaryPurpose="weights"),
+             "@context": lambda d: d.update({"@context": "https://spdx.org/rdf/3.0.0/spdx-context.jsonld"})}
+    for name, mutate in cases.items():
+        doc = read(demo, "spdx.json")
+        mutate(doc)
+        errors = schema_errors(doc, "spdx-3.0.1")
+        assert errors, name
+        assert all(len(e) < 1000 for e in errors), name       # a failed oneOf names a place, not the whole document
+
+
+def test_the_schema_check_finds_what_cyclonedx_1_6_forbids(demo):
+    """Each mutation breaks a rule of the published schema, one of them in the SPDX licence list
+    it references by file name: the references resolve from the vendored copies."""
+    doc = read(demo, "cdx.json")
+    use = doc["components"][0]["modelCard"]["considerations"]["environmentalConsiderations"]["energyConsumptions"][0]
+    cases = {"activity": lambda: use.pop("activity"),
+             "unit": lambda: use["co2CostEquivalent"].update(unit="kgCO2eq"),
+             "license": lambda: doc["components"][0].update(licenses=[{"license": {"id": "not-a-licence"}}]),
+             "bomFormat": lambda: doc.update(bomFormat="SPDX")}
+    for name, mutate in cases.items():
+        original = json.dumps(doc)
+        mutate()
+        assert schema_errors(doc, "cyclonedx-1.6"), name
+        doc = json.loads(original)
+        use = doc["components"][0]["modelCard"]["considerations"]["environmentalConsiderations"]["energyConsumptions"][0]
+
+
+SPDX_CONTEXT = "https://spdx.org/rdf/3.0.1/spdx-context.jsonld"
+SPDX_INFO = {"type": "CreationInfo", "@id": "_:ci", "specVersion": "3.0.1", "created": "2026-10-31T00:00:00Z",
+             "createdBy": ["urn:x:agent"]}
+BROKEN = {
+    "cyclonedx": {"bomFormat": "CycloneDX", "specVersion": "1.6", "components": [{"type": "model"}]},
+    "spdx": {"@context": SPDX_CONTEXT, "@graph": [SPDX_INFO, {"type": "ai_AIModel", "spdxId": "urn:x:m", "creationInfo": "_:ci"}]},
+    "spdx-no-creationInfo": {"@context": SPDX_CONTEXT, "@graph": [SPDX_INFO, {"type": "ai_AIPackage", "spdxId": "urn:x:m"}]},
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_document_that_fails_its_schema_is_not_written(tmp_path, monkeypatch, case):
+    import reports.disclosure as disclosure
+    fmt = case.split("-")[0]
+    monkeypatch.setattr(disclosure, fmt, lambda row, doc_id: BROKEN[case])
+    monkeypatch.setattr(disclosure, "subject", lambda *a: {})
+    with pytest.raises(RuntimeError, match="fails its published schema"):
+        disclosure.write_disclosure(None, ("2026-10", "2026-10"), JOB, None, fmt, tmp_path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_each_sci_figure_is_its_numerator_over_its_denominator(demo):

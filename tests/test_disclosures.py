@@ -250,7 +250,7 @@ AUTOTRAIN = DATA / "disclosures" / "autotrain"
 def test_autotrain_cards_are_named_by_what_identifies_them_not_their_title(name, expected):
     """AutoTrain titles every card "Model Trained Using AutoTrain": model-index name, repository
     id, model_name, then the file's stem (a README.md's folder) name the model instead."""
-    from pipelines.reconstruct_cli import read_card
+    from pipelines.reconstruct.cli import read_card
     assert read_card(AUTOTRAIN / name)["model"] == expected
 
 

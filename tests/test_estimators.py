@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pipelines import estimators as est
-from pipelines.reconstruct_sampling import (
+from pipelines.reconstruct.sampling import (
     DERIVED,
     ESTIMATED,
     MonteCarlo,

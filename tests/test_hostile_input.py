@@ -25,7 +25,7 @@ MEASURE = """
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 from pipelines.cli import main
-import pipelines.reconstruct_cli, pipelines.ingest  # imports are not the parse
+import pipelines.reconstruct.cli, pipelines.ingest  # imports are not the parse
 t0 = time.perf_counter()
 try:
     main(sys.argv[1:], standalone_mode=False)

@@ -26,7 +26,7 @@ from pipelines.reconstruct import (
     reconstruct_many,
     tornado_of_parts,
 )
-from pipelines.reconstruct_cli import reconstruct as reconstruct_cmd
+from pipelines.reconstruct.cli import reconstruct as reconstruct_cmd
 
 PUBLISHED = Path(__file__).parent / "data" / "disclosures" / "published"
 FOOTPRINTS_CSV = Path("/work/shared/reference/published-footprints-dev.csv")

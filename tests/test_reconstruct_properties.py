@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from core.units import KG_PER_T
 from pipelines.reconstruct import reconstruct, reconstruct_many
-from pipelines.reconstruct_sampling import relative_precision
+from pipelines.reconstruct.sampling import relative_precision
 
 DRAWS = 300
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -29,10 +29,10 @@ from typing import Any
 
 from core.units import H_PER_DAY
 from pipelines.reconstruct import reconstruct_many
-from pipelines.reconstruct_checks import CHECKED, checked_meter
+from pipelines.reconstruct.checks import CHECKED, checked_meter
 from sources.disclosure_format import FIELDS, NUMERIC_FIELDS, engine_input, number
 
-DATASET = Path(__file__).resolve().parents[1] / "sources" / "reference" / "calibration" / "published_footprints.csv"
+DATASET = Path(__file__).resolve().parents[2] / "sources" / "reference" / "calibration" / "published_footprints.csv"
 # The output figures hidden and compared, with their factor to the meter's unit (kWh, kg).
 HIDDEN = {k: factor for k, factor in CHECKED if k in ("energy_mwh", "co2e_location_t", "co2e_market_t")}
 

@@ -1,7 +1,7 @@
 """`meterbook reconstruct`: reconstruct missing meters of published model footprints.
 
 The command object is registered in pipelines/cli.py. Only this module reads files; the
-engine (pipelines/reconstruct.py) works on plain dicts. Disclosure YAML is read by the same
+engine (pipelines/reconstruct/__init__.py) works on plain dicts. Disclosure YAML is read by the same
 parser as `meterbook ingest` (sources/disclosure_format.py), which keeps each number as written,
 so this command and the audit report read the same printed precision.
 """
@@ -25,7 +25,7 @@ from pipelines.reconstruct import (
     parse_overrides,
     reconstruct_many,
 )
-from pipelines.reconstruct_render import render_table
+from pipelines.reconstruct.render import render_table
 from sources.bounded import LimitError, load_yaml
 from sources.disclosure_format import (
     NUMBER_TEXT,

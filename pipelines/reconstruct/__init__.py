@@ -4,10 +4,10 @@
 (design.md); ``reconstruct_many`` does a batch and shares the Monte Carlo work across it.
 
 The engine in four modules, this one holding the API and the disclosure's normalisation:
-- pipelines/reconstruct_sampling.py: uncertain quantities, rounding intervals, Monte Carlo;
-- pipelines/reconstruct_reference.py: which reference row (operator, year, convention) applies;
-- pipelines/reconstruct_graph.py: the meter graph of one disclosure;
-- pipelines/reconstruct_checks.py: consistency checks and their three-level verdicts.
+- pipelines/reconstruct/sampling.py: uncertain quantities, rounding intervals, Monte Carlo;
+- pipelines/reconstruct/reference.py: which reference row (operator, year, convention) applies;
+- pipelines/reconstruct/graph.py: the meter graph of one disclosure;
+- pipelines/reconstruct/checks.py: consistency checks and their three-level verdicts.
 The disclosure format is validated once, by sources/disclosure_format.document_problems.
 
 Besides the contract's keys each result carries ``run`` (seed, draws, reference-data sha256),
@@ -19,16 +19,16 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
-from pipelines import reconstruct_reference as ref
-from pipelines.reconstruct_checks import check_json, mfu_check, pending_checks, plausibility
-from pipelines.reconstruct_graph import (  # noqa: F401 (API)
+from pipelines.reconstruct import reference as ref
+from pipelines.reconstruct.checks import check_json, mfu_check, pending_checks, plausibility
+from pipelines.reconstruct.graph import (  # noqa: F401 (API)
     Graph,
     embodied_for_hours,
     embodied_per_accelerator,
     reference_coef,
 )
-from pipelines.reconstruct_reference import check_limits, coefficients_by_id  # noqa: F401 (API)
-from pipelines.reconstruct_sampling import STATUS, MonteCarlo, Q, extremes, interval, relative_precision, tornado
+from pipelines.reconstruct.reference import check_limits, coefficients_by_id  # noqa: F401 (API)
+from pipelines.reconstruct.sampling import STATUS, MonteCarlo, Q, extremes, interval, relative_precision, tornado
 from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
 
 METER_UNITS = {

@@ -23,9 +23,9 @@ from typing import Any, Mapping
 
 from core.units import G_PER_KG, H_PER_DAY, KG_PER_T, KWH_PER_MWH, S_PER_H, W_PER_KW
 from pipelines import estimators as est
-from pipelines import reconstruct_reference as ref
-from pipelines.reconstruct_graph import Graph
-from pipelines.reconstruct_sampling import DERIVED, REPORTED, STATUS, MonteCarlo, Q, extremes, interval
+from pipelines.reconstruct import reference as ref
+from pipelines.reconstruct.graph import Graph
+from pipelines.reconstruct.sampling import DERIVED, REPORTED, STATUS, MonteCarlo, Q, extremes, interval
 
 # (reported key, unit factor) -> meter it reports; energy follows the disclosure's scope.
 CHECKED = (("accelerator_hours", 1.0), ("energy_mwh", KWH_PER_MWH), ("co2e_location_t", KG_PER_T),

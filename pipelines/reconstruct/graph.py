@@ -16,8 +16,8 @@ from typing import Any, Callable, Mapping
 
 from core.units import KG_PER_T, KWH_PER_MWH
 from pipelines import estimators as est
-from pipelines import reconstruct_reference as ref
-from pipelines.reconstruct_sampling import ESTIMATED, REPORTED, Q, exact, var_id
+from pipelines.reconstruct import reference as ref
+from pipelines.reconstruct.sampling import ESTIMATED, REPORTED, Q, exact, var_id
 
 # Without a disclosed precision, MFU uses the first dense peak the part has.
 PRECISION_ORDER = ("bf16", "fp16", "tf32", "fp32")

@@ -205,9 +205,22 @@ def resolve_pue(location: str | None, facility_type: str | None, operator: str |
     if facility_type and facility_type != "unknown":
         row = next(r for r in rows if r["provider"] == "" and r["region"] == "" and r["facility_type"] == facility_type)
         return row_coef("pue", row), None
-    fallback = _operator_row("unknown", "pue", None)
-    assert fallback is not None, "operators.csv lacks the 'unknown' PUE row"
-    return fallback, "pue_unknown"
+    return unknown_pue(year), "pue_unknown"
+
+
+def unknown_pue(year: int | None) -> dict:
+    """The PUE of a facility nothing is known of: the average of the run's year (a dated row holds
+    until the next; before the first, the first), the undated current row when the year is not
+    known. Facilities grew more efficient as hyperscale fleets took most servers, so a 2019 run
+    priced on today's average would come out low."""
+    rows = [r for r in rd.read_rows("operators") if r["operator"] == "unknown" and r["metric"] == "pue"]
+    current = next((r for r in rows if not r["year"]), None)
+    assert current is not None, "operators.csv lacks the undated 'unknown' PUE row"
+    dated = sorted((r for r in rows if r["year"]), key=lambda r: int(r["year"]))
+    if year is None or not dated:
+        return row_coef("operators", current)
+    before = [r for r in dated if int(r["year"]) <= year]
+    return row_coef("operators", (before or dated)[-1])
 
 
 def market_factor(operator: str | None, year: int | None) -> dict | None:
