@@ -53,6 +53,9 @@ def _training_jobs(con: duckdb.DuckDBPyConnection, month: str | None) -> list[st
         [month])]
 
 
+OUTSIDE_INVENTORY = "none: the publisher's emissions, outside this organisation's inventory"
+
+
 def disclosed_row(entity: dict[str, Any]) -> dict[str, Any]:
     """A disclosure's figures in job_disclosure_month's columns: each the meter the audit shows
     (reported, or reconstructed with its range), so the forms' functions read it as they read a job."""
@@ -72,6 +75,8 @@ def disclosed_row(entity: dict[str, Any]) -> dict[str, Any]:
     # each figure's status and how it was reached, as the disclosure's page states them
     row["notes"] = {c: _status_method(meters[n]) for c, n in DISCLOSED.items() if n in meters}
     row["training_days_published"] = _number(inputs.get("training_days"))
+    # another organisation's training: in none of this organisation's scopes
+    row |= {"ownership": "not disclosed", "electricity_scope": OUTSIDE_INVENTORY, "embodied_scope": OUTSIDE_INVENTORY}
     return row
 
 
