@@ -50,8 +50,8 @@ class GpuHour:
     tensor: float | None = None          # DCGM tensor-pipe activity, 0-1
 
 
-def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
-    con = connect(tmp / "wh.duckdb")
+def insert_charges(con: duckdb.DuckDBPyConnection, charges: list[Charge]) -> None:
+    """The charges as billing rows of file 1, straight into the warehouse."""
     for i, c in enumerate(charges):
         con.execute("""insert into charges (file_id, row_number, provider, billing_account_id, sub_account_id,
             billing_period_start, charge_period_start, charge_category, line_item_type, service_name, resource_id,
@@ -62,6 +62,11 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
                     [i + 1, c.account, c.account, c.start or M0, c.start or M0, c.category, c.line_item_type, c.service, c.resource_id,
                      c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.currency, c.tags,
                      "A100-SXM4-40GB" if c.gpu_hours else None, 1.0 if c.gpu_hours else None, c.gpu_hours])
+
+
+def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
+    con = connect(tmp / "wh.duckdb")
+    insert_charges(con, charges)
     gh = pd.DataFrame([{"host": h.host, "gpu_uuid": h.gpu, "gpu_index": "0", "gpu_model_raw": "NVIDIA A100-SXM4-40GB",
                         "instance_id": h.instance_id, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,
                         "energy_tier": "counter", "power_w_mean": None, "util_mean": h.util, "sm_active_mean": None,
@@ -84,7 +89,7 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
         n_scrapes::bigint as n_scrapes from _gh""")
     if len(pods):
         con.register("_pods", pods)
-        con.execute("insert into gpu_pod_parts select * from _pods")
+        con.execute("insert into gpu_pod_parts by name select * from _pods")
     run_after_gpu_hours(con, config)
     return con
 
