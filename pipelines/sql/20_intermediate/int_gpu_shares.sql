@@ -10,7 +10,8 @@
 --                with mig_unused = slice_time, go to the pods in use by their slice-time.
 --                Energy by each pod's GR_ENGINE_ACTIVE x slices x time where every pod reports it
 --                (mig_activity; the unheld slices then draw none), else as the cost. A profile
---                the table lacks: by observed time (presence).
+--                the table lacks, a pod on no instance, or more slices than the GPU has: by
+--                observed time (presence).
 --   fractional   HAMi nvidia.com/gpucores (else gpumem-percentage) requested by every pod: each its
 --                fraction x its share of the hour; what no pod requested is idle, more than the
 --                whole GPU is scaled to it. Four 25 % pods make one GPU-hour.
@@ -79,10 +80,13 @@ hours as (
              when bool_or(p.fraction is not null) then 'fractional'
              when bool_or(p.has_vgpu) or max(o.gpu_uuid) is not null then 'time_sliced'
              else 'whole' end as mode,
-        coalesce(bool_and(p.slice_frac is not null) filter (where p.instance <> ''), false) as profiles_known,
-        coalesce(bool_and(p.fraction > 0) filter (where p.namespace is not null), false) as all_fraction,
-        coalesce(bool_and(p.gpu_units > 0) filter (where p.namespace is not null), false) as all_units,
-        coalesce(bool_and(p.gr_active > 0) filter (where p.namespace is not null), false) as all_active,
+        -- every instance's profile known, every pod on one, and no more slices than the GPU has
+        coalesce(bool_and(p.slice_frac is not null) filter (where p.instance <> ''), false)
+            and not coalesce(bool_or(p.instance = '' and p.namespace is not null), false)
+            and coalesce(max(s.slices), 0) <= 1 as profiles_known,
+        coalesce(bool_and(coalesce(p.fraction, 0) > 0) filter (where p.namespace is not null), false) as all_fraction,
+        coalesce(bool_and(coalesce(p.gpu_units, 0) > 0) filter (where p.namespace is not null), false) as all_units,
+        coalesce(bool_and(coalesce(p.gr_active, 0) > 0) filter (where p.namespace is not null), false) as all_active,
         sum(p.n) as all_n,
         -- the hour's samples: its best-covered MIG instance, or its longest-held workload and the time without one
         greatest(max(p.instance_n) filter (where p.instance <> ''), 0)
@@ -91,6 +95,9 @@ hours as (
                     + coalesce(sum(p.n) filter (where p.namespace is null), 0) end as hour_n
     from pods p
     left join concurrent o on o.gpu_uuid = p.gpu_uuid and o.hour_start = p.hour_start
+    left join (select gpu_uuid, hour_start, sum(slice_frac) as slices
+               from (select distinct gpu_uuid, hour_start, instance, slice_frac from pods where instance <> '')
+               group by gpu_uuid, hour_start) s on s.gpu_uuid = p.gpu_uuid and s.hour_start = p.hour_start
     group by p.gpu_uuid, p.hour_start
 ),
 
