@@ -29,7 +29,8 @@ FOCUS_MEASURES = {"x_EnergyKwh": "facility_energy_kwh", "x_EnergyKwhLow": "facil
                   "x_CO2eKgHigh": "co2e_kg_high", "x_GpuHours": "gpu_hours"}
 # FOCUS 1.2: date/times are ISO 8601 UTC with a Z (datetime_format.md)
 FOCUS_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-ALLOCATION_COLUMNS = ("month", "day", "team", "resource_id", "namespace", "workload", "rule", "meter", "amount", "unit",
+ALLOCATION_COLUMNS = ("month", "day", "team", "resource_id", "namespace", "workload", "rule", "sharing_mode", "split_rule",
+                      "meter", "amount", "unit",
                       "source_sha256", "source_row", "source_line")
 
 
@@ -66,7 +67,7 @@ def export_allocation(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path)
     amount, unit, source file sha256 and row), summing per team and meter to team_month."""
     _needs_rows(con, "allocation_day", month, "allocation")
     rows = (f"select {', '.join(ALLOCATION_COLUMNS)} from allocation_day where month = ? "
-            "order by team, meter, day, resource_id, namespace, workload, rule, source_sha256, source_row, source_line, amount")
+            "order by team, meter, day, resource_id, namespace, workload, rule, sharing_mode, split_rule, source_sha256, source_row, source_line, amount")
     # money in its currency's minor unit, the other meters in their allocation quantum
     places = {**minor_units(), **{unit: n for unit, n in METERS.values() if unit != "currency"}}
     csv_rows = f"select * replace ({amount_sql('amount', places, 'unit')} as amount) from rows"

@@ -17,7 +17,7 @@ CHARGE_METERS = ["billed_cost", "effective_cost", "list_cost", "gpu_hours"]
 UNITS = sorted({unit for unit, _ in METERS.values()})
 # Rules of int_alloc_targets: the first-stage ones, then <category>:<configured rule>, plus what
 # the SQL adds itself (idle:owner, credits:follows, <category>:no_basis).
-RULE = rf"^(direct|telemetry_split|unobserved|({'|'.join(CATEGORIES)}):({'|'.join([*RULES, 'owner', 'follows', 'no_basis'])}))$"
+RULE = rf"^(direct|telemetry_split|mig_unallocated|unobserved|({'|'.join(CATEGORIES)}):({'|'.join([*RULES, 'owner', 'follows', 'no_basis'])}))$"
 GROUP_CATEGORIES = ["direct", *CATEGORIES]
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from core.sql import read_sql
 from pipelines.config import Config
 from pipelines.warehouse import connect
 from tests.conftest import DATA, ingest_json
 from pipelines.stages import apply_config, build_model, stages
 from sources.reference_data import load_reference
-from tests.test_allocation_fixtures import Charge, insert_charges
+from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, insert_charges
 
 SHARING = DATA / "sharing"
 NAMESPACES = {"ns-a": "alpha", "ns-b": "beta", "ns-c": "gamma"}
@@ -124,3 +125,14 @@ def test_requests_are_read_from_kube_state_metrics_text(tmp_path):
                     ("ns-a", "notebook-x", "node-ts", "nvidia_com_gpu", "request", 1.0)]
     assert con.execute("select count(*) from rejects").fetchone()[0] == 0
     assert out
+
+
+def test_a_pod_that_requested_a_gpu_and_left_it_idle_is_a_finding_with_its_cost(tmp_path):
+    hours = [GpuHour("ip-1", "GPU-1", h, 0.1, 0.01, {"ns-a": 120}) for h in range(3)]
+    con = build(tmp_path, [Charge("30.00", {}, "i-1", gpu_hours=3.0)], hours, Config(namespace_teams=NAMESPACES, hosts={"ip-1": "i-1"}))
+    assert con.execute("select count(*) from findings_month where finding = 'requested_idle'").fetchone()[0] == 0
+    con.executemany("insert into gpu_request_parts values (3, ?, 'ns-a', 'ns-a-0', 'main', 'ip-1', 'nvidia_com_gpu', 'request', 1, 1)",
+                    [[M0.replace(hour=h)] for h in range(2)])
+    con.execute("create or replace table findings_month as " + read_sql("30_marts", "findings_month.sql"))
+    row = con.execute("select subject, team, value, cost_usd from findings_month where finding = 'requested_idle'").fetchone()
+    assert row == ("ns-a/ns-a-0", "alpha", 2.0, 20.0)
