@@ -136,3 +136,18 @@ def test_a_pod_that_requested_a_gpu_and_left_it_idle_is_a_finding_with_its_cost(
     con.execute("create or replace table findings_month as " + read_sql("30_marts", "findings_month.sql"))
     row = con.execute("select subject, team, value, cost_usd from findings_month where finding = 'requested_idle'").fetchone()
     assert row == ("ns-a/ns-a-0", "alpha", 2.0, 20.0)
+
+
+def test_requests_are_read_from_a_query_range_answer(tmp_path):
+    ingest_json(tmp_path / "wh.duckdb", SHARING / "ksm_requests_query_range.json")
+    con = connect(tmp_path / "wh.duckdb")
+    rows = con.execute("select pod, resource, value_sum / n_samples from gpu_request_parts order by pod").fetchall()
+    assert rows == [("batch-y", "nvidia_com_gpu", 3.0), ("infer-z", "nvidia_com_mig_1g_10gb", 1.0), ("notebook-x", "nvidia_com_gpu", 1.0)]
+
+
+def test_a_prometheus_pull_asks_for_the_gpu_requests_too():
+    from sources.prometheus_pull import pulled_metrics, selector
+    query = selector(pulled_metrics())
+    assert "kube_pod_container_resource_requests" in query and "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in query
+    # DCGM series have no resource label (the empty alternative); cpu and memory requests are not pulled
+    assert query.endswith(',resource=~"|nvidia[._]com[/_].*"}')
