@@ -11,10 +11,10 @@ import pytest
 
 from core.sql import read_sql
 from pipelines.config import Config
-from pipelines.warehouse import connect
-from tests.conftest import DATA, ingest_json
 from pipelines.stages import apply_config, build_model, stages
+from pipelines.warehouse import connect
 from sources.reference_data import load_reference
+from tests.conftest import DATA, ingest_json
 from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, insert_charges
 
 SHARING = DATA / "sharing"

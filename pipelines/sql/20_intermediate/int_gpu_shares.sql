@@ -38,9 +38,13 @@ mig as (
         gpu_key(a.name) as key, m.profile,
         case when getvariable('mig_slices') = 'memory' then m.memory_slices / m.max_memory_slices
              else m.compute_slices / m.max_compute_slices end as slice_frac
-    from (select alias as name, gpu_model from ref_gpu_aliases
-          union all select gpu_model, gpu_model from ref_mig_profiles
-          union all select 'NVIDIA ' || gpu_model, gpu_model from ref_mig_profiles) a
+    from (
+        select alias as name, gpu_model from ref_gpu_aliases
+        union all
+        select gpu_model as name, gpu_model from ref_mig_profiles
+        union all
+        select 'NVIDIA ' || gpu_model as name, gpu_model from ref_mig_profiles
+    ) a
     join ref_mig_profiles m on m.gpu_model = a.gpu_model
 ),
 
@@ -176,7 +180,8 @@ select gpu_uuid, hour_start, instance as mig_instance, mig_profile, namespace, p
     coalesce(energy_rule, split_rule) as energy_rule
 from held
 union all
-select gpu_uuid, hour_start, null, null, namespace, pod, mode, is_capacity, split_rule, share, energy_share, split_rule
+select gpu_uuid, hour_start, null, null, namespace, pod, mode, is_capacity, split_rule, share, energy_share,
+    split_rule as energy_rule
 from rest
 where share > 0 or energy_share > 0
 union all
