@@ -45,3 +45,12 @@ METERS: dict[str, tuple[str, int]] = {
 # How a category of cost that no workload names is shared among teams (pipelines/config.py).
 RULES = ("proportional", "even", "weights", "unallocated")
 CATEGORIES = ("idle", "untagged", "shared_services", "commitment", "credits")
+
+# How a shared GPU-hour is charged (pipelines/sql/20_intermediate/int_gpu_shares.sql, docs/sharing.md):
+# by what pods requested, by what they used, or by the larger of the two; a MIG GPU by compute or
+# memory slices; its slices no pod held left as unallocated capacity or shared by slice-time.
+SHARING_MODES = ("whole", "mig", "time_sliced", "fractional")
+CHARGE_BY = ("request", "use", "larger")
+MIG_SLICES = ("compute", "memory")
+MIG_UNUSED = ("unallocated", "slice_time")
+SHARING_DEFAULTS = {"charge_by": "request", "mig_slices": "compute", "mig_unused": "unallocated"}

@@ -23,7 +23,7 @@ import duckdb
 
 from core.errors import InputError
 from core.text import printable, team_name
-from core.vocabulary import CATEGORIES, RULES
+from core.vocabulary import CATEGORIES, CHARGE_BY, MIG_SLICES, MIG_UNUSED, RULES, SHARING_DEFAULTS
 from sources.bounded import LimitError, limit, load_toml
 
 DEFAULT_RULES = {"idle": "proportional", "untagged": "unallocated", "shared_services": "proportional",
@@ -107,7 +107,10 @@ def schema() -> Section:
             "rules": Entries(Section({"field": string, "pattern": string, "team": string})),
         }),
         "allocation": Section({**{c: Value("string", choices=RULES, example='"proportional"') for c in CATEGORIES},
-                               "weights": Mapping(non_negative, "team = weight")}),
+                               "weights": Mapping(non_negative, "team = weight"),
+                               "charge_by": Value("string", choices=CHARGE_BY, example='"request"'),
+                               "mig_slices": Value("string", choices=MIG_SLICES, example='"compute"'),
+                               "mig_unused": Value("string", choices=MIG_UNUSED, example='"unallocated"')}),
         "hosts": Mapping(string, "host = resource id"),
         "telemetry": Section({"interval_s": bounded("config_interval_s", "30"), "gap_multiple": bounded("config_gap_multiple", "4"),
                               "default_zone": string}),
@@ -198,6 +201,7 @@ class Config:
     team_rules: tuple[TeamRule, ...] = ()
     allocation: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_RULES))
     weights: dict[str, float] = field(default_factory=dict)
+    sharing: dict[str, str] = field(default_factory=lambda: dict(SHARING_DEFAULTS))   # charge_by, mig_slices, mig_unused
     hosts: dict[str, str] = field(default_factory=dict)
     interval_s: float = 30.0
     gap_multiple: float = 4.0
@@ -247,6 +251,7 @@ def load_config(path: str | Path | None) -> Config:
         team_rules=tuple(parse_rule(p, text, i, r) for i, r in enumerate(teams.get("rules", []))),
         allocation=parse_allocation(p, text, alloc),
         weights={typed_team(p, f"[allocation.weights] {k}", k): float(v) for k, v in alloc.get("weights", {}).items()},
+        sharing={k: alloc.get(k, v) for k, v in SHARING_DEFAULTS.items()},
         hosts=dict(doc.get("hosts", {})),
         interval_s=float(tel.get("interval_s", Config.interval_s)),
         gap_multiple=float(tel.get("gap_multiple", Config.gap_multiple)),
@@ -507,7 +512,7 @@ def re2_problem(pattern: str) -> str | None:
 def parse_allocation(p: Path, text: str, alloc: dict) -> dict[str, str]:
     """Categories and rules are checked by the schema; a weights rule needs weights."""
     rules = dict(DEFAULT_RULES)
-    rules.update({k: v for k, v in alloc.items() if k != "weights"})
+    rules.update({k: v for k, v in alloc.items() if k in CATEGORIES})
     if "weights" in rules.values() and not alloc.get("weights"):
         raise InputError(p, "[allocation] uses the weights rule but has no weights",
                          Locator(p, text).where((), "allocation", None, True), "Add weights = { team = w, ... }")

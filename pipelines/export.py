@@ -42,7 +42,8 @@ FOCUS_VERSIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 NEWEST_FOCUS = "1.4"
 # mart columns that are no FOCUS column (the month filter, the allocation key, the input's x_ map)
 MART_ONLY = ("month", "source_group", "x_source_columns")
-ALLOCATION_COLUMNS = ("month", "day", "team", "resource_id", "namespace", "workload", "rule", "meter", "amount", "unit",
+ALLOCATION_COLUMNS = ("month", "day", "team", "resource_id", "namespace", "workload", "rule", "sharing_mode", "split_rule",
+                      "meter", "amount", "unit",
                       "source_sha256", "source_row", "source_line")
 
 
@@ -82,7 +83,7 @@ def export_allocation(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path)
     amount, unit, source file sha256 and row), summing per team and meter to team_month."""
     _needs_rows(con, "allocation_day", month, "allocation")
     rows = (f"select {', '.join(ALLOCATION_COLUMNS)} from allocation_day where month = ? "
-            "order by team, meter, day, resource_id, namespace, workload, rule, source_sha256, source_row, source_line, amount")
+            "order by team, meter, day, resource_id, namespace, workload, rule, sharing_mode, split_rule, source_sha256, source_row, source_line, amount")
     # money in its currency's minor unit, the other meters in their allocation quantum
     places = {**minor_units(), **{unit: n for unit, n in METERS.values() if unit != "currency"}}
     csv_rows = f"select * replace ({amount_sql('amount', places, 'unit')} as amount) from rows"

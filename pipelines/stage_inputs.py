@@ -15,6 +15,7 @@ from core.units import (
     H_PER_YEAR,
     MJ_PER_KWH,
     MONTHS_PER_YEAR,
+    PERCENT,
     S_PER_H,
     TOKENS_PER_MILLION,
     UNITS_PER_THOUSAND,
@@ -32,7 +33,8 @@ def config_variables(config: Config) -> dict[str, object]:
         "default_zone": config.default_zone, "mj_per_kwh": MJ_PER_KWH, "w_per_kw": W_PER_KW, "g_per_kg": G_PER_KG,
         "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
         "months_per_year": MONTHS_PER_YEAR, "h_per_year": H_PER_YEAR,
-        "hourly_factor_type": config.hourly_factor_type,
+        "hourly_factor_type": config.hourly_factor_type, "percent": PERCENT,
+        **config.sharing,
     }
 
 

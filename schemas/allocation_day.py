@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandera.pandas as pa
 
 from core.sql import literal
-from core.vocabulary import METERS
+from core.vocabulary import METERS, SHARING_MODES
 from schemas.allocation_lines import ISO_4217, MONTH, RULE
 from schemas.contract import passing_rows
 
@@ -22,6 +22,9 @@ class AllocationDay(pa.DataFrameModel):
     namespace: str = pa.Field(nullable=True, description="Kubernetes namespace from telemetry; null: none seen")
     workload: str = pa.Field(nullable=True, description="pod from telemetry; null: none seen")
     rule: str = pa.Field(str_matches=RULE)
+    sharing_mode: str = pa.Field(nullable=True, isin=list(SHARING_MODES),
+                                 description="how the GPU behind a telemetry detail was shared; null on billing rows")
+    split_rule: str = pa.Field(nullable=True, description="the rule that split that GPU-hour (docs/sharing.md)")
     meter: str = pa.Field(isin=list(METERS))
     amount: float = pa.Field(ne=0, description="in `unit`; exact DECIMAL in the table; zero details are left out")
     unit: str = pa.Field(description="billing currency (ISO 4217) for money, else the meter's unit")
@@ -34,7 +37,7 @@ class AllocationDay(pa.DataFrameModel):
         coerce = True
         strict = False
         unique = ["month", "team", "meter", "rule", "source_group", "day", "source_sha256", "source_row",
-                  "source_line", "namespace", "workload"]
+                  "source_line", "namespace", "workload", "sharing_mode", "split_rule"]
 
     # money in a currency, every other meter in its own unit: a BI tool grouping by unit must never
     # add GPU-hours to dollars

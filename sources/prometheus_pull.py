@@ -108,11 +108,18 @@ def auth_headers(env: Mapping[str, str], token_file: str | None = None, user: st
     return []
 
 
+# kube-state-metrics' series of what pods reserved: the shared-GPU split reads their GPU resources
+REQUEST_METRICS = ("kube_pod_container_resource_requests", "kube_pod_container_resource_limits")
+# The resources pulled: GPU ones in either spelling (nvidia.com/gpu, nvidia_com_mig_1g_10gb);
+# a series with no resource label (every DCGM series) matches the empty alternative.
+GPU_RESOURCES = "|nvidia[._]com[/_].*"
+
+
 def pulled_metrics(fields_file: Path = FIELDS_FILE) -> tuple[str, ...]:
     """The exporter metric names the pipeline reads (sources/dcgm_fields.csv; dcgmi dmon's column
-    names are not Prometheus series)."""
+    names are not Prometheus series), then the pods' requests and limits."""
     with open(fields_file, newline="", encoding="utf-8") as fh:
-        return tuple(r["field_name"] for r in csv.DictReader(fh) if not r["field_name"].startswith("dmon:"))
+        return tuple(r["field_name"] for r in csv.DictReader(fh) if not r["field_name"].startswith("dmon:")) + REQUEST_METRICS
 
 
 def window_hours(series: int, step_s: float, budget: Budget) -> int:
@@ -162,8 +169,9 @@ def chunk_of(name: str, url: str) -> Chunk | None:
 
 
 def selector(metrics: Iterable[str]) -> str:
-    """One series selector for every metric named (names are [A-Za-z0-9_:], nothing to escape)."""
-    return '{__name__=~"' + "|".join(metrics) + '"}'
+    """One series selector for every metric named (names are [A-Za-z0-9_:], nothing to escape),
+    of the GPU resources where a series has a resource label (GPU_RESOURCES)."""
+    return '{__name__=~"' + "|".join(metrics) + '",resource=~"' + GPU_RESOURCES + '"}'
 
 
 def loaded_hours(names: Iterable[str], url: str) -> set[int]:

@@ -26,7 +26,8 @@ REFERENCE_DIR = Path(__file__).parent / "reference"
 
 COEFFICIENT_FILES = ("gpu_specs", "grid_intensity", "pue", "embodied", "assumptions", "check_limits", "operators",
                      "convention_tdp", "capital_costs")
-CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions", "grid_zones", "instance_prices")
+CATALOG_FILES = ("gpu_aliases", "instance_types", "operator_aliases", "conventions", "grid_zones", "instance_prices",
+                 "mig_profiles")
 
 # Every coefficient file ends with these columns, after its key columns.
 COMMON_COLUMNS = ("value", "unit", "low", "high", "source", "retrieved", "notes")
@@ -61,8 +62,12 @@ CATALOG_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "operator_aliases": ("alias", "operator", "home_zone", "source", "notes"),
     "conventions": ("convention", "power_basis", "pue_applied", "detect", "source", "notes"),
+    # a MIG profile's share of its GPU: definitions of the hardware, per GPU model
+    "mig_profiles": ("gpu_model", "profile", "compute_slices", "memory_slices", "max_compute_slices", "max_memory_slices",
+                     "memory_gb", "source", "retrieved", "notes"),
 }
-CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib", "value", "low", "high"}
+CATALOG_NUMERIC = {"gpu_count", "vcpu", "memory_gib", "value", "low", "high", "compute_slices", "memory_slices",
+                   "max_compute_slices", "max_memory_slices", "memory_gb"}
 
 PROVIDERS = ("aws", "gcp", "azure")
 

@@ -21,7 +21,10 @@ LIMITS = "telemetry_limits"
 REJECTED_LINES = "case when bad_metric or no_gpu then n_lines else n_lines - n_good end"
 LOADED = "not bad_metric and not no_gpu"
 # The staging models that turn _tel into a file's rows, by the table they fill.
-PART_MODELS = (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"))
+PART_MODELS = (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"),
+               ("gpu_request_parts", "stg_ksm__gpu_request_parts.sql"))
+# Those keyed by GPU (a batch of files keeps its files apart by their GPUs' UUIDs)
+GPU_PART_MODELS = PART_MODELS[:2]
 # What fails a typed read (a reader's cells typed by DuckDB's CSV parser, or its sniffer's
 # sample) where the text read may still succeed: a cell that does not parse, a line the parser
 # or sniffer rejects. The text read is then the judge: its rows, rejects or Error stand.
@@ -217,6 +220,9 @@ class TelemetryReader(Reader):
         # a counter that falls is most often a reset, which the batch keeps
         if self.beyond_limits(con, ", filename") and self.implausible(con, ", filename"):
             raise BatchMiss("a reading past its limits")
+        # a pod's requests name no GPU to key the file's rows by: such a file is staged alone
+        if one_row(con, "select count(*) from _tel where is_request")[0]:
+            raise BatchMiss("kube-state-metrics requests")
         if one_row(con, "select count(*) from _tel anti join _batch using (filename)")[0]:
             raise RuntimeError("a batch's samples name a file outside it")
         con.execute("""create or replace temp table _tel as
@@ -233,7 +239,7 @@ class TelemetryReader(Reader):
 
     def load_batch(self, con: duckdb.DuckDBPyConnection) -> None:
         """The parts of every file staged by stage_batch(), under each file's id and its GPUs' own UUIDs."""
-        for table, model in PART_MODELS:
+        for table, model in GPU_PART_MODELS:
             con.execute(f"""insert into {table} by name
                             select split_part(gpu_uuid, ':', 1)::bigint as file_id,
                                    * replace (substr(gpu_uuid, strpos(gpu_uuid, ':') + 1) as gpu_uuid)
@@ -259,3 +265,4 @@ class TelemetryReader(Reader):
     def remove(self, con: duckdb.DuckDBPyConnection, file_id: int) -> None:
         con.execute("delete from gpu_hour_parts where file_id = ?", [file_id])
         con.execute("delete from gpu_pod_parts where file_id = ?", [file_id])
+        con.execute("delete from gpu_request_parts where file_id = ?", [file_id])

@@ -48,10 +48,45 @@ class GpuHour:
     pods: dict[str | None, int]          # namespace (None = idle) -> scrapes in the hour
     instance_id: str | None = None       # the series' cloud instance id label
     tensor: float | None = None          # DCGM tensor-pipe activity, 0-1
+    # how the GPU is shared (int_gpu_shares): "whole" (pods one after another), "mig" (each
+    # namespace on its own instance of `profiles`), "time_sliced" (pods at once, vgpu labels),
+    # "fractional" (pods at once, each requesting `percent` of the GPU's cores, HAMi)
+    mode: str = "whole"
+    profiles: dict[str, str] = field(default_factory=dict)        # namespace -> MIG profile (A100-SXM4-40GB)
+    percent: dict[str, float] = field(default_factory=dict)       # namespace -> nvidia.com/gpucores
+    activity: dict[str, float] = field(default_factory=dict)      # namespace -> GR_ENGINE_ACTIVE, 0-1
 
 
-def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
-    con = connect(tmp / "wh.duckdb")
+def pod_rows(h: GpuHour) -> list[dict]:
+    """gpu_pod_parts rows of one GPU-hour, as the staging writes them for its mode."""
+    start = M0 + timedelta(hours=h.hour)
+    rows = []
+    for i, (ns, n) in enumerate(h.pods.items()):
+        at_once = h.mode in ("time_sliced", "fractional")
+        # pods one after another hold disjoint stretches of the hour; pods at once, all of it
+        first = start + (timedelta(0) if at_once else timedelta(minutes=i * 10))
+        last = start + (timedelta(minutes=59) if at_once else timedelta(minutes=i * 10 + 9))
+        rows.append({"file_id": 1, "gpu_uuid": h.gpu, "hour_start": start, "namespace": ns or "",
+                     "pod": (ns + "-0") if ns else "", "container": "", "n_scrapes": n,
+                     "mig_instance": str(i + 1) if h.mode == "mig" and ns in h.profiles else None,
+                     "mig_profile": h.profiles.get(ns) if h.mode == "mig" and ns else None,
+                     "vgpu": str(i) if h.mode == "time_sliced" and ns else None,
+                     "gr_active_sum": h.activity[ns] * n if ns in h.activity else None,
+                     "n_gr_active": n if ns in h.activity else None, "first_ts": first, "last_ts": last})
+    return rows
+
+
+def request_rows(h: GpuHour) -> list[dict]:
+    """gpu_request_parts rows: a fractional GPU's HAMi requests."""
+    if h.mode != "fractional":
+        return []
+    return [{"file_id": 2, "hour_start": M0 + timedelta(hours=h.hour), "namespace": ns, "pod": ns + "-0", "container": "main",
+             "node": h.host, "resource": "nvidia.com/gpucores", "kind": "request", "value_sum": pct, "n_samples": 1}
+            for ns, pct in h.percent.items() if ns in h.pods]
+
+
+def insert_charges(con: duckdb.DuckDBPyConnection, charges: list[Charge]) -> None:
+    """The charges as billing rows of file 1, straight into the warehouse."""
     for i, c in enumerate(charges):
         con.execute("""insert into charges (file_id, row_number, provider, billing_account_id, sub_account_id,
             billing_period_start, charge_period_start, charge_category, line_item_type, service_name, resource_id,
@@ -62,6 +97,11 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
                     [i + 1, c.account, c.account, c.start or M0, c.start or M0, c.category, c.line_item_type, c.service, c.resource_id,
                      c.commitment_id, c.cost, c.effective or c.cost, c.cost, c.currency, c.tags,
                      "A100-SXM4-40GB" if c.gpu_hours else None, 1.0 if c.gpu_hours else None, c.gpu_hours])
+
+
+def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config) -> duckdb.DuckDBPyConnection:
+    con = connect(tmp / "wh.duckdb")
+    insert_charges(con, charges)
     gh = pd.DataFrame([{"host": h.host, "gpu_uuid": h.gpu, "gpu_index": "0", "gpu_model_raw": "NVIDIA A100-SXM4-40GB",
                         "instance_id": h.instance_id, "hour_start": M0 + timedelta(hours=h.hour), "energy_kwh": h.energy_kwh,
                         "energy_tier": "counter", "power_w_mean": None, "util_mean": h.util, "sm_active_mean": None,
@@ -69,10 +109,12 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
                       columns=["host", "gpu_uuid", "gpu_index", "gpu_model_raw", "instance_id", "hour_start", "energy_kwh",
                                "energy_tier", "power_w_mean", "util_mean", "sm_active_mean", "tensor_active_mean",
                                "coverage", "n_scrapes"])
-    pods = pd.DataFrame([{"file_id": 1, "gpu_uuid": h.gpu, "hour_start": M0 + timedelta(hours=h.hour), "namespace": ns or "",
-                          "pod": (ns + "-0") if ns else "", "container": "", "n_scrapes": n}
-                         for h in hours for ns, n in h.pods.items()],
-                        columns=["file_id", "gpu_uuid", "hour_start", "namespace", "pod", "container", "n_scrapes"])
+    pods = pd.DataFrame([r for h in hours for r in pod_rows(h)],
+                        columns=["file_id", "gpu_uuid", "hour_start", "namespace", "pod", "container", "n_scrapes", "mig_instance",
+                                 "mig_profile", "vgpu", "gr_active_sum", "n_gr_active", "first_ts", "last_ts"])
+    requests = pd.DataFrame([r for h in hours for r in request_rows(h)],
+                            columns=["file_id", "hour_start", "namespace", "pod", "container", "node", "resource", "kind",
+                                     "value_sum", "n_samples"])
     con.register("_gh", gh)
     con.execute("""create or replace table gpu_hours as select host::varchar as host, gpu_uuid::varchar as gpu_uuid,
         gpu_index::varchar as gpu_index, gpu_model_raw::varchar as gpu_model_raw, instance_id::varchar as instance_id,
@@ -84,7 +126,10 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
         n_scrapes::bigint as n_scrapes from _gh""")
     if len(pods):
         con.register("_pods", pods)
-        con.execute("insert into gpu_pod_parts select * from _pods")
+        con.execute("insert into gpu_pod_parts by name select * from _pods")
+    if len(requests):
+        con.register("_requests", requests)
+        con.execute("insert into gpu_request_parts by name select * from _requests")
     run_after_gpu_hours(con, config)
     return con
 

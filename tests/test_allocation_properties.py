@@ -1,6 +1,8 @@
 """Invariants of the allocation over random months: for every meter and every rule, the lines of
 allocation_lines sum exactly to the source total, and a line has the sign of its source (so
-only credits and refunds make negative allocations)."""
+only credits and refunds make negative allocations). Whatever mix of sharing modes the GPUs
+are in (whole, MIG, time-sliced, fractional), the teams' totals are the bill, the measured
+energy and the GPU-hours observed."""
 from __future__ import annotations
 
 import tempfile
@@ -11,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.vocabulary import CATEGORIES, RULES
+from core.vocabulary import CATEGORIES, CHARGE_BY, MIG_SLICES, MIG_UNUSED, RULES, SHARING_MODES
 from pipelines.config import Config
 from tests.test_allocation_fixtures import Charge, GpuHour, build
 
@@ -37,11 +39,25 @@ gpu_hour = st.builds(
     st.floats(0, 2, allow_nan=False), st.floats(0, 1, allow_nan=False),
     st.dictionaries(st.sampled_from(list(NAMESPACES) + [None]), st.integers(1, 120), min_size=1, max_size=3))
 
+# a profile of the fixture's A100-SXM4-40GB, and one no table lists (split by time, not slices)
+MIG_PROFILES = ["1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb", "9g.99gb"]
+shared_hour = st.builds(
+    lambda mode, host, gpu, hour, kwh, pods, profiles, percent, activity: GpuHour(
+        host, f"GPU-{host}-{gpu}", hour, kwh, 0.5, pods, mode=mode, profiles=profiles, percent=percent, activity=activity),
+    st.sampled_from(SHARING_MODES), st.sampled_from(list(HOSTS) + ["ip-unmapped"]), st.integers(0, 1), st.integers(0, 5),
+    st.floats(0, 2, allow_nan=False),
+    st.dictionaries(st.sampled_from(list(NAMESPACES) + [None]), st.integers(1, 120), min_size=1, max_size=3),
+    st.dictionaries(st.sampled_from(list(NAMESPACES)), st.sampled_from(MIG_PROFILES), max_size=3),
+    st.dictionaries(st.sampled_from(list(NAMESPACES)), st.sampled_from([0.0, 10.0, 25.0, 50.0, 100.0]), max_size=3),
+    st.dictionaries(st.sampled_from(list(NAMESPACES)), st.floats(0, 1, allow_nan=False), max_size=3))
+
 config = st.builds(
-    lambda rules, w: Config(namespace_teams={k: v for k, v in NAMESPACES.items() if v}, hosts=HOSTS,
-                            allocation=dict(zip(CATEGORIES, rules)), weights=w, default_zone="aws:us-east-1"),
+    lambda rules, w, sharing: Config(namespace_teams={k: v for k, v in NAMESPACES.items() if v}, hosts=HOSTS,
+                                     allocation=dict(zip(CATEGORIES, rules)), weights=w, default_zone="aws:us-east-1",
+                                     sharing=dict(zip(("charge_by", "mig_slices", "mig_unused"), sharing))),
     st.tuples(*[st.sampled_from(RULES)] * len(CATEGORIES)),
-    st.dictionaries(st.sampled_from(TEAMS), st.floats(0.5, 5), min_size=1, max_size=3))
+    st.dictionaries(st.sampled_from(TEAMS), st.floats(0.5, 5), min_size=1, max_size=3),
+    st.tuples(st.sampled_from(CHARGE_BY), st.sampled_from(MIG_SLICES), st.sampled_from(MIG_UNUSED)))
 
 
 def unique_hours(hours: list[GpuHour]) -> list[GpuHour]:
@@ -54,7 +70,7 @@ def unique_hours(hours: list[GpuHour]) -> list[GpuHour]:
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(charges=st.lists(charge, min_size=1, max_size=8), hours=st.lists(gpu_hour, max_size=10), cfg=config)
+@given(charges=st.lists(charge, min_size=1, max_size=8), hours=st.lists(st.one_of(gpu_hour, shared_hour), max_size=10), cfg=config)
 def test_every_meter_is_conserved_exactly_and_signs_follow_the_source(charges, hours, cfg):
     with tempfile.TemporaryDirectory() as tmp:
         con = build(Path(tmp), charges, unique_hours(hours), cfg)
@@ -71,6 +87,14 @@ def test_every_meter_is_conserved_exactly_and_signs_follow_the_source(charges, h
         observed = con.execute("select coalesce(sum(coverage), 0) from gpu_hours").fetchone()[0]
         obs_alloc = con.execute("select coalesce(sum(amount), 0) from allocation_lines where meter = 'gpu_hours_observed'").fetchone()[0]
         assert abs(float(obs_alloc) - observed) < 1e-9
+        # every measured kWh of every GPU-hour, however its GPU was shared, lands on a team
+        measured = con.execute("select coalesce(sum(energy_kwh), 0) from gpu_hours").fetchone()[0]
+        kwh_alloc = con.execute("select coalesce(sum(amount), 0) from allocation_lines where meter = 'it_energy_kwh_measured'").fetchone()[0]
+        assert abs(float(kwh_alloc) - measured) < 1e-6
+        # and each GPU-hour is split whole: its shares of cost and of energy each sum to 1
+        unsplit_hours = con.execute("""select gpu_uuid, hour_start from int_gpu_shares group by all
+                                       having abs(sum(share) - 1) > 1e-9 or abs(sum(energy_share) - 1) > 1e-9""").fetchall()
+        assert unsplit_hours == []
         # team_month, summed over teams, equals the invoice
         assert con.execute("select sum(billed_cost) from team_month").fetchone()[0] == billed
         # signs: a line is never of the opposite sign of its source group (credits negative by construction)

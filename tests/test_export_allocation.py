@@ -57,7 +57,8 @@ def test_lines_sum_to_team_month_for_every_meter(exported):
 def test_lines_name_their_source_day_and_workload(exported):
     pq = exported / "exports" / f"allocation-{MONTH}.parquet"
     types = dict(duckdb.sql(f"select column_name, column_type from (describe select * from '{pq}')").fetchall())
-    assert list(types) == ["month", "day", "team", "resource_id", "namespace", "workload", "rule", "meter", "amount",
+    assert list(types) == ["month", "day", "team", "resource_id", "namespace", "workload", "rule", "sharing_mode", "split_rule",
+                           "meter", "amount",
                            "unit", "source_sha256", "source_row", "source_line"]
     assert types["amount"].startswith("DECIMAL") and types["day"] == "DATE"
     with duckdb.connect(str(exported / "wh.duckdb"), read_only=True) as con:

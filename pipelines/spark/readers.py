@@ -26,7 +26,7 @@ from sources.base import Head
 from sources.billing import TAG_VALUES_SQL, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.tabular import canonical_select, csv_names, is_json_lines
-from sources.telemetry import FIELDS_CSV, SERIES_KEYS, reject_lines_sql
+from sources.telemetry import FIELDS_CSV, PART_MODELS, SERIES_KEYS, reject_lines_sql
 
 REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
 
@@ -305,6 +305,6 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
     if scrape_ms is not None and spark.sql(f"select count(*) from _tel where t0_ms = {int(scrape_ms)}").first()[0]:
         notes.append(extra[0])
     facts = {table: sql(spark, read_sql("10_staging", model), variables)
-             for table, model in (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"))}
+             for table, model in PART_MODELS}
     version = reader.sniff(head) or reader.kind
     return SparkStaged(int(rows_read), int(loaded), version, facts, rejects, notes=notes)

@@ -27,7 +27,7 @@ import duckdb
 
 from core.sql import read_sql, sql_files
 
-FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "runs", "disclosures", "invoices",
+FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs", "disclosures", "invoices",
          "work_log", "grid_hours", "instruments", "provider_carbon",
          # FOCUS 1.3/1.4 beside the charges: the origin charges a file splits itself are set
          # aside as on one machine; the others the Spark ingest writes none of yet, so the models
@@ -39,6 +39,7 @@ MONTH_OF = {
     "charges": "date_format(coalesce(billing_period_start, charge_period_start), 'yyyy-MM')",
     "gpu_hour_parts": "date_format(hour_start, 'yyyy-MM')",
     "gpu_pod_parts": "date_format(hour_start, 'yyyy-MM')",
+    "gpu_request_parts": "date_format(hour_start, 'yyyy-MM')",
     "runs": "date_format(end_utc, 'yyyy-MM')",
     "disclosures": "'none'",
     "invoices": "period",

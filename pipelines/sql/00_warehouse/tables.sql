@@ -111,15 +111,41 @@ create table if not exists gpu_hour_parts (
     power_w_max        double
 );
 
--- Observed time per workload on a GPU-hour (scrapes that carried the pod's labels).
+-- Observed time per workload on a GPU-hour (scrapes that carried the pod's labels), per MIG
+-- instance (its GPU_I_ID and profile) or virtual GPU (vgpu) where the series name one, with the
+-- workload's graphics-engine activity (DCGM_FI_PROF_GR_ENGINE_ACTIVE: sum and samples) and its
+-- first and last sample in the hour (pods whose times overlap share the GPU at once).
 create table if not exists gpu_pod_parts (
+    file_id       integer not null,
+    gpu_uuid      varchar not null,
+    hour_start    timestamp not null,
+    namespace     varchar,
+    pod           varchar,
+    container     varchar,
+    n_scrapes     bigint not null,
+    mig_instance  varchar,
+    mig_profile   varchar,
+    vgpu          varchar,
+    gr_active_sum double,
+    n_gr_active   bigint,
+    first_ts      timestamp,
+    last_ts       timestamp
+);
+
+-- What pods reserved, per UTC hour (kube-state-metrics kube_pod_container_resource_requests and
+-- _limits, every resource as written): the hour's samples and their sum, so the hour's mean is
+-- value_sum / n_samples and the time the pod held it n_samples x the scrape interval.
+create table if not exists gpu_request_parts (
     file_id     integer not null,
-    gpu_uuid    varchar not null,
     hour_start  timestamp not null,
     namespace   varchar,
     pod         varchar,
     container   varchar,
-    n_scrapes   bigint not null
+    node        varchar,
+    resource    varchar not null,
+    kind        varchar not null,
+    value_sum   double not null,
+    n_samples   bigint not null
 );
 
 -- What a file's rows say that is worth a look but is not an error: loaded as-is, counted here
@@ -142,3 +168,10 @@ alter table charges add column if not exists split_cost decimal(38, 12);
 alter table charges add column if not exists split_unused_cost decimal(38, 12);
 alter table charges add column if not exists split_usage double;
 alter table charges add column if not exists split_usage_ratio double;
+alter table gpu_pod_parts add column if not exists mig_instance varchar;
+alter table gpu_pod_parts add column if not exists mig_profile varchar;
+alter table gpu_pod_parts add column if not exists vgpu varchar;
+alter table gpu_pod_parts add column if not exists gr_active_sum double;
+alter table gpu_pod_parts add column if not exists n_gr_active bigint;
+alter table gpu_pod_parts add column if not exists first_ts timestamp;
+alter table gpu_pod_parts add column if not exists last_ts timestamp;

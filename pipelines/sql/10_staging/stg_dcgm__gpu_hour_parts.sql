@@ -3,7 +3,7 @@
 -- by MIG instance (concurrent, same UUID): scrapes are summed over workloads and the maximum
 -- is taken over instances, so a MIG GPU counts once.
 with good as (
-    select * from _tel where not bad_metric and not no_gpu and n_good > 0
+    select * from _tel where not bad_metric and not no_gpu and not is_request and n_good > 0
 ),
 
 per_instance as (

@@ -25,9 +25,16 @@ written as (
             prom_label(labels, 'pod'),
             prom_label(labels, 'container'),
             prom_label(labels, 'GPU_I_ID'),
+            -- the MIG instance's profile (1g.10gb ...) and, with --kubernetes-virtual-gpus, the
+            -- shared GPU's virtual device the pod holds
+            prom_label(labels, 'GPU_I_PROFILE'),
+            prom_label(labels, 'vgpu'),
             -- a batch scheduler's job id (dcgm-exporter's HPC mapping); Prometheus' own `job`
             -- label is the scrape job, not a workload, so it is not read
-            prom_label(labels, 'hpc_job')
+            prom_label(labels, 'hpc_job'),
+            -- kube-state-metrics: the resource a request or limit is of, and its unit
+            prom_label(labels, 'resource'),
+            prom_label(labels, 'unit')
         ] as raw
     from sets
 ),
@@ -55,5 +62,9 @@ select
     v[8] as pod,
     v[9] as container,
     v[10] as mig_instance,
-    v[11] as job
+    v[11] as mig_profile,
+    v[12] as vgpu,
+    v[13] as job,
+    v[14] as resource,
+    v[15] as resource_unit
 from decoded

@@ -23,7 +23,7 @@ checked as (
         ts_ms,
         implausible,
         limit_text,
-        gpu_identity(labels) is null as no_gpu,
+        gpu_identity(labels) is null and not is_request_metric(metric) as no_gpu,
         coalesce(regexp_full_match(metric, '[a-zA-Z_:][a-zA-Z0-9_:]*'), false) as good_name
     from parsed
 ),

@@ -1,7 +1,9 @@
 -- Who receives each source group, by which rule, with what weight. Grain: month x source group
 -- x team x rule; weights are relative within a group (allocation_lines normalises and rounds).
 --   direct            a resolved team takes its own charges and its measured energy
---   telemetry_split   a billed resource whose GPUs show namespaces: by GPU-hours per team
+--   telemetry_split   a billed resource whose GPUs show namespaces: by GPU-hours per team (each
+--                     GPU-hour split by its sharing mode first: int_gpu_shares)
+--   unallocated_capacity  its MIG slices no pod held (split rule mig_unallocated): the unallocated team
 --   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
 --                     teams that used that node (proportional to their GPU-hours, or even), or
 --                     configured weights, or left unallocated; no user on the node -> owner
@@ -25,7 +27,7 @@ billed as (
 ),
 
 node_use as (
-    select strftime(w.hour_start, '%Y-%m') as month, w.resource_id, w.is_idle,
+    select strftime(w.hour_start, '%Y-%m') as month, w.resource_id, w.is_idle, w.is_capacity,
         case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
         dsum(w.gpu_hours_observed) as hours
     from int_gpu_workloads w
@@ -51,7 +53,7 @@ idle_split as (
     select u.month, u.resource_id, u.team, 'idle:' || r.rule as rule,
         case r.rule when 'proportional' then u.hours else 1 end as w
     from node_use u cross join idle_rule r
-    where not u.is_idle and r.rule in ('proportional', 'even')
+    where not u.is_idle and not u.is_capacity and r.rule in ('proportional', 'even')
     union all
     select n.month, n.resource_id, cw.team, 'idle:weights', cw.weight
     from nodes n cross join cfg_alloc_weights cw cross join idle_rule r
@@ -74,7 +76,8 @@ idle_shares as (
 ),
 
 node_targets as (
-    select g.source_group, u.team, 'telemetry_split' as rule, u.hours as w
+    select g.source_group, u.team, case when u.is_capacity then 'unallocated_capacity' else 'telemetry_split' end as rule,
+        u.hours as w
     from groups g join node_use u on u.month = g.month and u.resource_id = g.resource_id and not u.is_idle
     where g.kind = 'charge' and g.category in ('direct', 'untagged')
     union all

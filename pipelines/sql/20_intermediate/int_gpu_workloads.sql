@@ -1,6 +1,9 @@
--- Each GPU-hour split between the workloads seen on it, by observed scrapes; scrapes with no
--- pod labels are idle time. Grain: GPU, hour, namespace, pod (namespace null = idle). An hour
--- that only a counter gap reaches follows the shares of its share_hour (gpu_hours.sql).
+-- Each GPU-hour split between the workloads seen on it by its sharing mode (int_gpu_shares: whole,
+-- MIG, time-sliced, fractional); time no workload held is idle, a MIG GPU's slices no pod held
+-- are capacity (team: the unallocated name). Grain: GPU, hour, MIG instance, namespace, pod
+-- (namespace null = idle or capacity). GPU-hours (and so cost) follow share, energy (and so
+-- CO2e) energy_share. An hour that only a counter gap reaches follows the shares of its
+-- share_hour (gpu_hours.sql).
 -- team: [teams.namespaces] first, then the first [[teams.rules]] with field = namespace; null
 -- for idle time and for a namespace nothing maps (allocation_lines shows it as unallocated).
 -- resource_id: the billed resource the GPU sits in, resolved here once for every model
@@ -19,20 +22,13 @@ with billed_ids as (
     group by all
 ),
 
-pods as (
-    select gpu_uuid, hour_start, nullif(namespace, '') as namespace, nullif(pod, '') as pod, sum(n_scrapes) as n_scrapes
-    from gpu_pod_parts
-    group by all
-),
-
 shares as (
-    select *, n_scrapes / sum(n_scrapes) over (partition by gpu_uuid, hour_start) as share
-    from pods
+    select * from int_gpu_shares
 ),
 
 namespace_rules as (
     select n.namespace, arg_min(r.team, r.ord) as team
-    from (select distinct namespace from pods where namespace is not null) n
+    from (select distinct namespace from shares where namespace is not null) n
     join cfg_team_rules r on r.field = 'namespace' and regexp_matches(n.namespace, r.pattern)
     group by all
 )
@@ -44,13 +40,18 @@ select
     s.namespace,
     s.pod,
     s.share,
-    s.namespace is null as is_idle,
-    coalesce(nt.team, nr.team) as team,
-    g.energy_kwh * s.share as energy_kwh,
+    s.namespace is null and not s.is_capacity as is_idle,
+    s.is_capacity,
+    s.sharing_mode,
+    s.split_rule,
+    s.energy_rule,
+    s.mig_instance,
+    case when s.is_capacity then getvariable('unallocated') else coalesce(nt.team, nr.team) end as team,
+    g.energy_kwh * s.energy_share as energy_kwh,
     g.coverage * s.share as gpu_hours_observed,
     -- GPU time whose energy is known (observed, or inside a counter gap): the billed hours
     -- beyond it are the ones int_energy_lines estimates
-    g.energy_coverage * s.share as gpu_hours_energy_known,
+    g.energy_coverage * s.energy_share as gpu_hours_energy_known,
     g.energy_tier,
     g.util_mean,
     coalesce(h.resource_id, bl.resource_id, g.instance_id, bh.resource_id) as resource_id,

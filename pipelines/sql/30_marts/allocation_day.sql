@@ -1,6 +1,7 @@
 -- Grain: one row per allocation line (allocation_lines: month x team x meter x rule x source
 -- group) x detail: day, resource, namespace, workload, source file and row. The drill-down
--- under team_month, for `meterbook export allocation`.
+-- under team_month, for `meterbook export allocation`. sharing_mode and split_rule: how the
+-- GPU-hours behind a telemetry detail were shared (int_gpu_shares; null on billing-row details).
 -- Details of a line:
 --   charge groups    its billing rows (file sha256, row, day of the charge), by the row's own
 --                    amount of the meter; a telemetry_split line also by the team's workloads
@@ -54,7 +55,7 @@ hour_files as (
 
 workloads as (
     select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id, w.is_idle, w.team,
-        w.namespace, w.pod, h.file_rank,
+        w.namespace, w.pod, w.sharing_mode, w.split_rule, h.file_rank,
         dsum(w.gpu_hours_observed) as hours,
         dsum(w.gpu_hours_observed * w.util_mean) as util_hours,
         dsum(w.energy_kwh) as energy_kwh
@@ -66,10 +67,10 @@ workloads as (
 -- a team's share of a resource's observed GPU-hours on a day, by namespace and pod (totals summed
 -- as decimals: a double sum's last digits follow the order rows are read in)
 team_day_pods as (
-    select month, day, resource_id, coalesce(team, getvariable('unallocated')) as team, namespace, pod,
+    select month, day, resource_id, coalesce(team, getvariable('unallocated')) as team, namespace, pod, sharing_mode, split_rule,
         hours / sum(hours::decimal(38, 12)) over (partition by month, day, resource_id, coalesce(team, getvariable('unallocated')))::double as frac
-    from (select month, day, resource_id, team, namespace, pod, dsum(hours) as hours
-          from workloads where not is_idle group by all)
+    from (select month, day, resource_id, team, namespace, pod, sharing_mode, split_rule, dsum(hours) as hours
+          from workloads where not is_idle and split_rule <> 'mig_unallocated' group by all)
     where hours > 0
 ),
 
@@ -79,13 +80,13 @@ team_day_pods as (
 details as (
     -- billing rows: billed, effective, list cost, GPU-hours
     select r.source_group, null::varchar as team_key, r.day, r.file_rank, r.source_row, r.charge_line,
-        null::varchar as namespace, null::varchar as workload,
+        null::varchar as namespace, null::varchar as workload, null::varchar as sharing_mode, null::varchar as split_rule,
         r.billed_cost as w1, r.effective_cost as w2, r.list_cost as w3, r.gpu_hours as w4
     from charge_rows r
     semi join (select source_group from lines where kind = 'charge' and rule <> 'telemetry_split') g using (source_group)
     union all
     -- the same rows, by the team's pods on the resource that day
-    select r.source_group, t.team, r.day, r.file_rank, r.source_row, r.charge_line, p.namespace, p.pod,
+    select r.source_group, t.team, r.day, r.file_rank, r.source_row, r.charge_line, p.namespace, p.pod, p.sharing_mode, p.split_rule,
         r.billed_cost * coalesce(p.frac, 1), r.effective_cost * coalesce(p.frac, 1),
         r.list_cost * coalesce(p.frac, 1), r.gpu_hours * coalesce(p.frac, 1)
     from charge_rows r
@@ -94,7 +95,7 @@ details as (
     left join team_day_pods p on p.team = t.team and p.month = r.month and p.day = r.day and p.resource_id = r.resource_id
     union all
     -- measured energy: observed GPU-hours, util-weighted hours, IT energy
-    select e.source_group, null, w.day, w.file_rank, null::bigint, 0, w.namespace, w.pod,
+    select e.source_group, null, w.day, w.file_rank, null::bigint, 0, w.namespace, w.pod, w.sharing_mode, w.split_rule,
         w.hours, w.util_hours, w.energy_kwh, null
     from (select distinct source_group, month, resource_id, is_idle, team
           from int_energy_lines where basis = 'measured') e
@@ -102,7 +103,7 @@ details as (
         and w.is_idle = e.is_idle and w.team is not distinct from e.team
     union all
     -- estimated energy: the resource's billed GPU-hours, every meter alike
-    select e.source_group, null, r.day, r.file_rank, null::bigint, 0, null, null,
+    select e.source_group, null, r.day, r.file_rank, null::bigint, 0, null, null, null, null,
         r.gpu_hours as w1, r.gpu_hours as w2, r.gpu_hours as w3, null as w4
     from (select distinct source_group, month, resource_id from int_energy_lines where basis = 'estimated') e
     join (select month, resource_id, day, file_rank, dsum(gpu_hours) as gpu_hours
@@ -127,16 +128,17 @@ running as (
     from details
     window
         upto_here as (partition by source_group, team_key
-                      order by day, file_rank, source_row, charge_line, namespace, workload
+                      order by day, file_rank, source_row, charge_line, namespace, workload, sharing_mode, split_rule
                       rows between unbounded preceding and current row),
         whole as (partition by source_group, team_key
-                  order by day, file_rank, source_row, charge_line, namespace, workload
+                  order by day, file_rank, source_row, charge_line, namespace, workload, sharing_mode, split_rule
                   rows between unbounded preceding and unbounded following)
 ),
 
 -- the share of the group's weight up to and before each detail (no weight at all: even parts)
 shares as (
-    select source_group, team_key, day, file_rank, source_row, charge_line, namespace, workload, k = n as is_last,
+    select source_group, team_key, day, file_rank, source_row, charge_line, namespace, workload, sharing_mode, split_rule,
+        k = n as is_last,
         coalesce(cum1 / nullif(total1, 0), k / n) as upto1,
         coalesce((cum1 - coalesce(w1, 0)::decimal(38, 12)) / nullif(total1, 0), (k - 1) / n) as before1,
         coalesce(cum2 / nullif(total2, 0), k / n) as upto2,
@@ -150,7 +152,7 @@ shares as (
 
 -- every line with its group's details (a line without any keeps its whole amount on one row)
 line_details as (
-    select l.*, s.day, s.file_rank, s.source_row, s.charge_line, s.namespace, s.workload,
+    select l.*, s.day, s.file_rank, s.source_row, s.charge_line, s.namespace, s.workload, s.sharing_mode, s.split_rule,
         coalesce(s.is_last, true) as is_last,
         case when l.kind = 'charge' then
                  case l.meter when 'billed_cost' then 1 when 'effective_cost' then 2 when 'list_cost' then 3 else 4 end
@@ -172,7 +174,7 @@ split as (
     from line_details
 )
 
-select s.month, s.day, s.team, s.resource_id, s.namespace, s.workload, s.rule, s.meter, s.part::decimal(38, 12) as amount, s.unit,
+select s.month, s.day, s.team, s.resource_id, s.namespace, s.workload, s.rule, s.sharing_mode, s.split_rule, s.meter, s.part::decimal(38, 12) as amount, s.unit,
     f.sha256 as source_sha256, s.source_row, s.charge_line as source_line, s.source_group
 from split s
 left join (select distinct file_rank, sha256 from files) f using (file_rank)

@@ -3,6 +3,9 @@
 -- billing currency; energy_kwh the measured energy concerned (telemetry findings);
 -- assumption_ids name the coefficient rows used (sources/reference).
 --   low_utilization     a busy GPU with more than low_util_min_hours hours under low_util_threshold
+--   requested_idle      per pod (namespace/pod): GPU-hours it held under a GPU request
+--                       (kube-state-metrics) while its GPU was under low_util_threshold, and
+--                       their cost at the resource's rate
 --   idle_gpu_hours      per billed resource: GPU time with no workload and its effective cost
 --                       cost_usd = the cost of its unused share, hours x rate x (1 - utilization)
 --   commitment_candidate, spot_candidate, owned_break_even: buying alternatives for a material
@@ -60,6 +63,23 @@ low_util as (
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
     group by all
+),
+
+requested as (
+    -- pod-hours that held a GPU request: nvidia.com/gpu, a MIG or a HAMi resource
+    select distinct hour_start, namespace, pod
+    from gpu_request_parts
+    where kind = 'request' and resource_key(resource) like 'nvidia_com_%' and value_sum > 0
+),
+
+requested_idle as (
+    select strftime(w.hour_start, '%Y-%m') as month, w.namespace || '/' || w.pod as subject, pick(w.resource_id) as resource_id,
+        mode_det(list(coalesce(w.team, getvariable('unallocated')))) as team, dsum(w.gpu_hours_observed) as hours
+    from int_gpu_workloads w
+    join requested q on q.hour_start = w.hour_start and q.namespace = w.namespace and q.pod = w.pod
+    cross join thr
+    where w.util_mean < thr.util
+    group by strftime(w.hour_start, '%Y-%m'), w.namespace, w.pod
 ),
 
 run_overlap as (
@@ -208,6 +228,14 @@ findings as (
         (select list(coefficient_id) from param where assumption_id in ('findings_low_util_threshold', 'findings_low_util_min_hours')) as assumption_ids
     from low_util cross join thr left join resource_rate r using (month, resource_id)
     where low_util.hours > thr.min_h
+    union all
+    select q.month, 'requested_idle', q.subject, q.resource_id, q.team, q.hours, 'h', null, null,
+        q.hours * r.usd_per_gpu_h,
+        printf('%.1f GPU-h held under a GPU request with the GPU below %.0f%% utilization: release the request or share the GPU',
+               q.hours, 100 * thr.util),
+        (select list(coefficient_id) from param where assumption_id = 'findings_low_util_threshold')
+    from requested_idle q cross join thr left join resource_rate r using (month, resource_id)
+    where q.hours > 0
     union all
     select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'), l.resource_id, null,
         sum(l.amount) filter (where l.meter = 'gpu_hours_observed')::double, 'h', null, null,

@@ -1,0 +1,153 @@
+"""Shared GPUs, hand-computed: one GPU-hour per fixture (dcgm-exporter and kube-state-metrics text
+in tests/data/sharing, 300 W for the hour = 0.3 kWh), billed on its own node, split the same way
+for cost, GPU-hours, energy and CO2e by the rule of its sharing mode (docs/sharing.md)."""
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from core.sql import read_sql
+from pipelines.config import Config
+from pipelines.stages import apply_config, build_model, stages
+from pipelines.warehouse import connect
+from sources.reference_data import load_reference
+from tests.conftest import DATA, ingest_json
+from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, insert_charges
+
+SHARING = DATA / "sharing"
+NAMESPACES = {"ns-a": "alpha", "ns-b": "beta", "ns-c": "gamma"}
+HOSTS = {"node-mig": "i-mig", "node-hami": "i-hami", "node-ts": "i-ts"}
+MIG = "mig_h100_1g_3g_three_idle_slices.prom"
+HAMI = ("hami_four_quarter_pods.prom", "ksm_hami_four_quarter_requests.prom")
+TIME_SLICED = "time_sliced_two_pods_vgpu.prom"
+TS_REQUESTS = "ksm_time_sliced_requests_1_and_3.prom"
+METERS = ("billed_cost", "gpu_hours", "gpu_hours_observed", "it_energy_kwh", "co2e_kg")
+
+
+def month(tmp: Path, files: list[str], resource: str, cost: str, **sharing: str) -> duckdb.DuckDBPyConnection:
+    """The files ingested as a user would, one GPU-hour billed on `resource`, the marts built."""
+    wh = tmp / "wh.duckdb"
+    ingest_json(wh, *(SHARING / f for f in files))
+    con = connect(wh)
+    insert_charges(con, [Charge(cost, {}, resource, gpu_hours=1.0)])
+    cfg = Config(namespace_teams=NAMESPACES, hosts=HOSTS, interval_s=600.0, default_zone="aws:us-east-1",
+                 sharing={"charge_by": "request", "mig_slices": "compute", "mig_unused": "unallocated", **sharing})
+    load_reference(con)
+    apply_config(con, cfg)
+    for model in stages():
+        build_model(con, model)
+    return con
+
+
+def split(con: duckdb.DuckDBPyConnection, meter: str) -> dict[str, float]:
+    """Each team's part of the meter, as a fraction of the meter's total."""
+    rows = dict(con.execute("select team, sum(amount) from allocation_lines where meter = ? group by team", [meter]).fetchall())
+    total = sum(rows.values())
+    return {t: float(v / total) for t, v in rows.items() if v}
+
+
+def amounts(con: duckdb.DuckDBPyConnection, meter: str) -> dict[str, Decimal]:
+    rows = con.execute("select team, sum(amount) from allocation_lines where meter = ? group by team", [meter]).fetchall()
+    return {t: v for t, v in rows if v}
+
+
+def test_mig_h100_splits_by_compute_slices_and_leaves_three_idle_slices_unallocated(tmp_path):
+    con = month(tmp_path, [MIG], "i-mig", "7.00")
+    # 1g.10gb = 1 of 7 compute slices, 3g.40gb = 3 of 7, 3 slices no pod held
+    assert amounts(con, "billed_cost") == {"alpha": Decimal("1.00"), "beta": Decimal("3.00"), "unallocated": Decimal("3.00")}
+    for meter in ("gpu_hours", "gpu_hours_observed"):     # to the 1/1000 GPU-hour they round to
+        assert split(con, meter) == pytest.approx({"alpha": 1 / 7, "beta": 3 / 7, "unallocated": 3 / 7}, abs=1e-3)
+    # energy by each instance's GR_ENGINE_ACTIVE x slices: 0.5 x 1 : 0.25 x 3 = 2 : 3 of 0.3 kWh;
+    # the unheld slices were not active and draw none; CO2e follows the energy
+    kwh = amounts(con, "it_energy_kwh")
+    assert kwh == {"alpha": Decimal("0.120"), "beta": Decimal("0.180")}
+    assert split(con, "co2e_kg") == pytest.approx({"alpha": 0.4, "beta": 0.6}, abs=1e-3)
+    rules = set(con.execute("select team, rule from allocation_lines where meter = 'billed_cost' and amount <> 0").fetchall())
+    assert rules == {("alpha", "telemetry_split"), ("beta", "telemetry_split"), ("unallocated", "unallocated_capacity")}
+    shares = con.execute("""select pod, sharing_mode, split_rule, energy_rule from int_gpu_shares order by pod nulls last""").fetchall()
+    assert shares == [("infer-a-0", "mig", "mig_slices", "mig_activity"), ("train-b-0", "mig", "mig_slices", "mig_activity"),
+                      (None, "mig", "mig_unallocated", "mig_unallocated")]
+
+
+def test_mig_unused_slices_redistributed_by_slice_time_when_configured(tmp_path):
+    con = month(tmp_path, [MIG], "i-mig", "7.00", mig_unused="slice_time")
+    assert amounts(con, "billed_cost") == {"alpha": Decimal("1.75"), "beta": Decimal("5.25")}
+
+
+def test_mig_by_memory_slices_when_configured(tmp_path):
+    con = month(tmp_path, [MIG], "i-mig", "8.00", mig_slices="memory")
+    # 1g.10gb holds 1 of 8 memory slices, 3g.40gb 4 of 8
+    assert amounts(con, "billed_cost") == {"alpha": Decimal("1.00"), "beta": Decimal("4.00"), "unallocated": Decimal("3.00")}
+
+
+def test_four_quarter_hami_pods_make_one_gpu_hour_split_by_request(tmp_path):
+    con = month(tmp_path, list(HAMI), "i-hami", "4.00")
+    # gpucores = 25 each: ns-a holds two pods, so half; activity (0.9, 0.1, 0.3, 0.7) does not count
+    assert amounts(con, "billed_cost") == {"alpha": Decimal("2.00"), "beta": Decimal("1.00"), "gamma": Decimal("1.00")}
+    for meter in ("gpu_hours", "gpu_hours_observed"):
+        assert amounts(con, meter) == {"alpha": Decimal("0.500"), "beta": Decimal("0.250"), "gamma": Decimal("0.250")}
+    assert amounts(con, "it_energy_kwh") == {"alpha": Decimal("0.150"), "beta": Decimal("0.075"), "gamma": Decimal("0.075")}
+    assert split(con, "co2e_kg") == pytest.approx({"alpha": 0.5, "beta": 0.25, "gamma": 0.25}, abs=1e-3)
+    assert {r for (r,) in con.execute("select distinct sharing_mode || ':' || split_rule from int_gpu_shares").fetchall()} \
+        == {"fractional:requested_share"}
+
+
+def test_hami_pods_charged_by_use_follow_their_activity(tmp_path):
+    con = month(tmp_path, list(HAMI), "i-hami", "4.00", charge_by="use")
+    # activity 0.9 + 0.1 : 0.3 : 0.7 of the pods' whole hour
+    assert amounts(con, "billed_cost") == {"alpha": Decimal("2.00"), "beta": Decimal("0.60"), "gamma": Decimal("1.40")}
+
+
+@pytest.mark.parametrize(("files", "rule", "alpha", "beta"), [
+    ([TIME_SLICED, TS_REQUESTS], "requested_share", "1.00", "3.00"),   # nvidia.com/gpu 1 : 3
+    ([TIME_SLICED], "observed_activity", "3.00", "1.00"),             # no requests: activity 0.6 : 0.2
+])
+def test_two_time_sliced_pods_split_by_request_else_activity(tmp_path, files, rule, alpha, beta):
+    con = month(tmp_path, files, "i-ts", "4.00")
+    assert amounts(con, "billed_cost") == {"alpha": Decimal(alpha), "beta": Decimal(beta)}
+    a, b = Decimal(alpha) / 4, Decimal(beta) / 4
+    assert amounts(con, "gpu_hours") == {"alpha": a, "beta": b}
+    assert amounts(con, "it_energy_kwh") == {"alpha": Decimal("0.3") * a, "beta": Decimal("0.3") * b}
+    assert split(con, "co2e_kg") == pytest.approx({"alpha": float(a), "beta": float(b)}, abs=1e-3)
+    assert {r for (r,) in con.execute("select distinct sharing_mode || ':' || split_rule from int_gpu_shares").fetchall()} \
+        == {f"time_sliced:{rule}"}
+
+
+def test_requests_are_read_from_kube_state_metrics_text(tmp_path):
+    out = ingest_json(tmp_path / "wh.duckdb", SHARING / TS_REQUESTS)
+    con = connect(tmp_path / "wh.duckdb")
+    rows = con.execute("""select namespace, pod, node, resource, kind, value_sum / n_samples from gpu_request_parts
+                          order by pod""").fetchall()
+    assert rows == [("ns-b", "batch-y", "node-ts", "nvidia_com_gpu", "request", 3.0),
+                    ("ns-a", "notebook-x", "node-ts", "nvidia_com_gpu", "request", 1.0)]
+    assert con.execute("select count(*) from rejects").fetchone()[0] == 0
+    assert out
+
+
+def test_a_pod_that_requested_a_gpu_and_left_it_idle_is_a_finding_with_its_cost(tmp_path):
+    hours = [GpuHour("ip-1", "GPU-1", h, 0.1, 0.01, {"ns-a": 120}) for h in range(3)]
+    con = build(tmp_path, [Charge("30.00", {}, "i-1", gpu_hours=3.0)], hours, Config(namespace_teams=NAMESPACES, hosts={"ip-1": "i-1"}))
+    assert con.execute("select count(*) from findings_month where finding = 'requested_idle'").fetchone()[0] == 0
+    con.executemany("insert into gpu_request_parts values (3, ?, 'ns-a', 'ns-a-0', 'main', 'ip-1', 'nvidia_com_gpu', 'request', 1, 1)",
+                    [[M0.replace(hour=h)] for h in range(2)])
+    con.execute("create or replace table findings_month as " + read_sql("30_marts", "findings_month.sql"))
+    row = con.execute("select subject, team, value, cost_usd from findings_month where finding = 'requested_idle'").fetchone()
+    assert row == ("ns-a/ns-a-0", "alpha", 2.0, 20.0)
+
+
+def test_requests_are_read_from_a_query_range_answer(tmp_path):
+    ingest_json(tmp_path / "wh.duckdb", SHARING / "ksm_requests_query_range.json")
+    con = connect(tmp_path / "wh.duckdb")
+    rows = con.execute("select pod, resource, value_sum / n_samples from gpu_request_parts order by pod").fetchall()
+    assert rows == [("batch-y", "nvidia_com_gpu", 3.0), ("infer-z", "nvidia_com_mig_1g_10gb", 1.0), ("notebook-x", "nvidia_com_gpu", 1.0)]
+
+
+def test_a_prometheus_pull_asks_for_the_gpu_requests_too():
+    from sources.prometheus_pull import pulled_metrics, selector
+    query = selector(pulled_metrics())
+    assert "kube_pod_container_resource_requests" in query and "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in query
+    # DCGM series have no resource label (the empty alternative); cpu and memory requests are not pulled
+    assert query.endswith(',resource=~"|nvidia[._]com[/_].*"}')
