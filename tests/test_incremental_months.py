@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from benchmarks.bench_months import restate
 from pipelines.month_scope import AFTER, UNDATED, month_of
 from pipelines.stages import stages
 from tests.pdf_helpers import cli
@@ -48,20 +49,6 @@ def month_rows(wh: Path, month: str, skip: tuple[str, ...] = ()) -> dict[str, li
     return out
 
 
-def restate(focus: Path) -> None:
-    """The delivery again, with the first usage line's BilledCost raised by one dollar."""
-    lines = focus.read_text(encoding="utf-8").splitlines(keepends=True)
-    header = lines[0].rstrip("\r\n").split(",")
-    col = header.index("BilledCost")
-    for i, line in enumerate(lines[1:], start=1):
-        cells = line.rstrip("\r\n").split(",")
-        if len(cells) == len(header) and cells[col] and float(cells[col]) > 0:
-            cells[col] = repr(round(float(cells[col]) + 1, 6))
-            lines[i] = ",".join(cells) + "\n"
-            break
-    focus.write_text("".join(lines), encoding="utf-8")
-
-
 def late_scrapes(dcgm: Path, out: Path) -> Path:
     """A host the first load missed: one of September's scrape files under another host and GPU
     serial, so its GPUs appear in September alone."""
@@ -71,6 +58,11 @@ def late_scrapes(dcgm: Path, out: Path) -> Path:
     target = out / f"{LATE_HOST}_{src.name.split('_', 1)[1]}"
     target.write_text(text, encoding="utf-8")
     return target
+
+
+def _billed(wh: Path, month: str) -> list:
+    with duckdb.connect(str(wh), read_only=True) as con:
+        return con.execute("select billed_cost from team_month where month = ?", [month]).fetchall()
 
 
 @pytest.fixture(scope="module")
@@ -86,19 +78,22 @@ def warehouses(tmp_path_factory) -> dict:
     first = build(wh, config)
     before = {m: month_rows(wh, m, PREVIOUS_MONTH_COLUMNS) for m in MONTHS}
     exact_before = {m: month_rows(wh, m) for m in MONTHS}
+    billed_before = _billed(wh, "2026-09")
+    original = root / "original"    # September as first delivered, for the warehouse built from scratch
+    shutil.copytree(demos["2026-09"], original)
     focus = next((demos["2026-09"] / "billing").glob("focus*.csv"))
-    restate(focus)
+    restate(focus, usd=1)
     late = late_scrapes(demos["2026-09"] / "dcgm", root / "late" / "dcgm")
     ingest(wh, focus, late)
     second = build(wh, config)
     third = build(wh, config)
     fresh = root / "fresh.duckdb"
-    for month in MONTHS:     # month by month, as the first warehouse was (a later CodeCarbon file restates runs)
-        ingest(fresh, *(demos[month] / d for d in INPUTS))
-    ingest(fresh, late)
+    for month in MONTHS:     # in the same order as the first warehouse (the same file ids)
+        ingest(fresh, *((original if month == "2026-09" else demos[month]) / d for d in INPUTS))
+    ingest(fresh, focus, late)
     build(fresh, config)
     return {"wh": wh, "fresh": fresh, "first": first, "second": second, "third": third, "before": before,
-            "exact_before": exact_before}
+            "exact_before": exact_before, "billed_before": billed_before}
 
 
 def test_first_build_builds_every_month(warehouses):
@@ -117,9 +112,9 @@ def test_other_months_rows_are_untouched(warehouses):
     wh = warehouses["wh"]
     assert month_rows(wh, "2026-08") == warehouses["exact_before"]["2026-08"]
     assert month_rows(wh, "2026-10", PREVIOUS_MONTH_COLUMNS) == warehouses["before"]["2026-10"]
-    changed = month_rows(wh, "2026-09")
-    assert changed["team_month"] != warehouses["exact_before"]["2026-09"]["team_month"]
-    assert len(changed["gpu_hours"]) > len(warehouses["exact_before"]["2026-09"]["gpu_hours"])
+    changed, was = month_rows(wh, "2026-09"), warehouses["exact_before"]["2026-09"]
+    assert sum(r[0] for r in _billed(wh, "2026-09")) == sum(r[0] for r in warehouses["billed_before"]) + 1
+    assert len(changed["gpu_hours"]) > len(was["gpu_hours"])
 
 
 def _rounded(rows: list) -> list:
