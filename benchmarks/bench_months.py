@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.common import BENCH_DIR, REPEAT, measure, report, target
-from pipelines.month_scope import ROW_MONTHS
+from pipelines.month_scope import BILLING_FILE_TABLES, MONTH_EXPR, ROW_MONTHS
 
 HISTORY = tuple(int(h) for h in os.environ.get("MB_BENCH_HISTORY", "1,12,36").split(","))
 MONTH = "2026-10"
@@ -44,7 +44,7 @@ def add_history(wh: Path, months: int) -> None:
         con.execute("insert into source_files select file_id + ? * ?, path || '#' || ?, sha256 || ? , kind, format_version, "
                     "rows_read, rows_loaded, rows_rejected, status, loaded_at, delivery_key || ?, null, totals "
                     "from source_files where file_id <= ?", [step, k, k, k, k, step])
-        for table in ROW_MONTHS:
+        for table in [*MONTH_EXPR, *BILLING_FILE_TABLES, *ROW_MONTHS]:
             cols = con.execute(f"select column_name, data_type from duckdb_columns() where table_name = '{table}' "
                                "order by column_index").fetchall()
             select = ", ".join(shifted(c, t, k, step) for c, t in cols)

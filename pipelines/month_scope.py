@@ -25,19 +25,24 @@ from core.sql import read_sql, sql_files
 # The loaded tables a month reads, with the month(s) each row feeds: (row id, file, month,
 # content hash for a row read by another month than its own, else null). '*' feeds every month
 # (an instrument without a period). {t} is the table, qualified with the warehouse's name.
-_FILE_MONTHS = "select t.rowid as rid, t.file_id, c.month, null::ubigint as ctx from {t} t join _scope_billing_files c using (file_id)"
 _TEL = ("select p.rid, p.file_id, s.month, case when s.month <> strftime(p.hour_start, '%Y-%m') then p.h end as ctx "
         "from (select rowid as rid, file_id, gpu_uuid, hour_start, hash(columns(* exclude (file_id))) as h from {t}) p "
         "join _scope_tel s using (gpu_uuid, hour_start)")
 _SPAN = ("select t.rowid as rid, t.file_id, coalesce(strftime(m.m, '%Y-%m'), '*') as month, null::ubigint as ctx from {t} t "
          "left join lateral (select unnest(generate_series(date_trunc('month', t.period_start), "
          "t.period_end - interval 1 second, interval 1 month)) as m) m on true")
+# Tables whose row feeds one month, given by an expression: filtered by it, with no row-level
+# mapping (a month of CUR is tens of millions of lines, and its rows lie together in the file).
+MONTH_EXPR: dict[str, str] = {
+    "charges": "strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m')",
+    "invoices": "period",
+    "grid_hours": "strftime(hour_start, '%Y-%m')",
+    "provider_carbon": "usage_month",
+}
+# Tables of a billing file's rows beside its charges (as many rows): filtered by the files whose
+# charges the months hold; the file's sha256 is in those months' fingerprints already.
+BILLING_FILE_TABLES = ("focus_allocations", "charge_contracts", "charge_source_columns")
 ROW_MONTHS: dict[str, str] = {
-    "charges": "select rowid as rid, file_id, strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as month, "
-               "null::ubigint as ctx from {t}",
-    "focus_allocations": _FILE_MONTHS,
-    "charge_contracts": _FILE_MONTHS,
-    "charge_source_columns": _FILE_MONTHS,
     "gpu_hour_parts": _TEL,
     "gpu_pod_parts": _TEL,
     # a CodeCarbon run is its last snapshot, whichever file and month holds it (run_month): every
@@ -45,9 +50,6 @@ ROW_MONTHS: dict[str, str] = {
     "runs": ("with keyed as (select rowid as rid, file_id, end_utc, coalesce(run_key, file_id::varchar || ':' || row_number::varchar) as k "
              "from {t}) select r.rid, r.file_id, m.month, null::ubigint as ctx from keyed r join "
              "(select distinct k, strftime(end_utc, '%Y-%m') as month from keyed) m using (k)"),
-    "invoices": "select rowid as rid, file_id, period as month, null::ubigint as ctx from {t}",
-    "grid_hours": "select rowid as rid, file_id, strftime(hour_start, '%Y-%m') as month, null::ubigint as ctx from {t}",
-    "provider_carbon": "select rowid as rid, file_id, usage_month as month, null::ubigint as ctx from {t}",
     "instruments": _SPAN,
     "contract_commitments": _SPAN,
     # a work-log window restated by a later file: every version is read by every month any
@@ -105,25 +107,31 @@ def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
 
 
 def map_rows(con: duckdb.DuckDBPyConnection) -> None:
-    """_scope_rows_<table> (rid, file_id, month, ctx) for every loaded table a month reads."""
+    """_scope_files_<table> (month, file_id, ctx, rows) for every loaded table a month reads,
+    and _scope_rows_<table> (rid, file_id, month, ctx) for those a row of which feeds several."""
     con.execute(f"create or replace temp table _scope_tel as {read_sql('05_scope', 'scope_telemetry_hours.sql')}".replace(
         "from gpu_hour_parts", f"from {qualified(con, 'gpu_hour_parts')}"))
+    for table, expr in MONTH_EXPR.items():
+        con.execute(f"create or replace temp table _scope_files_{table} as select {expr} as month, file_id, null::ubigint as ctx, "
+                    f"count(*) as n from {qualified(con, table)} group by all")
+    con.execute("create or replace temp table _scope_billing_files as select distinct file_id, month from _scope_files_charges")
     for table, sql in ROW_MONTHS.items():
         con.execute(f"create or replace temp table _scope_rows_{table} as {sql.format(t=qualified(con, table))}")
-        if table == "charges":
-            con.execute("create or replace temp table _scope_billing_files as select distinct file_id, month from _scope_rows_charges")
+        con.execute(f"create or replace temp table _scope_files_{table} as select month, file_id, ctx, count(*) as n "
+                    f"from _scope_rows_{table} group by all")
 
 
 def fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """Each month's inputs as one sha256: the files of its rows (sha256 and status), and the
     content of the rows it reads from other months' files."""
     parts = " union all ".join(
-        f"select '{t}' as tbl, month, file_id, ctx from _scope_rows_{t}" for t in ROW_MONTHS)
+        f"select '{t}' as tbl, month, file_id, ctx, n from _scope_files_{t}" for t in [*MONTH_EXPR, *ROW_MONTHS])
     rows = con.execute(f"""
-        with r as (select distinct tbl, month, file_id, ctx from ({parts})),
+        with r as (select tbl, month, file_id, ctx, sum(n) as n from ({parts}) group by all),
         named as (
-            select r.month, r.tbl || ':' || coalesce(r.ctx::varchar, s.sha256 || ':' || s.status) as item
-            from r join {qualified(con, 'source_files')} s using (file_id)
+            -- a row without a lineage row (written by hand, not by ingest) counts by its file id
+            select r.month, concat_ws(':', r.tbl, coalesce(r.ctx::varchar, s.sha256 || ':' || s.status, r.file_id::varchar), r.n) as item
+            from r left join {qualified(con, 'source_files')} s using (file_id)
         ),
         everywhere as (select item from named where month = '*'),
         months as (select distinct month from named where month <> '*'),
@@ -185,6 +193,12 @@ def record(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
 def restrict_inputs(con: duckdb.DuckDBPyConnection, months: list[str]) -> None:
     """Temp views named as the loaded tables, holding only the rows the months read."""
     con.execute("create or replace temp table _scope_months as select unnest(?::varchar[]) as month", [[*months, "*"]])
+    for table, expr in MONTH_EXPR.items():
+        con.execute(f"create or replace temp view {table} as select * from {qualified(con, table)} "
+                    f"where {expr} in (select month from _scope_months)")
+    for table in BILLING_FILE_TABLES:
+        con.execute(f"create or replace temp view {table} as select * from {qualified(con, table)} where file_id in "
+                    "(select file_id from _scope_billing_files where month in (select month from _scope_months))")
     for table in ROW_MONTHS:
         con.execute(f"create or replace temp view {table} as select * from {qualified(con, table)} where rowid in "
                     f"(select rid from _scope_rows_{table} where month in (select month from _scope_months))")
@@ -215,9 +229,10 @@ def merge(con: duckdb.DuckDBPyConnection, model: str, scope: Scope) -> None:
 
 def forget_scope(con: duckdb.DuckDBPyConnection, models: Iterable[str]) -> None:
     """Drop the stand-ins and rebuilt tables, so what follows reads the warehouse."""
-    for table in ROW_MONTHS:
+    for table in [*MONTH_EXPR, *BILLING_FILE_TABLES, *ROW_MONTHS]:
         con.execute(f"drop view if exists temp.main.{table}")
         con.execute(f"drop table if exists temp.main._scope_rows_{table}")
+        con.execute(f"drop table if exists temp.main._scope_files_{table}")
     for name in ("_scope_tel", "_scope_billing_files", "_scope_months", *models):
         con.execute(f"drop table if exists temp.main.{name}")
 
