@@ -49,6 +49,8 @@ def add_history(wh: Path, months: int) -> None:
                                "order by column_index").fetchall()
             select = ", ".join(shifted(c, t, k, step) for c, t in cols)
             con.execute(f"insert into {table} select {select} from {table} where file_id <= {step}")
+    # the next file loaded numbers after the copies
+    con.execute(f"drop sequence file_id_seq; create sequence file_id_seq start {step * months + 1}")
     con.close()
 
 
