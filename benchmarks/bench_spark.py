@@ -23,8 +23,8 @@ import os
 import shutil
 from pathlib import Path
 
-from benchmarks import bench_billing, bench_telemetry
-from benchmarks.common import BENCH_DIR, measure, report
+from benchmarks import bench_billing, bench_telemetry, spark_floor
+from benchmarks.common import BENCH_DIR, measure, report, target
 
 CUR_ROWS = int(os.environ.get("MB_BENCH_SPARK_CUR_ROWS", "20000000"))
 GPUS = int(os.environ.get("MB_BENCH_SPARK_GPUS", "1000"))
@@ -37,6 +37,7 @@ TARGET_H = float(os.environ.get("MB_BENCH_SPARK_TARGET_H", "1"))
 # million source groups at 20M lines), and DuckDB's one build transaction over that ran out of
 # the default 2 GB once; the limit stays raised so a run compares engines, not spills.
 DUCKDB_MEMORY = os.environ.get("MB_BENCH_SPARK_DUCKDB_MEMORY", "4GB")
+FLOOR_TARGET = 2.0   # meterbook's Spark stages within this of Spark's own floor (CPU seconds)
 # The sizes the projection is for (issue 20).
 FLEET_GPUS, FLEET_DAYS, CUR_LINES = 10_000, 30, 1_000_000_000
 
@@ -129,6 +130,33 @@ def projection(name: str, rows: int, spark: dict, fixed_s: float) -> dict:
             "wall_h_on_cores": {n: round((core_s / n + fixed_s) / 3600, 2) for n in (16, 64, 256, 1024)}}
 
 
+def spark_floor_stage(name: str, path: Path, work: Path, spark: dict, duck: dict) -> dict:
+    """Spark's floor on the same file (benchmarks.spark_floor), and per stage: meterbook on
+    Spark over it in CPU seconds (target FLOOR_TARGET), and rows per core-second (per CPU-second
+    of the process tree) of the floor, meterbook on Spark and meterbook on DuckDB."""
+    out = work / f"floor-{name}"
+    shutil.rmtree(out, ignore_errors=True)
+    floor = json.loads(measure(PEAK_TREE + spark_floor.code("cur" if name == "cur" else "telemetry", path, out, CORES))
+                       ["stdout"].splitlines()[-1])
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(f"{out}-aggregate", ignore_errors=True)
+    stages = {"ingest": ("ingest_cpu_s", "ingest_cpu_s"), "build": ("build_cpu_s", "aggregate_cpu_s")}
+    got = {"floor_rows": floor["rows"], "meterbook_rows": spark["rows"]}
+    for stage, (ours, theirs) in stages.items():
+        got[stage] = {"spark_over_floor": round(spark[ours] / floor[theirs], 2),
+                      "floor_cpu_s": round(floor[theirs], 1), "spark_cpu_s": round(spark[ours], 1),
+                      "duckdb_cpu_s": round(duck[ours], 1),
+                      "rows_per_core_s": {"spark_floor": round(floor["rows"] / floor[theirs]),
+                                          "spark": round(spark["rows"] / spark[ours]),
+                                          "duckdb": round(duck["rows"] / duck[ours])}}
+        target("spark", f"{name} {stage}: meterbook on Spark / Spark's floor (CPU-s)", got[stage]["spark_over_floor"],
+               FLOOR_TARGET)
+        target("spark", f"{name} {stage}: Spark / DuckDB rows per core-second", got[stage]["rows_per_core_s"]["spark"]
+               / got[stage]["rows_per_core_s"]["duckdb"], 1.0, at_least=True, judged=False)
+    report(f"spark floor: {name} ({CORES} cores; CPU seconds of the process tree, noisy on a shared machine)", got)
+    return got
+
+
 def main() -> None:
     work = BENCH_DIR / "spark"
     work.mkdir(parents=True, exist_ok=True)
@@ -156,6 +184,7 @@ def main() -> None:
                 "peak_memory_mb": round(r["peak_mb"])})
             if engine == "spark":
                 fixed = max(fixed, r["start_s"])
+        figures[(name, "floor")] = spark_floor_stage(name, path, work, figures[(name, "spark")], figures[(name, "duckdb")])
     samples_per_gpu_day = figures[("telemetry", "spark")]["rows"] / (GPUS * DAYS)
     report("projection (Spark, linear in cores from the measured rows per CPU-second)", {
         "assumptions": "rows per CPU-second as measured on this machine hold on the cluster's cores; inputs split "

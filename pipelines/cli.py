@@ -215,7 +215,7 @@ def validate(warehouse: Path, as_json: bool) -> None:
         click.echo(printable(f"  {r['rows']:>8} loaded, a cell left empty  {r['check_name']} ({r['column_name']}) in {r['file']}"))
 
 
-def build_marts(warehouse: Path, config_path: Path | None, overrides=None):
+def build_marts(warehouse: Path, config_path: Path | None, overrides=None, progress=None):
     """The one build step every report and export runs first: stages and marts from what is
     loaded, with the config applied (and `overrides` of its fields, from command options: a
     function of the config to the fields it changes). Without --config or ./meterbook.toml it is
@@ -231,7 +231,7 @@ def build_marts(warehouse: Path, config_path: Path | None, overrides=None):
         config = dataclasses.replace(config, **overrides(config))
     from pipelines.spark import is_spark_built
     if not is_spark_built(con):   # a Spark build published these marts; its facts are in Spark
-        run_stages(con, config, config_text=text)
+        run_stages(con, config, progress, config_text=text)
     return con, config
 
 
@@ -246,11 +246,12 @@ def _effective_config(con, config_path: Path | None):
 
 
 @main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: the months built, rebuilt and kept.")
 @warehouse_option
 @config_option
 @engine_options
 @user_errors
-def build(warehouse: Path, config_path: Path | None, engine: str | None, spark_warehouse: str | None) -> None:
+def build(as_json: bool, warehouse: Path, config_path: Path | None, engine: str | None, spark_warehouse: str | None) -> None:
     """Build the marts (allocation, team month, findings, energy tiers...) from what is loaded.
 
     Reports and exports run this themselves; run it alone to check the contracts after an ingest.
@@ -263,10 +264,21 @@ def build(warehouse: Path, config_path: Path | None, engine: str | None, spark_w
         from pipelines.spark import engine as spark_engine
         store = spark_engine.open_store(config, spark_warehouse)
         spark_engine.build(store, config, warehouse)
-    con, config = build_marts(warehouse, config_path)
+    from pipelines.progress import BuildProgress
+    progress = BuildProgress()
+    con, config = build_marts(warehouse, config_path, progress=progress)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
     broken = one_row(con, "select count(*) from contract_findings")[0]
-    click.echo(f"built marts for {', '.join(months) or 'no month'}; {broken} contract findings; warehouse {warehouse}")
+    scope = progress.scope
+    rebuilt = scope.rebuilt if scope else months
+    if as_json:
+        click.echo(json.dumps({"months": months, "rebuilt": rebuilt, "removed": scope.removed if scope else [],
+                               "previous_month_updated": progress.patched, "full": scope.full if scope else True,
+                               "contract_findings": broken, "model_seconds": dict(sorted(progress.seconds.items()))}))
+    else:
+        kept = [m for m in months if m not in rebuilt]
+        click.echo(f"built marts for {', '.join(months) or 'no month'} (rebuilt {', '.join(rebuilt) or 'none'}"
+                   f"{'; unchanged ' + ', '.join(kept) if kept else ''}); {broken} contract findings; warehouse {warehouse}")
     _said_defaults(config)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import sys
 import threading
 import time
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 TICK_S = 10.0
 
@@ -42,6 +42,8 @@ class BuildProgress:
         self.seconds: dict[str, float] = {}
         self.running: dict[str, float] = {}
         self.lock = threading.Lock()
+        self.scope: Any = None          # the months the build rebuilt (pipelines.month_scope.Scope)
+        self.patched: list[str] = []    # months whose previous-month comparison alone was rewritten
 
     @contextlib.contextmanager
     def model(self, name: str) -> Iterator[None]:

@@ -17,6 +17,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from core.sql import ident, one_row, read_sql, sql_files
+from pipelines import month_scope
 from pipelines.audit_marts import team_audit_table, team_sensitivity_table
 from pipelines.audit_reconstructions import audit_reconstructions_table
 from pipelines.config import Config, load_config
@@ -25,7 +26,7 @@ from pipelines.name_folds import name_folds_table
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.scope_marts import scope_table
-from pipelines.stage_inputs import apply_config
+from pipelines.stage_inputs import apply_config, config_variables
 from pipelines.warehouse import database_path, out_of_memory
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
@@ -166,8 +167,9 @@ def recorded_config(con: duckdb.DuckDBPyConnection) -> tuple[Config, str] | None
 
 def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildProgress | None = None,
                config_text: str | None = None) -> None:
-    """Every model in build order, then the contracts, in one transaction; every TICK_S seconds
-    a line on stderr says which model runs. `progress` (optional) keeps each model's seconds.
+    """The models of the months whose inputs changed (pipelines.month_scope), then the contracts
+    on what was rebuilt, in one transaction; every TICK_S seconds a line on stderr says which
+    model runs. `progress` (optional) keeps each model's seconds and the months rebuilt.
     The config is recorded with the marts (record_config; `config_text` its file's content)."""
     load_reference(con)
     apply_config(con, config)
@@ -181,32 +183,93 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
         raise ModelGraphError(f"model {model} reads {table}, which no model builds and the warehouse lacks")
     con.execute("begin transaction")
     try:
+        month_scope.map_rows(con)
+        shared = month_scope.shared_fingerprint(con, config_variables(config), [f for f, _ in PYTHON_MODELS.values()])
+        scope = month_scope.plan(con, shared, [m.name for m in order])
+        progress.scope = scope
         with ticking("build", progress.status):
-            for step in order:
-                with progress.model(step.name):
-                    try:
+            findings: list[tuple] = []
+            if scope.full or scope.rebuilt or scope.removed:
+                findings = _build_months(con, order, scope, progress, db)
+                progress.patched = month_scope.refresh_previous_month(con, scope)
+            if scope.undated:
+                for step in (s for s in order if s.name in month_scope.AFTER):
+                    with progress.model(step.name):
                         build_model(con, step)
-                    except duckdb.OutOfMemoryException:
-                        raise out_of_memory(db, f"building {step.name}") from None
-            findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
-        con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
-                    "check_name varchar, rows bigint, example varchar)")
-        if findings:
-            con.executemany("insert into contract_findings values (?, ?, ?, ?, ?)", findings)
+                findings += [("-", *f) for t in month_scope.AFTER if t in VALIDATED for f in contract_failures(con, t, VALIDATED[t])]
+        _record_findings(con, scope, findings)
+        month_scope.record(con, scope)
         record_config(con, config, config_text)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         raise
+    finally:
+        month_scope.forget_scope(con, [m.name for m in order])
 
 
-def build_model(con: duckdb.DuckDBPyConnection, model: Model) -> None:
+def _build_months(con: duckdb.DuckDBPyConnection, order: list[Model], scope: month_scope.Scope, progress: BuildProgress,
+                  db: str) -> list[tuple]:
+    """Every model but the AFTER ones over the rebuilt months' rows (temp tables), checked, then
+    written over those months in the warehouse; returns the contract findings, by month."""
+    month_scope.restrict_inputs(con, scope.rebuilt)
+    steps = [s for s in order if s.name not in month_scope.AFTER]
+    for step in steps:
+        with progress.model(step.name):
+            try:
+                build_model(con, step, temp=True)
+            except duckdb.OutOfMemoryException:
+                raise out_of_memory(db, f"building {step.name}") from None
+            month_scope.prune(con, step.name, scope.rebuilt)
+    findings = _month_findings(con, scope)
+    for step in steps:
+        month_scope.merge(con, step.name, scope)
+    month_scope.forget_scope(con, [s.name for s in steps])
+    return findings
+
+
+def _month_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope) -> list[tuple]:
+    """Contract findings on the rebuilt months' rows, as (month, table, column, check, rows,
+    example); checked once over them all, and month by month only where something fails."""
+    dated = {t: m for t, m in VALIDATED.items() if t not in month_scope.UNDATED}
+    undated = [("-", *f) for t, m in VALIDATED.items() if t in month_scope.UNDATED - month_scope.AFTER
+               for f in contract_failures(con, t, m)]
+    found = [f for t, m in dated.items() for f in contract_failures(con, t, m)]
+    if not found or len(scope.rebuilt) == 1:
+        return undated + [(scope.rebuilt[0], *f) for f in found]
+    out = []
+    for month in scope.rebuilt:
+        for table in sorted({f[0] for f in found}):
+            con.execute(f"create or replace temp table _check as select * from temp.main.{table} "
+                        f"where {month_scope.month_of(table)} = ?", [month])
+            out += [(month, table, *f[1:]) for f in contract_failures(con, "_check", dated[table])]
+    con.execute("drop table if exists temp.main._check")
+    return undated + out
+
+
+def _record_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope, findings: list[tuple]) -> None:
+    """contract_findings_month keeps each month's findings ('-': the undated marts'); the
+    contract_findings readers see are their sum over the months."""
+    by_month = month_scope.qualified(con, "contract_findings_month")
+    if scope.full or not one_row(con, "select count(*) from duckdb_tables() where table_name = 'contract_findings_month'")[0]:
+        con.execute(f"create or replace table {by_month} (month varchar, table_name varchar, column_name varchar, "
+                    "check_name varchar, rows bigint, example varchar)")
+    again = scope.rebuilt + scope.removed + (["-"] if scope.undated else [])
+    con.execute(f"delete from {by_month} where list_contains(?::varchar[], month)", [again])
+    if findings:
+        con.executemany(f"insert into {by_month} values (?, ?, ?, ?, ?, ?)", findings)
+    con.execute("create or replace table contract_findings as select table_name, column_name, check_name, "
+                f"sum(rows)::bigint as rows, min(example) as example from {by_month} group by all order by all")
+
+
+def build_model(con: duckdb.DuckDBPyConnection, model: Model, temp: bool = False) -> None:
+    kind = "temp table" if temp else "table"
     if model.folder == PYTHON:
         con.register("_py_stage", PYTHON_MODELS[model.name][0](con))
-        con.execute(f"create or replace table {model.name} as select * from _py_stage")
+        con.execute(f"create or replace {kind} {model.name} as select * from _py_stage")
         con.unregister("_py_stage")
     else:
-        con.execute(f"create or replace table {model.name} as {read_sql(model.folder, model.name + '.sql')}")
+        con.execute(f"create or replace {kind} {model.name} as {read_sql(model.folder, model.name + '.sql')}")
 
 
 def contract_failures(con: duckdb.DuckDBPyConnection, table: str, model: type[pa.DataFrameModel]) -> list[tuple]:
