@@ -66,6 +66,7 @@ UNDATED_INPUTS = ("disclosures",)
 MONTH_OF = {
     "gpu_hours": "strftime(hour_start, '%Y-%m')",
     "int_gpu_workloads": "strftime(hour_start, '%Y-%m')",
+    "int_gpu_shares": "strftime(hour_start, '%Y-%m')",
     "int_grid_hours": "strftime(hour_start, '%Y-%m')",
 }
 # Models without a month, and how their table is kept:
@@ -74,7 +75,7 @@ MONTH_OF = {
 # after     read every month's marts (the published disclosures and their reconstructions):
 #           rebuilt over the whole warehouse once the months are in
 REPLACED = frozenset({"int_findings_params"})
-MERGED = frozenset({"int_zone_factors"})
+MERGED = frozenset({"int_zone_factors", "int_tag_values", "int_name_folds"})   # zones billed, tag values outside ASCII
 AFTER = frozenset({"audit_disclosures", "audit_reconstructions"})
 UNDATED = REPLACED | MERGED | AFTER
 

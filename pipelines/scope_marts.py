@@ -56,13 +56,13 @@ def _hours(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[st
     return out
 
 
-def _ownerships(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
-    """{ownership: its scopes (int_resource_ownership decides them) and what decided it}."""
-    cur = con.execute("""select ownership, any_value(electricity_scope) as electricity_scope,
+def _ownerships(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict[str, str]]:
+    """{(month, ownership): its scopes (int_resource_ownership decides them) and what decided it}."""
+    cur = con.execute("""select month, ownership, any_value(electricity_scope) as electricity_scope,
                                 any_value(embodied_scope) as embodied_scope,
                                 string_agg(distinct ownership_source, '; ' order by ownership_source) as ownership_source
                          from int_resource_ownership group by all""")
-    return {r[0]: dict(zip([d[0] for d in cur.description][1:], r[1:])) for r in cur.fetchall()}
+    return {(r[0], r[1]): dict(zip([d[0] for d in cur.description][2:], r[2:])) for r in cur.fetchall()}
 
 
 def _sources(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], str]:
@@ -70,7 +70,7 @@ def _sources(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], str]:
     return {r[:3]: r[3] for r in con.execute("""
         select e.month, e.team, e.ownership, string_agg(distinct o.ownership_source, '; ' order by o.ownership_source)
         from team_energy_lines e
-        join int_resource_ownership o on coalesce(o.resource_id, '') = coalesce(e.resource_id, '')
+        join int_resource_ownership o on o.month = e.month and coalesce(o.resource_id, '') = coalesce(e.resource_id, '')
         group by all""").fetchall()}
 
 
@@ -82,7 +82,7 @@ def scope_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     for key in sorted(set(energy) | set(hours)):
         month, team, ownership = key
         # GPU-hours with no energy line (a GPU model without a TDP) fall back to the ownership's sources
-        row: dict = {"month": month, "team": team, "ownership": ownership, **ownerships[ownership], **energy.get(key, {})}
+        row: dict = {"month": month, "team": team, "ownership": ownership, **ownerships[(month, ownership)], **energy.get(key, {})}
         row["ownership_source"] = sources.get(key, row["ownership_source"])
         if h := hours.get(key):
             q, _how = embodied_for_hours(h)

@@ -141,3 +141,15 @@ def test_copied_warehouse_keeps_its_state(warehouses, tmp_path):
     with duckdb.connect(str(copy), read_only=True) as con:
         config = Path(con.execute("select config_path from build_config").fetchone()[0])
     assert build(copy, config)["rebuilt"] == []
+
+
+def test_every_model_is_kept_by_month_or_declared_undated(warehouses):
+    """A model the month scope cannot place (no month column, no MONTH_OF, not UNDATED) fails
+    the incremental build: each new model must say which month its rows belong to."""
+    import duckdb
+
+    from pipelines.month_scope import MONTH_OF
+    with duckdb.connect(str(warehouses["wh"]), read_only=True) as con:
+        columns = {m: {r[0] for r in con.execute("select column_name from duckdb_columns() where table_name = ?",
+                                                  [m]).fetchall()} for m in dated_models()}
+    assert not [m for m, cols in columns.items() if "month" not in cols and m not in MONTH_OF]

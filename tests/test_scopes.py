@@ -16,17 +16,19 @@ from pipelines.warehouse import add_macros
 CLOUD, OWNED_ELECTRICITY, CAPITAL_GOODS = "Scope 3, category 1", "Scope 2", "Scope 3, category 2"
 
 
-def ownership(config: Config) -> dict[str | None, tuple]:
+def ownership(config: Config, month: str = "2026-10") -> dict[str | None, tuple]:
     con = duckdb.connect()
     add_macros(con)
     apply_config(con, config)
+    # November's bill names dgx-7: October's scopes must not move for it
     con.execute("""create table int_charges_teams as select * from (values
-        ('i-aws', 'AWS', '111122223333'), ('i-aws', 'AWS', '111122223333'), ('i-colo', 'AWS', '999988887777'),
-        ('vm-1', 'Azure', 'sub-1')) t(resource_id, provider, account)""")
-    con.execute("""create table int_energy_lines as select * from (values ('i-aws'), ('i-colo'), ('dgx-7'), (null))
-                   t(resource_id)""")
+        ('2026-10', 'i-aws', 'AWS', '111122223333'), ('2026-10', 'i-aws', 'AWS', '111122223333'),
+        ('2026-10', 'i-colo', 'AWS', '999988887777'), ('2026-10', 'vm-1', 'Azure', 'sub-1'),
+        ('2026-11', 'dgx-7', 'AWS', '111122223333')) t(month, resource_id, provider, account)""")
+    con.execute("""create table int_energy_lines as select * from (values ('2026-10', 'i-aws'), ('2026-10', 'i-colo'),
+                   ('2026-10', 'dgx-7'), ('2026-10', null), ('2026-11', 'dgx-7')) t(month, resource_id)""")
     rows = con.execute(read_sql("20_intermediate", "int_resource_ownership.sql")).fetchall()
-    return {r[0]: r[3:] for r in rows}
+    return {r[1]: r[4:] for r in rows if r[0] == month}
 
 
 def test_billed_by_a_cloud_is_a_purchased_service_and_unbilled_gpus_are_owned():
@@ -37,6 +39,7 @@ def test_billed_by_a_cloud_is_a_purchased_service_and_unbilled_gpus_are_owned():
     for rid in ("dgx-7", None):
         assert got[rid] == ("on-premises", "no cloud bill covers these GPUs", OWNED_ELECTRICITY, CAPITAL_GOODS)
     assert len(got) == 5, "one row per resource, none twice, the unbilled row always there"
+    assert ownership(Config(), "2026-11")["dgx-7"][0] == "cloud"      # billed that month: that month's ownership
 
 
 def test_scopes_config_overrides_narrowest_first(tmp_path: Path):

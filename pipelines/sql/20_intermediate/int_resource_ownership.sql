@@ -1,5 +1,6 @@
--- Grain: one row per resource id the month's energy lines or bill name, and one with a null
--- resource id (GPUs no bill covers). Who owns the hardware, which decides the GHG scopes of its
+-- Grain: month x resource id the month's energy lines or bill name, and per month one row with a
+-- null resource id (GPUs no bill covers). By month, so another month's bill never moves a
+-- month's scopes. Who owns the hardware, which decides the GHG scopes of its
 -- electricity and embodied emissions (scope_month). Default by billing source: a resource a cloud
 -- provider bills is a rented "cloud" instance; GPUs no cloud bill covers are the organisation's
 -- own ("on-premises"). [scopes] overrides it, narrowest first: resource, then account, then
@@ -10,21 +11,23 @@
 -- owned or controlled equipment (on-premises, colocation) draws electricity the organisation buys:
 -- Scope 2, and its embodied emissions are Scope 3, category 2 (capital goods).
 with billed as (
-    select resource_id, pick(provider) as provider, pick(account) as account
+    select month, resource_id, pick(provider) as provider, pick(account) as account
     from int_charges_teams
     where resource_id is not null
-    group by resource_id
+    group by month, resource_id
 ),
 
 resources as (
-    select distinct l.resource_id, b.provider, b.account
+    select distinct l.month, l.resource_id, b.provider, b.account
     from int_energy_lines l
-    left join billed b on b.resource_id = l.resource_id
+    left join billed b on b.month = l.month and b.resource_id = l.resource_id
     union
-    select resource_id, provider, account from billed
+    select month, resource_id, provider, account from billed
     union
     -- always present: lines and GPU-hours of no resource meet it, so joins on ownership drop nothing
-    select null, null, null
+    select month, null, null, null from int_energy_lines
+    union
+    select month, null, null, null from int_charges_teams
 ),
 
 configured as (
@@ -41,6 +44,7 @@ configured as (
 
 resolved as (
     select
+        month,
         resource_id,
         provider,
         account,

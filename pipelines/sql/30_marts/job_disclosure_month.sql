@@ -66,7 +66,7 @@ scopes as (
         string_agg(distinct o.electricity_scope, ' + ' order by o.electricity_scope) as electricity_scope,
         string_agg(distinct o.embodied_scope, ' + ' order by o.embodied_scope) as embodied_scope
     from int_job_claims c
-    join int_resource_ownership o on coalesce(o.resource_id, '') = coalesce(c.resource_id, '')
+    join int_resource_ownership o on o.month = c.month and coalesce(o.resource_id, '') = coalesce(c.resource_id, '')
     group by all
 )
 

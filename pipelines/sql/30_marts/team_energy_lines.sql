@@ -45,4 +45,4 @@ select
 from shares s
 join lines l on l.month = s.month and l.source_group = s.source_group
 left join int_zone_factors z on z.zone = l.zone
-inner join int_resource_ownership o on coalesce(o.resource_id, '') = coalesce(l.resource_id, '')
+inner join int_resource_ownership o on o.month = l.month and coalesce(o.resource_id, '') = coalesce(l.resource_id, '')

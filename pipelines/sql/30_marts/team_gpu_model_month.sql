@@ -12,7 +12,7 @@ with models as (
 select a.month, a.team, m.gpu_model, o.ownership, sum(a.amount)::double as gpu_hours
 from allocation_lines a
 left join models m on m.month = a.month and m.resource_id = a.resource_id
-inner join int_resource_ownership o on coalesce(o.resource_id, '') = coalesce(a.resource_id, '')
+inner join int_resource_ownership o on o.month = a.month and coalesce(o.resource_id, '') = coalesce(a.resource_id, '')
 where a.meter = 'gpu_hours'
 group by a.month, a.team, m.gpu_model, o.ownership
 having sum(a.amount) <> 0
