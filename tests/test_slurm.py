@@ -76,3 +76,75 @@ def test_fixed_width_table_is_refused_with_the_fix(tmp_path: Path) -> None:
     code, _, out = ingest(wh, DATA / "sacct_fixed_width.txt")
     assert code == 1
     assert "fixed-width" in out and "--parsable2" in out and "Traceback" not in out
+
+
+# --- an owned cluster's cost pool, through the chargeback ---------------------------------------
+# lab.toml: 16 H100-SXM5-80GB GPUs, the defaults of sources/reference: 37,500 USD per GPU
+# (capital_costs.csv) over 4 years (hardware_lifetime_years = 48 months), no energy measured, so
+# the running cost with power included (owned_opex_usd_per_gpu_month = 250 USD).
+# Pool = 16 x (37,500 / 48 + 250) = 16 x 1,031.25 = 16,500.00 USD over 16 x 744 h = 11,904 GPU-hours.
+POOL_USD = 16_500.00
+PHYSICS_USD = 110.89          # job 1001: 80 GPU-hours x 16,500 / 11,904 = 110.887
+CHEM_USD = 5.54 + 2.77        # 1002_3: 4 GPU-hours (5.544), 1003+0: 2 GPU-hours (2.772), each to the cent
+IDLE_USD = POOL_USD - PHYSICS_USD - CHEM_USD
+
+
+def chargeback(tmp_path: Path, config_text: str, *inputs: Path) -> tuple[dict[str, float], Path]:
+    """Ingest, report the October chargeback; each team's billed cost from its CSV."""
+    import csv
+    wh, config = tmp_path / "w.duckdb", tmp_path / "meterbook.toml"
+    config.write_text(config_text, encoding="utf-8")
+    for path in inputs:
+        code, f, out = ingest(wh, path)
+        assert code == 0 and f["status"] == "loaded", out
+    res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(wh),
+                                    "--config", str(config), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    with (tmp_path / "out" / "chargeback.csv").open(encoding="utf-8") as fh:
+        return {r["team"]: float(r["billed_cost"]) for r in csv.DictReader(fh)}, wh
+
+
+def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Path) -> None:
+    teams, wh = chargeback(tmp_path, (DATA / "lab.toml").read_text(encoding="utf-8"), DATA / "sacct_month.txt")
+    assert teams == {"physics-dept": PHYSICS_USD, "chem": CHEM_USD, "unallocated": round(IDLE_USD, 2)}
+    assert round(sum(teams.values()), 2) == POOL_USD                     # conserved to the cent
+    pool = query(wh, "select capital_usd, running_usd, power_usd, pool_usd, capacity_gpu_hours, used_gpu_hours "
+                     "from int_cost_pool")
+    assert pool == [(12_500.0, 4_000.0, 0.0, POOL_USD, 11_904.0, 86.0)]
+    assert query(wh, "select basis, invoice_amount, allocated_billed_cost, status from reconciliation") == \
+        [("cost pool", POOL_USD, POOL_USD, "reconciled")]
+    assert query(wh, "select distinct rule from allocation_lines where team = 'unallocated' and meter = 'billed_cost'") == \
+        [("idle:unallocated",)]
+
+
+def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
+    config = (DATA / "lab.toml").read_text(encoding="utf-8").replace('idle = "unallocated"', 'idle = "proportional"')
+    teams, _ = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    # the idle line over the teams by their direct cost: 110.89 : 8.31
+    assert teams["physics-dept"] == round(PHYSICS_USD + IDLE_USD * PHYSICS_USD / (PHYSICS_USD + CHEM_USD), 2)
+    assert round(sum(teams.values()), 2) == POOL_USD and "unallocated" not in teams
+
+
+def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
+    # gpu-a01 (a host of the cluster) draws 300 W and 150 W for one hour: 0.45 kWh; PUE 1.5 at
+    # 0.30 USD/kWh is 0.2025 USD. With the power priced, the running cost is operations alone
+    # (owned_ops_usd_per_gpu_month = 160): 16 x (37,500 / 48 + 160) + 0.2025 = 15,060.20 USD.
+    from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
+    log = tmp_path / "gpu-a01.csv"
+    write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
+    config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
+        'hosts = ["gpu-a01"]\npue = 1.5\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n'
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+    (kwh, power, pool, basis), = query(wh, "select facility_energy_kwh, power_usd, pool_usd, power_basis from int_cost_pool")
+    assert (round(kwh, 4), round(power, 4), pool, basis) == (0.675, 0.2025, 15_060.20, "measured energy x price")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_the_pool_uses_the_owned_hardware_findings_formula(tmp_path: Path) -> None:
+    # the config's own figures replace the defaults (and carry no range): capital 24,000 USD per
+    # GPU over 3 years; no energy measured, so the running cost with power included (250, 120-500)
+    # 16 x (24,000 / 36 + 250) = 14,666.67, low 16 x (666.67 + 120), high 16 x (666.67 + 500)
+    config = (DATA / "lab.toml").read_text(encoding="utf-8") + "capex_usd_per_gpu = 24000\nlifetime_years = 3\n"
+    _, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    (pool, low, high), = query(wh, "select pool_usd, pool_usd_low, pool_usd_high from int_cost_pool")
+    assert (pool, round(low, 2), round(high, 2)) == (14_666.67, 12_586.67, 18_666.67)

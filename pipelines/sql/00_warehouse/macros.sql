@@ -145,3 +145,7 @@ create or replace temp macro json_note(col, raw) as case
     when raw is not null and trim(raw) <> '' and not json_valid(raw) then
     {'column_name': col, 'check_name': 'json_not_parsed', 'value': left(raw, 200),
      'message': col || ' is not JSON; the row is loaded without it'} end;
+-- What an owned GPU costs a month: its purchase spread over its life, plus its running cost.
+-- One formula for the owned-hardware finding (int_purchase_options) and an owned cluster's cost
+-- pool (int_cost_pool).
+create or replace temp macro owned_gpu_month_usd(capex_usd, life_months, running_usd) as capex_usd / life_months + running_usd;

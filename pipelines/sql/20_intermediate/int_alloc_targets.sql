@@ -113,7 +113,7 @@ basis as (
 by_rule as (
     select g.source_group, g.category, r.rule, g.month, g.kind, g.currency
     from groups g join cfg_alloc_rules r on r.category = g.category
-    where g.category in ('untagged', 'shared_services', 'commitment')
+    where (g.category in ('untagged', 'shared_services', 'commitment') or (g.kind = 'charge' and g.category = 'idle'))
       and g.source_group not in (select source_group from first_stage)
 ),
 
