@@ -148,3 +148,29 @@ def test_the_pool_uses_the_owned_hardware_findings_formula(tmp_path: Path) -> No
     _, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt")
     (pool, low, high), = query(wh, "select pool_usd, pool_usd_low, pool_usd_high from int_cost_pool")
     assert (pool, round(low, 2), round(high, 2)) == (14_666.67, 12_586.67, 18_666.67)
+
+
+# --- DCGM job statistics (dcgmi stats --job --verbose) ------------------------------------------
+STATS = Path(__file__).parent / "data" / "dcgmi_stats"
+
+
+def test_job_statistics_give_each_gpus_measured_energy(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, STATS / "job_1001_two_gpus.txt")
+    assert code == 0 and f["kind"] == "dcgmi-stats" and f["format_version"] == "verbose", out
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (2, 2, 0)
+    # 500 W and 250 W for 10 h: 18 MJ and 9 MJ, 7.5 kWh together
+    assert f["totals"] == {"jobs": 1, "gpu_blocks": 2, "energy_j": 27_000_000.0}
+    assert query(wh, "select job_id, gpu_id, start_utc::varchar, end_utc::varchar, energy_j, power_w_avg, sm_util_avg "
+                     "from dcgm_job_stats order by gpu_id") == [
+        ("1001", 0, "2026-10-01 00:00:00", "2026-10-01 10:00:00", 18_000_000.0, 500.0, 0.81),
+        ("1001", 1, "2026-10-01 00:00:00", "2026-10-01 10:00:00", 9_000_000.0, 250.0, 0.40)]
+
+
+def test_job_statistics_no_gpu_can_produce_are_rejects(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, STATS / "job_implausible_energy_and_no_end.txt")
+    assert code == 0 and (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (2, 0, 2), out
+    # 360 MJ over 2 h is 50 kW from one GPU; a job never stopped has no end
+    assert {(r, c) for r, c in query(wh, "select row_number, check_name from rejects")} == \
+        {(1, "plausible_power"), (2, "timestamp")}

@@ -21,3 +21,21 @@ create table if not exists slurm_jobs (
     end_utc            timestamp,            -- End, else Start + ElapsedRaw for a running job
     consumed_energy_j  double                -- ConsumedEnergyRaw: Slurm's energy for the job's nodes (whole nodes)
 );
+
+-- DCGM job statistics (kind `dcgmi-stats`): `dcgmi stats --job <id> --verbose` output, one row per
+-- GPU block of a job (the summary block where the output is not verbose: gpu_id null). The job's
+-- own measured energy on each of its GPUs, between the prologue's --jstart and the epilogue's --jstop.
+create table if not exists dcgm_job_stats (
+    file_id            integer not null,
+    row_number         bigint not null,     -- the block's place in the file (1 = the first GPU block)
+    job_id             varchar not null,    -- as given to dcgmi stats --jstart (the Slurm job id, by convention)
+    host               varchar,             -- --host at ingest, else none: the output does not name it
+    gpu_id             integer,             -- DCGM's GPU id on the host; null: the job's summary over its GPUs
+    start_utc          timestamp not null,
+    end_utc            timestamp not null,
+    execution_s        double,              -- Total Execution Time (sec)
+    energy_j           double not null,     -- Energy Consumed (Joules)
+    power_w_avg        double,
+    sm_util_avg        double,              -- SM Utilization (%) average, as a ratio 0-1
+    mem_util_avg       double               -- Memory Utilization (%) average, as a ratio 0-1
+);
