@@ -120,8 +120,8 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
 def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     config = (DATA / "lab.toml").read_text(encoding="utf-8").replace('idle = "unallocated"', 'idle = "proportional"')
     teams, _ = chargeback(tmp_path, config, DATA / "sacct_month.txt")
-    # the idle line over the teams by their direct cost: 110.89 : 8.31
-    assert teams["physics-dept"] == round(PHYSICS_USD + IDLE_USD * PHYSICS_USD / (PHYSICS_USD + CHEM_USD), 2)
+    # the idle line over the teams that used the cluster, by their GPU-hours: 80 : 6
+    assert abs(teams["physics-dept"] - (PHYSICS_USD + IDLE_USD * 80 / 86)) <= 0.01
     assert round(sum(teams.values()), 2) == POOL_USD and "unallocated" not in teams
 
 
@@ -174,3 +174,28 @@ def test_job_statistics_no_gpu_can_produce_are_rejects(tmp_path: Path) -> None:
     # 360 MJ over 2 h is 50 kW from one GPU; a job never stopped has no end
     assert {(r, c) for r, c in query(wh, "select row_number, check_name from rejects")} == \
         {(1, "plausible_power"), (2, "timestamp")}
+
+
+# --- the demo's on-premises cluster ----------------------------------------------------------------
+
+def test_demo_cluster_alone_is_charged_back_from_its_pool(tmp_path: Path) -> None:
+    """The demo month's Slurm export alone (no cloud bill) with the demo's meterbook.toml.
+    hpc-lab: 16 H100 for 744 h = 11,904 GPU-hours, pool 16 x (37,500 / 48 + 250) = 16,500.00.
+    Jobs: 5001 8 GPUs x 48 h = 384 (its .batch and .0 steps add nothing), 5004 4 x 12 h to the
+    month's end, running (48) -> physics 432 GPU-hours; 5002_1 and 5002_2 2 x 6 h -> chemistry 24;
+    5003 16 x 36 h, cancelled -> research 576; 5005 is pending. Each job's share to the cent:
+    physics 532.26 + 66.53, chemistry 16.63 x 2, research 798.39; the idle 15,069.56 over the
+    three by their GPU-hours (the demo's idle rule is proportional)."""
+    demo = tmp_path / "demo"
+    res = CliRunner().invoke(main, ["demo", "--month", "2026-10", "--out", str(demo)])
+    assert res.exit_code == 0, res.output
+    teams, wh = chargeback(tmp_path, (demo / "meterbook.toml").read_text(encoding="utf-8"),
+                           demo / "slurm" / "sacct-2026-10.txt")
+    direct = {"physics": 532.26 + 66.53, "chemistry": 16.63 * 2, "research": 798.39}
+    gpu_hours = {"physics": 432, "chemistry": 24, "research": 576}
+    idle = POOL_USD - sum(direct.values())
+    assert round(idle, 2) == 15_069.56
+    assert set(teams) == set(direct) and round(sum(teams.values()), 2) == POOL_USD
+    for team, cost in direct.items():
+        assert abs(teams[team] - (cost + idle * gpu_hours[team] / 1032)) <= 0.01
+    assert query(wh, "select used_gpu_hours, idle_gpu_hours from int_cost_pool") == [(1032.0, 10_872.0)]

@@ -4,7 +4,8 @@
 --   telemetry_split   a billed resource whose GPUs show namespaces: by GPU-hours per team
 --   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
 --                     teams that used that node (proportional to their GPU-hours, or even), or
---                     configured weights, or left unallocated; no user on the node -> owner
+--                     configured weights, or left unallocated; no user on the node -> owner.
+--                     An owned cluster's idle line likewise, over the teams its jobs ran for
 --   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
 --   <category>:<rule> untagged, shared_services, commitment, credits: proportional to each
 --                     team's directly attributed billed cost (energy groups: facility kWh) in
@@ -88,8 +89,24 @@ node_targets as (
     where g.kind = 'charge' and g.category in ('direct', 'untagged')
 ),
 
+cluster_use as (
+    -- an owned cluster's jobs by team (int_cost_pool_lines): who used it, for its idle line
+    select month, billing_account_id as cluster, team, dsum(gpu_hours) as hours
+    from int_charges_teams
+    where provider = 'owned' and line_item_type = 'JobUsage'
+    group by all
+),
+
 first_stage as (
     select source_group, team, rule, w from node_targets where w > 0
+    union all
+    -- an owned cluster's idle capacity, over the teams that used the cluster (as a node's idle
+    -- time over the teams that used the node)
+    select g.source_group, u.team, 'idle:' || r.rule, case r.rule when 'proportional' then u.hours else 1 end
+    from groups g
+    join cluster_use u on u.month = g.month and u.cluster = g.account
+    cross join idle_rule r
+    where g.kind = 'charge' and g.category = 'idle' and r.rule in ('proportional', 'even') and u.hours > 0
     union all
     select g.source_group, g.team, 'direct', 1
     from groups g
@@ -113,7 +130,8 @@ basis as (
 by_rule as (
     select g.source_group, g.category, r.rule, g.month, g.kind, g.currency
     from groups g join cfg_alloc_rules r on r.category = g.category
-    where (g.category in ('untagged', 'shared_services', 'commitment') or (g.kind = 'charge' and g.category = 'idle'))
+    where (g.category in ('untagged', 'shared_services', 'commitment')
+           or (g.kind = 'charge' and g.category = 'idle' and r.rule in ('weights', 'unallocated')))
       and g.source_group not in (select source_group from first_stage)
 ),
 
