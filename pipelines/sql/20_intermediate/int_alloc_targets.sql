@@ -124,6 +124,9 @@ basis as (
     join groups g using (source_group)
     left join billed b using (source_group)
     left join int_alloc_sources e on e.source_group = f.source_group and e.meter = 'facility_energy_kwh'
+    -- an owned cluster's pool (int_cost_pool_lines) is no bill: it moves no share of the bills'
+    -- shared services, commitments or credits
+    where g.service_name is distinct from 'Owned GPU cluster'
     group by all
 ),
 
