@@ -538,10 +538,13 @@ def parse_clusters(p: Path, text: str, entries: list[dict]) -> tuple[Cluster, ..
         if any(c.name == e["name"] for c in out):
             raise InputError(p, f"[[clusters]] #{i + 1}: a second cluster named {e['name']!r}",
                              Locator(p, text).where(("clusters",), "name", i), "Give each cluster its own name")
-        lists = {k: tuple(e[k]) for k in ("partitions", "hosts") if k in e}
-        numbers = {k: float(e[k]) for k in ("capex_usd_per_gpu", "lifetime_years", "electricity_usd_per_kwh",
-                                            "ops_usd_per_gpu_month", "pue") if k in e}
-        out.append(Cluster(name=e["name"], gpus=float(e["gpus"]), gpu_model=e.get("gpu_model"), **lists, **numbers))
+        def number(key: str) -> float | None:
+            return float(e[key]) if key in e else None
+        out.append(Cluster(name=e["name"], gpus=float(e["gpus"]), gpu_model=e.get("gpu_model"),
+                           partitions=tuple(e.get("partitions", ())), hosts=tuple(e.get("hosts", ())),
+                           capex_usd_per_gpu=number("capex_usd_per_gpu"), lifetime_years=number("lifetime_years"),
+                           electricity_usd_per_kwh=number("electricity_usd_per_kwh"),
+                           ops_usd_per_gpu_month=number("ops_usd_per_gpu_month"), pue=number("pue")))
     return tuple(out)
 
 

@@ -29,6 +29,9 @@ create or replace temp macro cast_err(col, raw, typed, expected) as
         {'column_name': col, 'check_name': 'parses_as_' || expected, 'value': left(raw, 200),
          'message': col || ' is not a valid ' || expected}
     end;
+-- One located failure of a row check (its column, check name, the value as written, why), else null.
+create or replace temp macro row_err(failed, col, check_name, raw, message) as
+    case when failed then {'column_name': col, 'check_name': check_name, 'value': left(raw, 200), 'message': message} end;
 -- NaN and infinity parse as numbers, and DuckDB orders NaN above every number (NaN >= 0 holds)
 create or replace temp macro finite_err(col, raw, typed) as
     case when not isfinite(typed) then

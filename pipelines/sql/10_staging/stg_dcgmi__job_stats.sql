@@ -30,36 +30,23 @@ typed as (
 select
     row_number, job_id, host, gpu_id, start_utc, end_utc, execution_s, energy_j, power_w_avg, sm_util_avg, mem_util_avg,
     errors([
-        case when start_utc is null then
-            {'column_name': 'Start Time', 'check_name': 'timestamp', 'value': left(_start, 200),
-             'message': 'Start Time is not a time as dcgmi prints it (Fri Jul 12 11:48:45 2024)'}
-        end,
-        case when end_utc is null then
-            {'column_name': 'End Time', 'check_name': 'timestamp', 'value': left(_end, 200),
-             'message': 'End Time is not a time as dcgmi prints it: the job was not stopped with --jstop'}
-        end,
-        case when end_utc < start_utc then
-            {'column_name': 'End Time', 'check_name': 'end_after_start', 'value': left(_end, 200),
-             'message': 'End Time is before Start Time'}
-        end,
-        case when energy_j is null then
-            {'column_name': 'Energy Consumed (Joules)', 'check_name': 'parses_as_number', 'value': left(_energy, 200),
-             'message': 'no energy reading'}
-        end,
-        case when energy_j < 0 then
-            {'column_name': 'Energy Consumed (Joules)', 'check_name': 'non_negative', 'value': left(_energy, 200),
-             'message': 'energy is negative'}
-        end,
+        row_err(start_utc is null, 'Start Time', 'timestamp', _start,
+                'Start Time is not a time as dcgmi prints it (Fri Jul 12 11:48:45 2024)'),
+        row_err(end_utc is null, 'End Time', 'timestamp', _end,
+                'End Time is not a time as dcgmi prints it: the job was not stopped with --jstop'),
+        row_err(end_utc < start_utc, 'End Time', 'end_after_start', _end,
+                'End Time is before Start Time'),
+        row_err(energy_j is null, 'Energy Consumed (Joules)', 'parses_as_number', _energy,
+                'no energy reading'),
+        row_err(energy_j < 0, 'Energy Consumed (Joules)', 'non_negative', _energy,
+                'energy is negative'),
         -- a GPU block's energy over its window is its mean power: above what any GPU draws, no
         -- device produced it (the summary block adds the job's GPUs, so it is not held to one)
-        case when gpu_id is not null and energy_j / nullif(epoch(end_utc) - epoch(start_utc), 0) > max_power_w then
-            {'column_name': 'Energy Consumed (Joules)', 'check_name': 'plausible_power', 'value': left(_energy, 200),
-             'message': printf('%.0f W on average over the job: more than any GPU draws (%.0f W)',
-                               energy_j / (epoch(end_utc) - epoch(start_utc)), max_power_w)}
-        end,
-        case when sm_util_avg > 1 or sm_util_avg < 0 then
-            {'column_name': 'SM Utilization (%)', 'check_name': 'plausible_util', 'value': left(_sm, 200),
-             'message': 'SM utilisation outside 0-100 %'}
-        end
+        row_err(gpu_id is not null and energy_j / nullif(epoch(end_utc) - epoch(start_utc), 0) > max_power_w,
+                'Energy Consumed (Joules)', 'plausible_power', _energy,
+                printf('%.0f W on average over the job: more than any GPU draws (%.0f W)',
+                               energy_j / (epoch(end_utc) - epoch(start_utc)), max_power_w)),
+        row_err(sm_util_avg > 1 or sm_util_avg < 0, 'SM Utilization (%)', 'plausible_util', _sm,
+                'SM utilisation outside 0-100 %')
     ]) as _errors
 from typed

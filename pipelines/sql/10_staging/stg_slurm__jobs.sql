@@ -30,15 +30,14 @@ typed as (
         nullif(regexp_extract(alloc_tres, 'gres/gpu:([^=,]+)=', 1), '') as gpu_type,
         nullif(trim(node_list), '') as node_list,
         nullif(split_part(trim(state), ' ', 1), '') as state,
-        timezone('UTC', timezone(d.tz, try_strptime(trim(start_time), '%Y-%m-%dT%H:%M:%S'))) as start_at,
-        timezone('UTC', timezone(d.tz, try_strptime(trim(end_time), '%Y-%m-%dT%H:%M:%S'))) as end_at,
+        timezone('UTC', timezone((select tz from _sacct_file), try_strptime(trim(start_time), '%Y-%m-%dT%H:%M:%S'))) as start_at,
+        timezone('UTC', timezone((select tz from _sacct_file), try_strptime(trim(end_time), '%Y-%m-%dT%H:%M:%S'))) as end_at,
         num(elapsed_raw) as elapsed_s,
         num(consumed_energy_raw) as consumed_energy_j,
-        d.width,
+        (select width from _sacct_file) as width,
         alloc_tres as _tres, start_time as _start, end_time as _end, elapsed_raw as _elapsed,
         consumed_energy_raw as _energy
     from source
-    cross join _sacct_file d
 ),
 
 windowed as (
@@ -59,38 +58,22 @@ select
         {'column_name': null::varchar, 'check_name': 'field_count', 'value': _fields::varchar,
          'message': printf('%d fields, the header has %d: a | inside a name, or a cut line', _fields, width)}
     ] else errors([
-        case when job_id is null then
-            {'column_name': 'JobID', 'check_name': 'not_null', 'value': null::varchar, 'message': 'no JobID'}
-        end,
-        case when start_at is null and coalesce(upper(trim(_start)), '') not in ('UNKNOWN', 'NONE', '') then
-            {'column_name': 'Start', 'check_name': 'timestamp', 'value': left(_start, 200),
-             'message': 'Start is not a time as sacct writes it (2026-10-03T08:00:00), Unknown or None'}
-        end,
-        case when end_at is null and coalesce(upper(trim(_end)), '') not in ('UNKNOWN', 'NONE', '') then
-            {'column_name': 'End', 'check_name': 'timestamp', 'value': left(_end, 200),
-             'message': 'End is not a time as sacct writes it (2026-10-03T08:00:00), Unknown or None'}
-        end,
+        row_err(job_id is null, 'JobID', 'not_null', null::varchar, 'no JobID'),
+        row_err(start_at is null and coalesce(upper(trim(_start)), '') not in ('UNKNOWN', 'NONE', ''), 'Start', 'timestamp', _start,
+                'Start is not a time as sacct writes it (2026-10-03T08:00:00), Unknown or None'),
+        row_err(end_at is null and coalesce(upper(trim(_end)), '') not in ('UNKNOWN', 'NONE', ''), 'End', 'timestamp', _end,
+                'End is not a time as sacct writes it (2026-10-03T08:00:00), Unknown or None'),
         cast_err('ElapsedRaw', _elapsed, elapsed_s, 'number'),
         cast_err('ConsumedEnergyRaw', _energy, consumed_energy_j, 'number'),
-        case when list_bool_or(list_transform(_gpu_counts, lambda n: not regexp_full_match(n, '[0-9]+'))) then
-            {'column_name': 'AllocTRES', 'check_name': 'gpu_count', 'value': left(_tres, 200),
-             'message': 'a gres/gpu count that is not a whole number of devices'}
-        end,
-        case when start_at is not null and end_at is null and elapsed_s is null then
-            {'column_name': 'End', 'check_name': 'has_window', 'value': left(_end, 200),
-             'message': 'the job started but has no End and no ElapsedRaw: export ElapsedRaw too'}
-        end,
-        case when end_utc < start_at then
-            {'column_name': 'End', 'check_name': 'end_after_start', 'value': left(_end, 200),
-             'message': 'End is before Start'}
-        end,
-        case when elapsed_s < 0 then
-            {'column_name': 'ElapsedRaw', 'check_name': 'non_negative', 'value': left(_elapsed, 200),
-             'message': 'ElapsedRaw is negative'}
-        end,
-        case when _copy > 1 and job_id is not null then
-            {'column_name': 'JobID', 'check_name': 'one_row_per_job', 'value': left(job_id, 200),
-             'message': 'this JobID appears on an earlier row of the file'}
-        end
+        row_err(list_bool_or(list_transform(_gpu_counts, lambda n: not regexp_full_match(n, '[0-9]+'))),
+                'AllocTRES', 'gpu_count', _tres, 'a gres/gpu count that is not a whole number of devices'),
+        row_err(start_at is not null and end_at is null and elapsed_s is null, 'End', 'has_window', _end,
+                'the job started but has no End and no ElapsedRaw: export ElapsedRaw too'),
+        row_err(end_utc < start_at, 'End', 'end_after_start', _end,
+                'End is before Start'),
+        row_err(elapsed_s < 0, 'ElapsedRaw', 'non_negative', _elapsed,
+                'ElapsedRaw is negative'),
+        row_err(_copy > 1 and job_id is not null, 'JobID', 'one_row_per_job', job_id,
+                'this JobID appears on an earlier row of the file')
     ]) end as _errors
 from windowed

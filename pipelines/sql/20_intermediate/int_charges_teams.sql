@@ -29,7 +29,11 @@ base as (
         lower(c.provider) || ':' || c.region as zone,
         coalesce(c.sub_account_id, c.billing_account_id) as account
     -- an owned cluster's cost pool comes as charge lines too (int_cost_pool_lines)
-    from (select * from charges union all by name select * from int_cost_pool_lines) c
+    from (
+        select * from charges
+        union all by name
+        select * from int_cost_pool_lines
+    ) c
 ),
 
 rule_hits as (

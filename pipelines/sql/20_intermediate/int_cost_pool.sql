@@ -79,7 +79,7 @@ months as (
 ),
 
 sized as (
-    select m.cluster, m.month, c.*  exclude (cluster),
+    select m.cluster, m.month, c.* exclude (cluster), q.quantum_places,
         c.gpus * (epoch(strptime(m.month, '%Y-%m') + interval 1 month) - epoch(strptime(m.month, '%Y-%m')))
             / getvariable('s_per_h') as capacity_gpu_hours,
         coalesce(u.used_gpu_hours, 0) as used_gpu_hours, coalesce(u.jobs, 0) as jobs,
@@ -89,6 +89,7 @@ sized as (
     join clusters c using (cluster)
     left join used u using (cluster, month)
     left join energy e using (cluster, month)
+    cross join (select quantum_places from cfg_meters where meter = 'billed_cost') q
 )
 
 select
@@ -108,7 +109,7 @@ select
     coalesce(it_energy_kwh * pue * price, 0) as power_usd,
     -- the pool to the cent (the money quantum of cfg_meters): the lines that share it add up to it
     round(gpus * owned_gpu_month_usd(capex, life_months, case when power_measured then ops else ox end)
-          + coalesce(it_energy_kwh * pue * price, 0), q.quantum_places) as pool_usd,
+          + coalesce(it_energy_kwh * pue * price, 0), quantum_places) as pool_usd,
     gpus * owned_gpu_month_usd(capex_lo, life_months_hi, case when power_measured then ops_lo else ox_lo end)
         + coalesce(it_energy_kwh_low * pue_lo * price_lo, 0) as pool_usd_low,
     gpus * owned_gpu_month_usd(capex_hi, life_months_lo, case when power_measured then ops_hi else ox_hi end)
@@ -118,4 +119,3 @@ select
          case when power_measured then price_id end, case when power_measured then pue_id end],
         lambda x: x is not null))) as assumption_ids
 from sized
-cross join (select quantum_places from cfg_meters where meter = 'billed_cost') q

@@ -41,7 +41,7 @@ lines as (
     from jobs
     union all
     select file_id, null, cluster, month, month_start, null, gpu_model, null, idle_gpu_hours, cost,
-        month_start, month_start + interval 1 month, 'IdleCapacity',
+        month_start as capacity_start, month_start + interval 1 month, 'IdleCapacity',
         printf('Idle capacity of %s: GPU-hours no job used', cluster)
     from idle
 )
