@@ -199,3 +199,29 @@ def test_demo_cluster_alone_is_charged_back_from_its_pool(tmp_path: Path) -> Non
     for team, cost in direct.items():
         assert abs(teams[team] - (cost + idle * gpu_hours[team] / 1032)) <= 0.01
     assert query(wh, "select used_gpu_hours, idle_gpu_hours from int_cost_pool") == [(1032.0, 10_872.0)]
+
+
+def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path, tmp_path: Path) -> None:
+    """The demo's bills alone, then with its Slurm export: the pool is 16,500.00 more in all, and
+    every team the bills charge keeps its figure (the pool takes no share of shared services,
+    commitments or credits); the cluster's teams get exactly the pool."""
+    import csv
+    import shutil
+    config = demo_billing / "demo" / "meterbook.toml"
+
+    def teams(wh: Path, out: Path) -> dict[str, float]:
+        res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(wh),
+                                        "--config", str(config), "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        with (out / "chargeback.csv").open(encoding="utf-8") as fh:
+            return {r["team"]: float(r["billed_cost"]) for r in csv.DictReader(fh)}
+
+    wh = tmp_path / "wh.duckdb"
+    shutil.copy(demo_billing / "wh.duckdb", wh)
+    before = teams(wh, tmp_path / "before")
+    code, f, out = ingest(wh, demo_billing / "demo" / "slurm")
+    assert code == 0, out
+    after = teams(wh, tmp_path / "after")
+    cloud_only = set(before) - {"research"}          # research also runs jobs on the cluster
+    assert {t: after[t] for t in cloud_only} == {t: before[t] for t in cloud_only}
+    assert round(sum(after.values()) - sum(before.values()), 2) == POOL_USD
