@@ -538,14 +538,17 @@ def parse_clusters(p: Path, text: str, entries: list[dict]) -> tuple[Cluster, ..
         if any(c.name == e["name"] for c in out):
             raise InputError(p, f"[[clusters]] #{i + 1}: a second cluster named {e['name']!r}",
                              Locator(p, text).where(("clusters",), "name", i), "Give each cluster its own name")
-        def number(key: str) -> float | None:
-            return float(e[key]) if key in e else None
         out.append(Cluster(name=e["name"], gpus=float(e["gpus"]), gpu_model=e.get("gpu_model"),
                            partitions=tuple(e.get("partitions", ())), hosts=tuple(e.get("hosts", ())),
-                           capex_usd_per_gpu=number("capex_usd_per_gpu"), lifetime_years=number("lifetime_years"),
-                           electricity_usd_per_kwh=number("electricity_usd_per_kwh"),
-                           ops_usd_per_gpu_month=number("ops_usd_per_gpu_month"), pue=number("pue")))
+                           capex_usd_per_gpu=optional_number(e, "capex_usd_per_gpu"),
+                           lifetime_years=optional_number(e, "lifetime_years"),
+                           electricity_usd_per_kwh=optional_number(e, "electricity_usd_per_kwh"),
+                           ops_usd_per_gpu_month=optional_number(e, "ops_usd_per_gpu_month"), pue=optional_number(e, "pue")))
     return tuple(out)
+
+
+def optional_number(entry: dict, key: str) -> float | None:
+    return float(entry[key]) if key in entry else None
 
 
 def parse_whatif(p: Path, text: str, whatif: dict) -> dict[str, float]:
