@@ -115,6 +115,10 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
         [("cost pool", POOL_USD, POOL_USD, "reconciled")]
     assert query(wh, "select distinct rule from allocation_lines where team = 'unallocated' and meter = 'billed_cost'") == \
         [("idle:unallocated",)]
+    from tests.pdf_helpers import text
+    page1 = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
+    assert "reconciled to the cost pool" in page1
+    assert "Status: reconciled to cost pool lab 2026-10; allocated USD 16,500.00." in page1
 
 
 def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
