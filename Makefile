@@ -23,7 +23,7 @@ demo: venv
 	$(MB) demo --month $(MONTH) --out $(DEMO)
 
 report: demo
-	$(MB) ingest $(DEMO)/billing $(DEMO)/invoices $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures $(DEMO)/work $(DEMO)/grid $(DEMO)/instruments --warehouse $(WH)
+	$(MB) ingest $(DEMO)/billing $(DEMO)/invoices $(DEMO)/dcgm $(DEMO)/codecarbon $(DEMO)/disclosures $(DEMO)/work $(DEMO)/grid $(DEMO)/instruments $(DEMO)/slurm --warehouse $(WH)
 	$(MB) validate --warehouse $(WH)
 	$(MB) report chargeback --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT) --per-team
 	$(MB) report audit --month $(MONTH) --warehouse $(WH) --config $(DEMO)/meterbook.toml --out $(OUT)

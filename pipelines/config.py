@@ -139,6 +139,13 @@ def schema() -> Section:
                                "headers": Mapping(string, '"X-Scope-OrgID" = "tenant"'),
                                "max_points": Value("number", minimum=1, example="11000"),
                                "max_samples": Value("number", minimum=1, example="50000000")}),
+        "clusters": Entries(Section({
+            "name": string, "gpus": Value("number", minimum=1, example="64"), "gpu_model": Value("string", example='"H100-SXM5-80GB"'),
+            "partitions": Value("strings", example='["gpu"]'), "hosts": Value("strings", example='["gpu-a01", "gpu-a02"]'),
+            "capex_usd_per_gpu": non_negative, "lifetime_years": Value("number", minimum=0.1, example="4"),
+            "electricity_usd_per_kwh": non_negative, "ops_usd_per_gpu_month": non_negative,
+            "pue": Value("number", minimum=1, example="1.3"),
+        })),
         "engine": Section({"name": Value("string", choices=ENGINES, example='"duckdb"'), "master": Value("string", example='"local[2]"'),
                            "warehouse": Value("string", example='"s3://bucket/meterbook"'),
                            "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
@@ -193,6 +200,22 @@ class SupplierFactor:
 
 
 @dataclass(frozen=True)
+class Cluster:
+    """An owned cluster ([[clusters]]): its GPUs and what it costs. A figure left out takes the
+    sourced default of sources/reference (capital_costs.csv by gpu_model, assumptions.csv)."""
+    name: str
+    gpus: float
+    gpu_model: str | None = None
+    partitions: tuple[str, ...] = ()      # Slurm partitions of the cluster (else its sacct Cluster name)
+    hosts: tuple[str, ...] = ()           # telemetry hosts whose measured energy is the cluster's power
+    capex_usd_per_gpu: float | None = None
+    lifetime_years: float | None = None
+    electricity_usd_per_kwh: float | None = None
+    ops_usd_per_gpu_month: float | None = None
+    pue: float | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     tag_keys: tuple[str, ...] = ("team", "cost-center", "project")
     unallocated: str = "unallocated"
@@ -219,6 +242,7 @@ class Config:
     whatif_regions: tuple[str, ...] = ()
     deferrable_namespaces: tuple[str, ...] = ()
     deferrable_jobs: tuple[str, ...] = ()
+    clusters: tuple[Cluster, ...] = ()
     engine: EngineConfig = field(default_factory=EngineConfig)
     prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
     path: str | None = None
@@ -268,6 +292,7 @@ def load_config(path: str | Path | None) -> Config:
         whatif_regions=tuple(whatif.get("regions", ())),
         deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),
         deferrable_jobs=tuple(whatif.get("deferrable_jobs", ())),
+        clusters=parse_clusters(p, text, doc.get("clusters", [])),
         engine=EngineConfig(**doc.get("engine", {})),
         prometheus=parse_prometheus(doc.get("prometheus", {})),
         path=str(p),
@@ -528,6 +553,32 @@ def parse_supplier(p: Path, text: str, i: int, e: dict) -> SupplierFactor:
                          'Give zone, g_per_kwh, source (the supplier\'s disclosure) and year, e.g. '
                          'zone = "aws:us-east-1", g_per_kwh = 290, source = "Dominion Energy fuel mix 2025", year = 2025')
     return SupplierFactor(e["zone"], float(e["g_per_kwh"]), e["source"], int(e["year"]))
+
+
+def parse_clusters(p: Path, text: str, entries: list[dict]) -> tuple[Cluster, ...]:
+    """The [[clusters]] entries: a cluster needs its name and its GPU count (the capacity its cost
+    pool is spread over); names are unique, since jobs and charges are keyed by them."""
+    out: list[Cluster] = []
+    for i, e in enumerate(entries):
+        missing = [k for k in ("name", "gpus") if k not in e]
+        if missing:
+            raise InputError(p, f"[[clusters]] #{i + 1} lacks {', '.join(missing)}",
+                             Locator(p, text).where(("clusters",), next(iter(e), "name"), i),
+                             'Give at least name and gpus, e.g. name = "lab", gpus = 64, gpu_model = "H100-SXM5-80GB"')
+        if any(c.name == e["name"] for c in out):
+            raise InputError(p, f"[[clusters]] #{i + 1}: a second cluster named {e['name']!r}",
+                             Locator(p, text).where(("clusters",), "name", i), "Give each cluster its own name")
+        out.append(Cluster(name=e["name"], gpus=float(e["gpus"]), gpu_model=e.get("gpu_model"),
+                           partitions=tuple(e.get("partitions", ())), hosts=tuple(e.get("hosts", ())),
+                           capex_usd_per_gpu=optional_number(e, "capex_usd_per_gpu"),
+                           lifetime_years=optional_number(e, "lifetime_years"),
+                           electricity_usd_per_kwh=optional_number(e, "electricity_usd_per_kwh"),
+                           ops_usd_per_gpu_month=optional_number(e, "ops_usd_per_gpu_month"), pue=optional_number(e, "pue")))
+    return tuple(out)
+
+
+def optional_number(entry: dict, key: str) -> float | None:
+    return float(entry[key]) if key in entry else None
 
 
 def parse_whatif(p: Path, text: str, whatif: dict) -> dict[str, float]:

@@ -66,6 +66,10 @@ def against_warehouse(con: duckdb.DuckDBPyConnection, config: Config) -> list[st
 
 
 def _charges(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
+    built = one_row(con, "select count(*) from duckdb_tables() where table_name = 'int_cost_pool_lines'")[0]
+    if not built:
+        # owned clusters' cost pool lines exist once a build has run; before it, the bills alone
+        con.execute("create or replace temp view int_cost_pool_lines as select * from charges where false")
     resolved = read_sql("20_intermediate", "int_charges_teams.sql")
     con.execute(f"create or replace temp view _check_teams as {resolved}")
     lines, teams = one_row(con, "select count(*), count(distinct team) from _check_teams")
@@ -143,9 +147,10 @@ def _unused(con: duckdb.DuckDBPyConnection) -> list[str]:
         select '[hosts] ' || host || ' -> ' || resource_id || ': no charge for this resource' from cfg_hosts
         where lower(resource_id) not in (select lower(resource_id) from charges where resource_id is not null)
         union all
-        select '[teams.accounts] ' || account || ': no such billing or sub account' from cfg_account_teams
+        select '[teams.accounts] ' || account || ': no such billing, sub or Slurm account' from cfg_account_teams
         where account not in (select sub_account_id from charges where sub_account_id is not null
-                              union select billing_account_id from charges where billing_account_id is not null)
+                              union select billing_account_id from charges where billing_account_id is not null
+                              union select account from slurm_jobs where account is not null)
         union all
         select printf('[[teams.rules]] #%d (%s ~ %s): resolves nothing (a tag key or an earlier rule wins, or nothing fits)', r.ord + 1,
                       case when r.field = 'tag' then 'tag:' || r.tag_key else r.field end, r.pattern)

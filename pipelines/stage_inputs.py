@@ -60,6 +60,14 @@ def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], lis
                            + [("job", j) for j in config.deferrable_jobs], ["varchar"] * 2),
         "cfg_ownership": (["level", "name", "ownership"], [(lv, n, o) for (lv, n), o in config.ownership.items()],
                           ["varchar"] * 3),
+        "cfg_clusters": (["cluster", "gpus", "gpu_model", "capex_usd_per_gpu", "lifetime_years", "electricity_usd_per_kwh",
+                          "ops_usd_per_gpu_month", "pue"],
+                         [(c.name, c.gpus, c.gpu_model, c.capex_usd_per_gpu, c.lifetime_years, c.electricity_usd_per_kwh,
+                           c.ops_usd_per_gpu_month, c.pue) for c in config.clusters],
+                         ["varchar", "double", "varchar"] + ["double"] * 5),
+        "cfg_cluster_members": (["cluster", "kind", "name"],
+                                [(c.name, "partition", n) for c in config.clusters for n in c.partitions]
+                                + [(c.name, "host", h) for c in config.clusters for h in c.hosts], ["varchar"] * 3),
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }

@@ -12,12 +12,20 @@ from typing import Any
 
 
 def reconciliation_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """rows: the month's reconciliation mart rows."""
-    invoices = [r for r in rows if r["basis"] == "invoice"]
+    """rows: the month's reconciliation mart rows. An owned cluster's cost pool (basis 'cost
+    pool') is a reference like an invoice: page 1 names it, and says so when its lines differ."""
+    invoices = [r for r in rows if r["basis"] in ("invoice", "cost pool")]
     exports = [r for r in rows if r["basis"] == "loaded exports"]
     differing = [r for r in invoices if r["status"] != "reconciled"]
+    billed = [r["invoice_id"] for r in invoices if r["basis"] == "invoice"]
+    pools = [r["invoice_id"] for r in invoices if r["basis"] == "cost pool"]
     return {
         "invoice_ids": [r["invoice_id"] for r in invoices],
+        "pools_only": bool(pools) and not billed,
+        # "invoices A, B and cost pool lab 2026-10": what the figures were reconciled to
+        "references": " and ".join(x for x in (
+            f"invoice{'s' if len(billed) > 1 else ''} {', '.join(billed)}" if billed else "",
+            ", ".join(pools)) if x),
         "invoices_reconciled": bool(invoices) and not differing,
         "differing": differing,
         "invoiced_amount": sum((Decimal(r["invoice_amount"]) for r in invoices), Decimal(0)),

@@ -11,7 +11,8 @@ import pandera.pandas as pa
 from core.units import HALF_CENT
 from schemas.allocation_lines import ISO_4217, MONTH
 
-BASES = ["invoice", "loaded exports"]
+BASES = ["invoice", "cost pool", "loaded exports"]
+REFERENCED = ["invoice", "cost pool"]   # bases measured against an amount of their own
 STATUSES = ["reconciled", "differs", "no export lines"]
 
 
@@ -39,7 +40,8 @@ class Reconciliation(pa.DataFrameModel):
 
     @pa.dataframe_check(columns=["basis", "invoice_amount", "difference"])
     def difference_is_against_the_basis(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """An invoice row has its amount and is measured against it; an exports row against itself."""
-        reference = df["invoice_amount"].where(df["basis"] == "invoice", df["export_billed_cost"])
-        has_amount = df["invoice_amount"].notna() == (df["basis"] == "invoice")
+        """An invoice (or cost pool) row has its amount and is measured against it; an exports row against itself."""
+        referenced = df["basis"].isin(REFERENCED)
+        reference = df["invoice_amount"].where(referenced, df["export_billed_cost"])
+        has_amount = df["invoice_amount"].notna() == referenced
         return has_amount & ((df["allocated_billed_cost"] - reference - df["difference"]).abs() < HALF_CENT)

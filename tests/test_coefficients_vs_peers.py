@@ -25,7 +25,9 @@ METHODOLOGY_NOTES = peers.SHARED_DATA.parent / "methodology.md"
 # peaks, which no peer table publishes). 151: findings_low_mfu_threshold (issue 22) is fleet policy,
 # like the other findings_* thresholds, and no peer tool flags jobs by MFU; +4 for the what-if
 # replay's scenario settings (whatif_*) and Spot interruption rate (issue 21): no peer tool models either.
-UNCOMPARED_MAX = 156      # 155, and the RTX 4080 SUPER's TDP (nvidia-smi captures), which no peer lists
+# +2 on purpose for an owned cluster's cost pool: electricity_price_usd_per_kwh and
+# owned_ops_usd_per_gpu_month are money, which no peer carbon tool models.
+UNCOMPARED_MAX = 158      # 155, the RTX 4080 SUPER's TDP (nvidia-smi captures), which no peer lists, and those two
 PEER_LABELS = {"Boavizta", "CCF", "CodeCarbon", "Green Algorithms", "LLMCarbon", "ML CO2 Impact", "SPRUCE"}
 
 

@@ -220,7 +220,7 @@ def reconcile(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_a_cent_lost_in_the_chargeback_does_not_reconcile(demo_wh):
-    con = copy_of(demo_wh, "allocation_lines", "int_charges_teams", "source_files", "invoices")
+    con = copy_of(demo_wh, "allocation_lines", "int_charges_teams", "source_files", "invoices", "int_cost_pool")
     reconcile(con)
     assert located(con, "reconciliation") == set()
     before = dict(con.execute("select invoice_id, difference from reconciliation where basis = 'invoice' and status = 'reconciled'").fetchall())

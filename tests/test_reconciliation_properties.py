@@ -42,6 +42,7 @@ def reconcile(lines, invoices) -> duckdb.DuckDBPyConnection:
         con.executemany("insert into invoices values (?, 1, ?, null, ?, ?, ?, ?)",
                         [(f, i, a, p, Decimal(cents) / 100, c) for f, i, a, p, cents, c in invoices])
     con.execute("create or replace table source_files as select range::integer as file_id, 'loaded' as status from range(1, 4)")
+    con.execute("create or replace table int_cost_pool (cluster varchar, month varchar, pool_usd double)")   # no owned cluster
     con.execute(f"create or replace table reconciliation as {read_sql('30_marts', 'reconciliation.sql')}")
     return con
 

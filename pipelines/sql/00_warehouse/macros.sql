@@ -29,6 +29,9 @@ create or replace temp macro cast_err(col, raw, typed, expected) as
         {'column_name': col, 'check_name': 'parses_as_' || expected, 'value': left(raw, 200),
          'message': col || ' is not a valid ' || expected}
     end;
+-- One located failure of a row check (its column, check name, the value as written, why), else null.
+create or replace temp macro row_err(failed, col, check_name, raw, message) as
+    case when failed then {'column_name': col, 'check_name': check_name, 'value': left(raw, 200), 'message': message} end;
 -- NaN and infinity parse as numbers, and DuckDB orders NaN above every number (NaN >= 0 holds)
 create or replace temp macro finite_err(col, raw, typed) as
     case when not isfinite(typed) then
@@ -152,3 +155,7 @@ create or replace temp macro json_note(col, raw) as case
     when raw is not null and trim(raw) <> '' and not json_valid(raw) then
     {'column_name': col, 'check_name': 'json_not_parsed', 'value': left(raw, 200),
      'message': col || ' is not JSON; the row is loaded without it'} end;
+-- What an owned GPU costs a month: its purchase spread over its life, plus its running cost.
+-- One formula for the owned-hardware finding (int_purchase_options) and an owned cluster's cost
+-- pool (int_cost_pool).
+create or replace temp macro owned_gpu_month_usd(capex_usd, life_months, running_usd) as capex_usd / life_months + running_usd;

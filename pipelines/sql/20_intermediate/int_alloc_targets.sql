@@ -6,7 +6,8 @@
 --   unallocated_capacity  its MIG slices no pod held (split rule mig_unallocated): the unallocated team
 --   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
 --                     teams that used that node (proportional to their GPU-hours, or even), or
---                     configured weights, or left unallocated; no user on the node -> owner
+--                     configured weights, or left unallocated; no user on the node -> owner.
+--                     An owned cluster's idle line likewise, over the teams its jobs ran for
 --   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
 --   provider_split    a billed node no telemetry covers, with AWS split cost allocation data:
 --                     by its pods' split cost per team; its unused cost -> unallocated_capacity
@@ -100,8 +101,24 @@ node_targets as (
         and not exists (select 1 from nodes n where n.month = g.month and n.resource_id = g.resource_id)
 ),
 
+cluster_use as (
+    -- an owned cluster's jobs by team (int_cost_pool_lines): who used it, for its idle line
+    select month, billing_account_id as cluster, team, dsum(gpu_hours) as hours
+    from int_charges_teams
+    where provider = 'owned' and line_item_type = 'JobUsage'
+    group by all
+),
+
 first_stage as (
     select source_group, team, rule, w from node_targets where w > 0
+    union all
+    -- an owned cluster's idle capacity, over the teams that used the cluster (as a node's idle
+    -- time over the teams that used the node)
+    select g.source_group, u.team, 'idle:' || r.rule, case r.rule when 'proportional' then u.hours else 1 end
+    from groups g
+    join cluster_use u on u.month = g.month and u.cluster = g.account
+    cross join idle_rule r
+    where g.kind = 'charge' and g.category = 'idle' and r.rule in ('proportional', 'even') and u.hours > 0
     union all
     select g.source_group, g.team, 'direct', 1
     from groups g
@@ -119,13 +136,17 @@ basis as (
     join groups g using (source_group)
     left join billed b using (source_group)
     left join int_alloc_sources e on e.source_group = f.source_group and e.meter = 'facility_energy_kwh'
+    -- an owned cluster's pool (int_cost_pool_lines) is no bill: it moves no share of the bills'
+    -- shared services, commitments or credits
+    where g.service_name is distinct from 'Owned GPU cluster'
     group by all
 ),
 
 by_rule as (
     select g.source_group, g.category, r.rule, g.month, g.kind, g.currency
     from groups g join cfg_alloc_rules r on r.category = g.category
-    where g.category in ('untagged', 'shared_services', 'commitment')
+    where (g.category in ('untagged', 'shared_services', 'commitment')
+           or (g.kind = 'charge' and g.category = 'idle' and r.rule in ('weights', 'unallocated')))
       and g.source_group not in (select source_group from first_stage)
 ),
 

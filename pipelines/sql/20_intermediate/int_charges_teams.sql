@@ -31,7 +31,12 @@ base as (
         strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as month,
         lower(c.provider) || ':' || c.region as zone,
         coalesce(c.sub_account_id, c.billing_account_id) as account
-    from charges c
+    -- an owned cluster's cost pool comes as charge lines too (int_cost_pool_lines)
+    from (
+        select * from charges
+        union all by name
+        select * from int_cost_pool_lines
+    ) c
     -- AWS split rows re-describe their parent's cost: the allocation reads them (int_provider_split)
     where c.split_parent_id is null
 ),
@@ -74,7 +79,9 @@ categorised as (
              when charge_category = 'Credit' or line_item_type in ('Credit', 'Refund')
                   or (charge_class = 'Correction' and billed_cost < 0) then 'credits'
              when commitment_discount_id is not null and charge_category = 'Purchase' then 'commitment'
-             when resource_id is not null then 'untagged'
+             -- an owned cluster's idle capacity, and its jobs whose account maps to no team
+             when provider = 'owned' and line_item_type = 'IdleCapacity' then 'idle'
+             when resource_id is not null or (provider = 'owned' and line_item_type = 'JobUsage') then 'untagged'
              else 'shared_services' end as alloc_category
     from resolved
 )

@@ -72,7 +72,7 @@ owned as (
         p.gpus * p.cx_lo / nullif(greatest(p.cost - p.gpus * c.ox_lo, 0), 0) as payback_low,
         p.gpus * p.cx_hi / nullif(greatest(p.cost - p.gpus * c.ox_hi, 0), 0) as payback_high,
         -- renting minus owning over the hardware's life, per month of it
-        (thr.life_months * (p.cost - p.gpus * c.ox) - p.gpus * p.cx) / thr.life_months as saving_per_month
+        p.cost - p.gpus * owned_gpu_month_usd(p.cx, thr.life_months, c.ox) as saving_per_month
     from priced p cross join coef c cross join thr
 )
 

@@ -2,6 +2,7 @@
 -- and what the chargeback allocated of those lines (allocation_lines, billed_cost).
 --   basis 'invoice'         an invoice loaded from an invoices file (kind invoices); month is its
 --                           period; difference = allocated - invoice amount
+--   basis 'cost pool'       an owned cluster's month (int_cost_pool): its lines against the pool
 --   basis 'loaded exports'  export lines no loaded invoice covers, one row per invoice id they
 --                           carry (null: none); the reference is their own sum (the exports
 --                           reconcile with themselves only); difference = allocated - lines
@@ -12,10 +13,16 @@
 -- An invoice id loaded from several files counts once: the latest file's.
 -- status: reconciled (difference rounds to 0.00) | differs | no export lines.
 with inv as (
-    select i.*
+    select i.*, 'invoice' as basis
     from invoices i
     join source_files f on f.file_id = i.file_id and f.status = 'loaded'
     qualify row_number() over (partition by i.invoice_id order by i.file_id desc) = 1
+    union all by name
+    -- an owned cluster's cost pool stands where an invoice would (int_cost_pool_lines name it)
+    select printf('cost pool %s %s', cluster, month) as invoice_id, 'owned cluster' as issuer,
+        cluster as billing_account_id, month as period, pool_usd::decimal(38, 12) as amount, 'USD' as currency,
+        'cost pool' as basis
+    from int_cost_pool
 ),
 
 lines as (
@@ -70,7 +77,7 @@ per_ref as (
 ),
 
 invoiced as (
-    select i.period as month, i.currency, i.invoice_id, 'invoice' as basis, i.issuer, i.billing_account_id,
+    select i.period as month, i.currency, i.invoice_id, i.basis, i.issuer, i.billing_account_id,
         i.amount as invoice_amount, i.file_id as invoice_file_id,
         coalesce(p.lines, 0) as lines, coalesce(p.export_billed_cost, 0) as export_billed_cost,
         coalesce(p.allocated_billed_cost, 0) as allocated_billed_cost,

@@ -1,0 +1,231 @@
+"""Slurm accounting (sacct --parsable2): jobs, steps counted once, located rejects, the layouts
+refused with their fix; and the owned cluster's cost pool through the chargeback."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+from click.testing import CliRunner
+
+from pipelines.cli import main
+
+DATA = Path(__file__).parent / "data" / "slurm"
+
+
+def ingest(warehouse: Path, *args: str | Path) -> tuple[int, dict, str]:
+    res = CliRunner().invoke(main, ["ingest", *map(str, args), "--warehouse", str(warehouse), "--json"])
+    out = res.stdout
+    files = json.loads(out[:out.rindex("}") + 1])["files"] if "{" in out else [{}]
+    return res.exit_code, files[0], res.output
+
+
+def query(warehouse: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_jobs_load_with_their_gpus_and_steps_add_no_gpu_time(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, DATA / "sacct_month.txt")
+    assert code == 0 and f["kind"] == "slurm" and f["status"] == "loaded", out
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (7, 7, 0)
+    # 1001: 8 GPUs x 10 h (its .batch and .0 steps run inside it); 1002_3: 2 x 2 h; 1003+0: 2 x 1 h;
+    # the CPU job and the pending one hold no GPU time
+    assert f["totals"] == {"jobs": 5, "steps": 2, "gpu_hours": 86.0}
+    rows = dict((r[0], r[1:]) for r in query(wh, "select job_id, job_key, is_step, gpus, gpu_type, state from slurm_jobs"))
+    assert rows["1001.0"] == ("1001", True, 8.0, "h100", "COMPLETED")
+    # typed count only (gres/gpu:h100=2); "CANCELLED by 1234" is CANCELLED
+    assert rows["1002_3"] == ("1002_3", False, 2.0, "h100", "CANCELLED")
+    assert rows["1003+0"][:3] == ("1003+0", False, 2.0)
+    assert query(wh, "select start_utc, end_utc from slurm_jobs where job_id = '1005'") == [(None, None)]
+
+
+def test_row_problems_are_located_rejects(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, DATA / "sacct_bad_rows.txt")
+    assert code == 0 and f["rows_read"] == f["rows_loaded"] + f["rows_rejected"] == 7, out
+    checks = {(r, c) for r, c in query(wh, "select row_number, check_name from rejects")}
+    assert checks == {(2, "field_count"), (3, "timestamp"), (4, "end_after_start"), (5, "gpu_count"),
+                      (6, "one_row_per_job")}
+    # a running job ends at Start + ElapsedRaw
+    assert query(wh, "select gpus, gpu_type, end_utc::varchar from slurm_jobs where job_id = '2006'") == \
+        [(2.0, "a100", "2026-10-06 00:30:00")]
+
+
+def test_noheader_export_in_the_documented_order(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, DATA / "sacct_noheader.txt")
+    assert code == 0 and f["format_version"] == "parsable2-noheader", out
+    assert f["totals"] == {"jobs": 1, "steps": 1, "gpu_hours": 8.0}
+    assert query(wh, "select consumed_energy_j from slurm_jobs where is_step") == [(1800000.0,)]
+
+
+def test_times_in_the_clusters_zone(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, DATA / "sacct_noheader.txt", "--timezone", "Europe/Paris")
+    assert code == 0 and f["notes"] == [], out
+    assert query(wh, "select start_utc::varchar from slurm_jobs where job_id = '3001'") == [("2026-10-06 22:00:00",)]
+
+
+def test_fixed_width_table_is_refused_with_the_fix(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, _, out = ingest(wh, DATA / "sacct_fixed_width.txt")
+    assert code == 1
+    assert "fixed-width" in out and "--parsable2" in out and "Traceback" not in out
+
+
+# --- an owned cluster's cost pool, through the chargeback ---------------------------------------
+# lab.toml: 16 H100-SXM5-80GB GPUs, the defaults of sources/reference: 37,500 USD per GPU
+# (capital_costs.csv) over 4 years (hardware_lifetime_years = 48 months), no energy measured, so
+# the running cost with power included (owned_opex_usd_per_gpu_month = 250 USD).
+# Pool = 16 x (37,500 / 48 + 250) = 16 x 1,031.25 = 16,500.00 USD over 16 x 744 h = 11,904 GPU-hours.
+POOL_USD = 16_500.00
+PHYSICS_USD = 110.89          # job 1001: 80 GPU-hours x 16,500 / 11,904 = 110.887
+CHEM_USD = 5.54 + 2.77        # 1002_3: 4 GPU-hours (5.544), 1003+0: 2 GPU-hours (2.772), each to the cent
+IDLE_USD = POOL_USD - PHYSICS_USD - CHEM_USD
+
+
+def chargeback(tmp_path: Path, config_text: str, *inputs: Path) -> tuple[dict[str, float], Path]:
+    """Ingest, report the October chargeback; each team's billed cost from its CSV."""
+    import csv
+    wh, config = tmp_path / "w.duckdb", tmp_path / "meterbook.toml"
+    config.write_text(config_text, encoding="utf-8")
+    for path in inputs:
+        code, f, out = ingest(wh, path)
+        assert code == 0 and f["status"] == "loaded", out
+    res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(wh),
+                                    "--config", str(config), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    with (tmp_path / "out" / "chargeback.csv").open(encoding="utf-8") as fh:
+        return {r["team"]: float(r["billed_cost"]) for r in csv.DictReader(fh)}, wh
+
+
+def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Path) -> None:
+    teams, wh = chargeback(tmp_path, (DATA / "lab.toml").read_text(encoding="utf-8"), DATA / "sacct_month.txt")
+    assert teams == {"physics-dept": PHYSICS_USD, "chem": CHEM_USD, "unallocated": round(IDLE_USD, 2)}
+    assert round(sum(teams.values()), 2) == POOL_USD                     # conserved to the cent
+    pool = query(wh, "select capital_usd, running_usd, power_usd, pool_usd, capacity_gpu_hours, used_gpu_hours "
+                     "from int_cost_pool")
+    assert pool == [(12_500.0, 4_000.0, 0.0, POOL_USD, 11_904.0, 86.0)]
+    assert query(wh, "select basis, invoice_amount, allocated_billed_cost, status from reconciliation") == \
+        [("cost pool", POOL_USD, POOL_USD, "reconciled")]
+    assert query(wh, "select distinct rule from allocation_lines where team = 'unallocated' and meter = 'billed_cost'") == \
+        [("idle:unallocated",)]
+    from tests.pdf_helpers import text
+    page1 = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
+    assert "reconciled to the cost pool" in page1
+    assert "Status: reconciled to cost pool lab 2026-10; allocated USD 16,500.00." in page1
+
+
+def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
+    config = (DATA / "lab.toml").read_text(encoding="utf-8").replace('idle = "unallocated"', 'idle = "proportional"')
+    teams, _ = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    # the idle line over the teams that used the cluster, by their GPU-hours: 80 : 6
+    assert abs(teams["physics-dept"] - (PHYSICS_USD + IDLE_USD * 80 / 86)) <= 0.01
+    assert round(sum(teams.values()), 2) == POOL_USD and "unallocated" not in teams
+
+
+def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
+    # gpu-a01 (a host of the cluster) draws 300 W and 150 W for one hour: 0.45 kWh; PUE 1.5 at
+    # 0.30 USD/kWh is 0.2025 USD. With the power priced, the running cost is operations alone
+    # (owned_ops_usd_per_gpu_month = 160): 16 x (37,500 / 48 + 160) + 0.2025 = 15,060.20 USD.
+    from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
+    log = tmp_path / "gpu-a01.csv"
+    write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
+    config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
+        'hosts = ["gpu-a01"]\npue = 1.5\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n'
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+    (kwh, power, pool, basis), = query(wh, "select facility_energy_kwh, power_usd, pool_usd, power_basis from int_cost_pool")
+    assert (round(kwh, 4), round(power, 4), pool, basis) == (0.675, 0.2025, 15_060.20, "measured energy x price")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_the_pool_uses_the_owned_hardware_findings_formula(tmp_path: Path) -> None:
+    # the config's own figures replace the defaults (and carry no range): capital 24,000 USD per
+    # GPU over 3 years; no energy measured, so the running cost with power included (250, 120-500)
+    # 16 x (24,000 / 36 + 250) = 14,666.67, low 16 x (666.67 + 120), high 16 x (666.67 + 500)
+    config = (DATA / "lab.toml").read_text(encoding="utf-8") + "capex_usd_per_gpu = 24000\nlifetime_years = 3\n"
+    _, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    (pool, low, high), = query(wh, "select pool_usd, pool_usd_low, pool_usd_high from int_cost_pool")
+    assert (pool, round(low, 2), round(high, 2)) == (14_666.67, 12_586.67, 18_666.67)
+
+
+# --- DCGM job statistics (dcgmi stats --job --verbose) ------------------------------------------
+STATS = Path(__file__).parent / "data" / "dcgmi_stats"
+
+
+def test_job_statistics_give_each_gpus_measured_energy(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, STATS / "job_1001_two_gpus.txt")
+    assert code == 0 and f["kind"] == "dcgmi-stats" and f["format_version"] == "verbose", out
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (2, 2, 0)
+    # 500 W and 250 W for 10 h: 18 MJ and 9 MJ, 7.5 kWh together
+    assert f["totals"] == {"jobs": 1, "gpu_blocks": 2, "energy_j": 27_000_000.0}
+    assert query(wh, "select job_id, gpu_id, start_utc::varchar, end_utc::varchar, energy_j, power_w_avg, sm_util_avg "
+                     "from dcgm_job_stats order by gpu_id") == [
+        ("1001", 0, "2026-10-01 00:00:00", "2026-10-01 10:00:00", 18_000_000.0, 500.0, 0.81),
+        ("1001", 1, "2026-10-01 00:00:00", "2026-10-01 10:00:00", 9_000_000.0, 250.0, 0.40)]
+
+
+def test_job_statistics_no_gpu_can_produce_are_rejects(tmp_path: Path) -> None:
+    wh = tmp_path / "w.duckdb"
+    code, f, out = ingest(wh, STATS / "job_implausible_energy_and_no_end.txt")
+    assert code == 0 and (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (2, 0, 2), out
+    # 360 MJ over 2 h is 50 kW from one GPU; a job never stopped has no end
+    assert {(r, c) for r, c in query(wh, "select row_number, check_name from rejects")} == \
+        {(1, "plausible_power"), (2, "timestamp")}
+
+
+# --- the demo's on-premises cluster ----------------------------------------------------------------
+
+def test_demo_cluster_alone_is_charged_back_from_its_pool(tmp_path: Path) -> None:
+    """The demo month's Slurm export alone (no cloud bill) with the demo's meterbook.toml.
+    hpc-lab: 16 H100 for 744 h = 11,904 GPU-hours, pool 16 x (37,500 / 48 + 250) = 16,500.00.
+    Jobs: 5001 8 GPUs x 48 h = 384 (its .batch and .0 steps add nothing), 5004 4 x 12 h to the
+    month's end, running (48) -> physics 432 GPU-hours; 5002_1 and 5002_2 2 x 6 h -> chemistry 24;
+    5003 16 x 36 h, cancelled -> research 576; 5005 is pending. Each job's share to the cent:
+    physics 532.26 + 66.53, chemistry 16.63 x 2, research 798.39; the idle 15,069.56 over the
+    three by their GPU-hours (the demo's idle rule is proportional)."""
+    demo = tmp_path / "demo"
+    res = CliRunner().invoke(main, ["demo", "--month", "2026-10", "--out", str(demo)])
+    assert res.exit_code == 0, res.output
+    teams, wh = chargeback(tmp_path, (demo / "meterbook.toml").read_text(encoding="utf-8"),
+                           demo / "slurm" / "sacct-2026-10.txt")
+    direct = {"physics": 532.26 + 66.53, "chemistry": 16.63 * 2, "research": 798.39}
+    gpu_hours = {"physics": 432, "chemistry": 24, "research": 576}
+    idle = POOL_USD - sum(direct.values())
+    assert round(idle, 2) == 15_069.56
+    assert set(teams) == set(direct) and round(sum(teams.values()), 2) == POOL_USD
+    for team, cost in direct.items():
+        assert abs(teams[team] - (cost + idle * gpu_hours[team] / 1032)) <= 0.01
+    assert query(wh, "select used_gpu_hours, idle_gpu_hours from int_cost_pool") == [(1032.0, 10_872.0)]
+
+
+def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path, tmp_path: Path) -> None:
+    """The demo's bills alone, then with its Slurm export: the pool is 16,500.00 more in all, and
+    every team the bills charge keeps its figure (the pool takes no share of shared services,
+    commitments or credits); the cluster's teams get exactly the pool."""
+    import csv
+    import shutil
+    config = demo_billing / "demo" / "meterbook.toml"
+
+    def teams(wh: Path, out: Path) -> dict[str, float]:
+        res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(wh),
+                                        "--config", str(config), "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        with (out / "chargeback.csv").open(encoding="utf-8") as fh:
+            return {r["team"]: float(r["billed_cost"]) for r in csv.DictReader(fh)}
+
+    wh = tmp_path / "wh.duckdb"
+    shutil.copy(demo_billing / "wh.duckdb", wh)
+    before = teams(wh, tmp_path / "before")
+    code, f, out = ingest(wh, demo_billing / "demo" / "slurm")
+    assert code == 0, out
+    after = teams(wh, tmp_path / "after")
+    cloud_only = set(before) - {"research"}          # research also runs jobs on the cluster
+    assert {t: after[t] for t in cloud_only} == {t: before[t] for t in cloud_only}
+    assert round(sum(after.values()) - sum(before.values()), 2) == POOL_USD
