@@ -22,6 +22,7 @@ from core.units import (
 )
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
+from pipelines.csv_amounts import minor_units
 
 
 def config_variables(config: Config) -> dict[str, object]:
@@ -33,6 +34,9 @@ def config_variables(config: Config) -> dict[str, object]:
         "s_per_h": S_PER_H, "tokens_per_million": TOKENS_PER_MILLION, "units_per_thousand": UNITS_PER_THOUSAND,
         "months_per_year": MONTHS_PER_YEAR, "h_per_year": H_PER_YEAR,
         "hourly_factor_type": config.hourly_factor_type,
+        # '' = the month's only billing currency (a varchar variable cannot be null on Spark)
+        "reporting_currency": config.currency.reporting or "", "rate_rule": config.currency.rate_rule,
+        "fx_rounding": config.currency.rounding, "budget_rate_source": config.currency.budget_source,
     }
 
 
@@ -56,6 +60,9 @@ def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], lis
         "cfg_whatif_regions": (["zone"], [(z,) for z in config.whatif_regions], ["varchar"]),
         "cfg_deferrable": (["kind", "name"], [("namespace", n) for n in config.deferrable_namespaces]
                            + [("job", j) for j in config.deferrable_jobs], ["varchar"] * 2),
+        "cfg_budget_rates": (["from_currency", "rate"], list(config.currency.budget_rates.items()),
+                             ["varchar", "decimal(38, 12)"]),
+        "cfg_minor_units": (["currency", "places"], sorted(minor_units().items()), ["varchar", "integer"]),
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }
