@@ -23,6 +23,7 @@ from core.units import (
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
 from pipelines.csv_amounts import minor_units
+from sources.bounded import limit
 
 
 def config_variables(config: Config) -> dict[str, object]:
@@ -36,7 +37,7 @@ def config_variables(config: Config) -> dict[str, object]:
         "hourly_factor_type": config.hourly_factor_type,
         # '' = the month's only billing currency (a varchar variable cannot be null on Spark)
         "reporting_currency": config.currency.reporting or "", "rate_rule": config.currency.rate_rule,
-        "fx_rounding": config.currency.rounding, "budget_rate_source": config.currency.budget_source,
+        "fx_rounding": config.currency.rounding, "fx_lookback_days": int(limit("fx_rate_lookback_days")), "budget_rate_source": config.currency.budget_source,
     }
 
 

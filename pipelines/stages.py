@@ -27,6 +27,8 @@ from pipelines.stage_inputs import apply_config
 from pipelines.warehouse import database_path, out_of_memory
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
+from schemas.team_currency_month import TeamCurrencyMonth
+from schemas.team_month_reporting import TeamMonthReporting
 from schemas.audit_disclosures import AuditDisclosures
 from schemas.audit_reconstructions import AuditReconstructions
 from schemas.carbon_month import CarbonMonth
@@ -96,6 +98,8 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "allocation_lines": AllocationLines,
     "allocation_day": AllocationDay,
     "team_month": TeamMonth,
+    "team_currency_month": TeamCurrencyMonth,
+    "team_month_reporting": TeamMonthReporting,
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,
     "findings_month": FindingsMonth,
