@@ -174,15 +174,32 @@ def require_month(con: duckdb.DuckDBPyConnection, month: str) -> None:
                          "Ingest the month's billing exports first, or pick one of those months")
 
 
+def exchange_rates_used(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> list[dict]:
+    """The month's rates into the reporting currency (fx_month), one row per rate used; stops with
+    one error where the month has several billing currencies and no reporting currency, or a
+    charge day has no rate."""
+    rows = rows_as_dicts(con, "select * from fx_month where month = ? order by from_currency, rate_date nulls first", [month])
+    billing = sorted({r["from_currency"] for r in rows})
+    if any(r["reporting_currency"] is None for r in rows):
+        raise InputError(f"--month {month}", "charges in several currencies", ", ".join(billing),
+                         'Set the reporting currency in meterbook.toml: [currency] reporting = "USD" (and load the exchange rates)')
+    missing = next((r for r in rows if r["missing_day"] is not None), None)
+    if missing:
+        raise InputError(f"--month {month}", f"no {missing['from_currency']} -> {missing['reporting_currency']} exchange rate",
+                         f"charges of {missing['missing_day']:%Y-%m-%d}, rate rule {missing['rate_rule']}",
+                         "Ingest a rates file that covers that day (ECB eurofxref-hist.csv, Fed H.10, or date,from,to,rate,source)"
+                         if missing["rate_rule"] != "budget" else
+                         f'Add [currency.budget_rates] "{missing["from_currency"]}" = <rate> to {config.path or "meterbook.toml"}')
+    return [r for r in rows if r["from_currency"] != r["reporting_currency"]]
+
+
 def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
     """Everything the chargeback shows for a month, read from the marts the build step wrote."""
     require_month(con, month)
-    teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
-    currencies = sorted({t["currency"] for t in teams if t["currency"]})
-    if len(currencies) > 1:
-        raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
-                         "Report one billing account per currency (ingest them into separate warehouses)")
-    currency = currencies[0] if currencies else "USD"
+    teams = rows_as_dicts(con, """select * exclude (billing_currencies) from team_month_reporting where month = ?
+                                  order by billed_cost desc, team""", [month])
+    fx = exchange_rates_used(con, config, month)
+    currency = teams[0]["currency"] or "USD"
     recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by basis, invoice_id nulls last", [month])
     recon_summary = reconciliation_summary(recon)
     totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
@@ -216,6 +233,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "month": month,
         "created": document_date(month),
         "currency": currency,
+        "fx": fx,
         "teams": teams,
         "team_pages": team_pages,
         "extra_columns": extra_cols,

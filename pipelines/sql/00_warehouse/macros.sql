@@ -145,3 +145,10 @@ create or replace temp macro json_note(col, raw) as case
     when raw is not null and trim(raw) <> '' and not json_valid(raw) then
     {'column_name': col, 'check_name': 'json_not_parsed', 'value': left(raw, 200),
      'message': col || ' is not JSON; the row is loaded without it'} end;
+-- A decimal amount of minor units rounded to a whole one: half_even (a tie to the even unit) or
+-- half_up (a tie away from zero), the [currency] rounding of a converted bill.
+create or replace temp macro round_units(u, mode) as sign(u) * (floor(abs(u))
+    + case when abs(u) - floor(abs(u)) > 0.5 then 1
+           when abs(u) - floor(abs(u)) < 0.5 then 0
+           when mode = 'half_up' then 1
+           else floor(abs(u)) % 2 end);

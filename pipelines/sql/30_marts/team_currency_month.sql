@@ -40,11 +40,7 @@ units as (
 target as (
     select *,
         -- the converted bill in whole minor units, rounded once
-        sign(bill_units) * (floor(abs(bill_units))
-            + case when abs(bill_units) - floor(abs(bill_units)) > 0.5 then 1
-                   when abs(bill_units) - floor(abs(bill_units)) < 0.5 then 0
-                   when getvariable('fx_rounding') = 'half_up' then 1
-                   else floor(abs(bill_units)) % 2 end) as bill_rounded,
+        round_units(bill_units, getvariable('fx_rounding')) as bill_rounded,
         row_number() over (partition by month, currency, meter
                            order by exact_units - base_units desc, team, part) as rank_frac
     from units
@@ -56,7 +52,7 @@ split as (
         case when currency = reporting_currency then amount
              when group_rated then
             ((base_units + case when rank_frac <= bill_rounded - base_sum then 1 else 0 end)
-             / (10::hugeint ** places)::hugeint)::decimal(38, 12) end as amount_reporting
+             * (1 / (10::hugeint ** places)::hugeint)::decimal(38, 12))::decimal(38, 12) end as amount_reporting
     from target
 )
 
