@@ -27,8 +27,6 @@ from pipelines.stage_inputs import apply_config
 from pipelines.warehouse import database_path, out_of_memory
 from schemas.allocation_day import AllocationDay
 from schemas.allocation_lines import AllocationLines
-from schemas.team_currency_month import TeamCurrencyMonth
-from schemas.team_month_reporting import TeamMonthReporting
 from schemas.audit_disclosures import AuditDisclosures
 from schemas.audit_reconstructions import AuditReconstructions
 from schemas.carbon_month import CarbonMonth
@@ -48,10 +46,12 @@ from schemas.reconciliation import Reconciliation
 from schemas.run_month import RunMonth
 from schemas.team_audit_month import TeamAuditMonth
 from schemas.team_coverage_month import TeamCoverageMonth
+from schemas.team_currency_month import TeamCurrencyMonth
 from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
+from schemas.team_month_reporting import TeamMonthReporting
 from schemas.team_namespace_day import TeamNamespaceDay
 from schemas.team_resource_month import TeamResourceMonth
 from schemas.team_sensitivity_month import TeamSensitivityMonth

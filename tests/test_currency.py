@@ -3,7 +3,6 @@ totals that sum to the converted bill, each invoice reconciled in its own curren
 conversion that a later month's rates never move."""
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
@@ -15,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
+from core.sql import read_sql
 from pipelines.cli import main
 from pipelines.config import Config, CurrencyConfig, load_config
 from pipelines.stage_inputs import apply_config
 from pipelines.warehouse import add_macros, connect
-from core.sql import read_sql
 from tests.conftest import DATA, ingest_json
 
 FX = DATA / "fx"

@@ -42,7 +42,7 @@ target as (
         -- the converted bill in whole minor units, rounded once
         round_units(bill_units, getvariable('fx_rounding')) as bill_rounded,
         row_number() over (partition by month, currency, meter
-                           order by exact_units - base_units desc, team, part) as rank_frac
+                           order by exact_units - base_units desc, team asc, part asc) as rank_frac
     from units
 ),
 

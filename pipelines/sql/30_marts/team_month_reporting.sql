@@ -71,7 +71,7 @@ joined as (
 )
 
 select
-    j.* exclude (billing_currencies),
+    j.* exclude (j.billing_currencies),
     p.billed_cost as billed_cost_prev_month,
     j.billed_cost - p.billed_cost as billed_cost_change,
     j.effective_cost - p.effective_cost as effective_cost_change,
