@@ -81,15 +81,16 @@ def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def team_lines(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dict[str, list[dict]]:
     """Per team, what its figures are made of: the allocation engine's lines, one row per
-    category and rule, the main meters as columns."""
+    category and rule, the main meters as columns. Lines billed in another currency than the
+    report's stay in theirs (named after the category): the lines are as billed."""
     meters = ", ".join(f"sum(amount) filter (where meter = '{m}') as {m}" for m in ALLOCATION_METERS)
     return _by_team(rows_as_dicts(con, f"""
-        select team, coalesce(category, '–') as category, coalesce(rule, '–') as rule,
-               count(distinct source_group) as sources, {meters}
+        select team, coalesce(category, '–') || coalesce(' (' || nullif(currency, ?) || ')', '') as category,
+               coalesce(rule, '–') as rule, count(distinct source_group) as sources, {meters}
         from allocation_lines where month = ? group by all
-        order by team, billed_cost desc nulls last, category, rule""", [month]))
+        order by team, billed_cost desc nulls last, category, rule""", [currency, month]))
 
 
 def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
@@ -103,9 +104,10 @@ def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]
 
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:
     months = [r[0] for r in con.execute(
-        "select distinct month from team_month where month <= ? order by month desc limit ?", [month, HISTORY_MONTHS]).fetchall()][::-1]
+        "select distinct month from team_month_reporting where month <= ? order by month desc limit ?",
+        [month, HISTORY_MONTHS]).fetchall()][::-1]
     rows = rows_as_dicts(con, """select month, team, billed_cost, gpu_hours, idle_gpu_hours, facility_energy_kwh, co2e_kg
-                                 from team_month where month in (select unnest(?::varchar[]))""", [months])
+                                 from team_month_reporting where month in (select unnest(?::varchar[]))""", [months])
     out: dict[str, dict[str, dict]] = {}
     for r in rows:
         out.setdefault(r["team"], {})[r["month"]] = r
@@ -211,7 +213,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
                                   order by it_energy_kwh desc, tier""", [month])
     unallocated = next((t for t in teams if t["team"] == config.unallocated), None)
     extra_cols = [c for c in teams[0] if c not in CSV_COLUMNS]   # columns a newer team_month adds
-    lines = team_lines(con, month)
+    lines = team_lines(con, month, currency)
     jobs = top_jobs(con, month)
     months, hist = history(con, month)
     top, found, matching = split_findings(findings(con, month))

@@ -3,6 +3,7 @@ totals that sum to the converted bill, each invoice reconciled in its own curren
 conversion that a later month's rates never move."""
 from __future__ import annotations
 
+import csv
 from datetime import date, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
@@ -47,23 +48,7 @@ def test_each_published_layout_loads_its_rates_and_rejects_days_without_one(ware
     assert rejects == {("rate_published",), ("parses_as_decimal",)}
 
 
-# ---- a demo month with a second billing account billed in EUR ------------------------------
-
-def eur_account(focus: Path, out: Path) -> Decimal:
-    """The demo's FOCUS account as a second account billed in EUR (other ids, other resources);
-    returns its billed total."""
-    text = focus.read_text(encoding="utf-8")
-    text = (text.replace("111122223333", "999988887777").replace("INV-202610-3333", "INV-202610-EU01")
-            .replace(",USD,", ",EUR,").replace("i-0a4d", "i-0e0d"))
-    out.write_text(text, encoding="utf-8")
-    import csv
-    return sum((Decimal(r["BilledCost"]) for r in csv.DictReader(text.splitlines())), Decimal(0))
-
-
-def rates_csv(path: Path, rates: dict[date, str]) -> None:
-    path.write_text("date,from,to,rate,source\n" + "".join(f"{d},EUR,USD,{r},ECB reference rate\n" for d, r in rates.items()),
-                    encoding="utf-8")
-
+# ---- the demo month: a second billing account billed in EUR, rates beside the bills ----------
 
 @pytest.fixture(scope="module")
 def two_currencies(tmp_path_factory) -> dict:
@@ -71,45 +56,42 @@ def two_currencies(tmp_path_factory) -> dict:
     demo, wh = root / "demo", root / "wh.duckdb"
     run = CliRunner()
     assert run.invoke(main, ["demo", "--out", str(demo)]).exit_code == 0
-    focus = next((demo / "billing").glob("focus-*.csv"))
-    eur_total = eur_account(focus, demo / "billing" / "focus-1.2_aws-999988887777_2026-10.csv")
-    (demo / "invoices" / "invoices-eur.csv").write_text(
-        "invoice_id,issuer,billing_account_id,period,amount,currency\n"
-        f'INV-202610-EU01,"Amazon Web Services, Inc.",999988887777,2026-10,{eur_total.quantize(Decimal("0.01"))},EUR\n',
-        encoding="utf-8")
-    rates = {d: f"1.{1600 + i:04d}" for i, d in enumerate(OCTOBER)}
-    rates_csv(demo / "rates.csv", rates)
-    res = run.invoke(main, ["ingest", str(demo / "billing"), str(demo / "invoices"), str(demo / "rates.csv"),
-                            "--warehouse", str(wh)])
+    res = run.invoke(main, ["ingest", str(demo / "billing"), str(demo / "invoices"), "--warehouse", str(wh)])
     assert res.exit_code == 0, res.output
     config = demo / "meterbook.toml"
-    config.write_text(config.read_text(encoding="utf-8") + '\n[currency]\nreporting = "USD"\nrate_rule = "day"\n',
-                      encoding="utf-8")
     res = run.invoke(main, ["build", "--warehouse", str(wh), "--config", str(config)])
     assert res.exit_code == 0, res.output
-    return {"wh": wh, "config": config, "rates": rates, "demo": demo}
+    rates_file = next((demo / "billing").glob("rates-*.csv"))
+    rates = {date.fromisoformat(r["date"]): Decimal(r["rate"]) for r in csv.DictReader(rates_file.open(encoding="utf-8"))}
+    return {"wh": wh, "config": config, "rates": rates}
+
+
+def rate_of(rates: dict[date, Decimal], day: date) -> Decimal:
+    """The day rule, independently: the latest published rate on or before the day."""
+    return rates[max(d for d in rates if d <= day)]
 
 
 def test_team_totals_sum_to_the_converted_bill_and_each_invoice_reconciles_in_its_currency(two_currencies) -> None:
     from reports.chargeback import build_context
-    with duckdb.connect(str(two_currencies["wh"])) as con:
+    with connect(two_currencies["wh"]) as con:
         ctx = build_context(con, load_config(two_currencies["config"]), "2026-10")
-        # the converted EUR bill, independently: every charge day's EUR at that day's rate, rounded once
         days = con.execute("""select day, sum(amount) from allocation_day where unit = 'EUR' and meter = 'billed_cost'
                               group by day""").fetchall()
-        recon = con.execute("select currency, status from reconciliation where month = '2026-10' and basis = 'invoice'").fetchall()
-    exact = sum((Decimal(str(a)) * Decimal(two_currencies["rates"][d]) for d, a in days), Decimal(0))
-    usd = next(r for r in ctx["fx"] if r["from_currency"] == "EUR")
-    assert usd["bill_reporting"] == exact.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
+        usd_bill = con.execute("select sum(billed_cost) from team_month where currency = 'USD'").fetchone()[0]
+        recon = con.execute("select currency, invoice_id, status from reconciliation where month = '2026-10' and basis = 'invoice'").fetchall()
+    # the converted EUR bill: every charge day's EUR at that day's rate, rounded once, half-even
+    exact = sum((Decimal(str(a)) * rate_of(two_currencies["rates"], d) for d, a in days), Decimal(0))
+    eur = ctx["fx"][0]
+    assert eur["from_currency"] == "EUR" and eur["bill_reporting"] == exact.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
     assert ctx["currency"] == "USD"
-    teams_total = sum(Decimal(str(t["billed_cost"])) for t in ctx["teams"])
-    usd_bill = Decimal("16038.2468")   # the demo's USD accounts, unconverted
-    assert teams_total == usd_bill + usd["bill_reporting"]
+    # the teams sum exactly to the bill: the USD accounts as billed plus the EUR one as converted
+    assert sum(Decimal(str(t["billed_cost"])) for t in ctx["teams"]) == usd_bill + eur["bill_reporting"]
     # each invoice reconciled in its own currency first
-    assert sorted(recon) == [("EUR", "reconciled"), ("USD", "reconciled"), ("USD", "reconciled")]
-    # the rates used are listed with their source
-    assert {r["source"] for r in ctx["fx"]} == {"ECB reference rate"}
-    assert {r["rate_date"] for r in ctx["fx"]} <= set(OCTOBER)
+    assert sorted((c, s) for c, _, s in recon) == [("EUR", "reconciled"), ("USD", "reconciled"), ("USD", "reconciled")]
+    # the rates used are listed with their source and day; the rounding-and-rate line is its own figure
+    assert {r["source"][:5] for r in ctx["fx"]} == {"demo:"}
+    assert {r["rate_date"] for r in ctx["fx"]} <= set(two_currencies["rates"])
+    assert eur["rounding_and_rate"] == eur["bill_reporting"] - eur["bill_at_mean"]
 
 
 def test_several_currencies_without_a_reporting_currency_is_one_error(two_currencies) -> None:
