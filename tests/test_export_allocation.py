@@ -41,16 +41,21 @@ def test_lines_sum_to_team_month_for_every_meter(exported):
         team_month = [dict(zip(cols, r)) for r in rel.fetchall()]
     assert {r["currency"] for r in team_month if r["currency"]} == {"EUR", "USD"}
     checked = 0
+    # money per team and billing currency; every other meter per team (its rows add up)
+    totals: dict[tuple, Decimal | float] = {}
     for row in team_month:
-        for meter, (unit, places) in METERS.items():
-            got = lines.pop((row["team"], meter, row["currency"] if unit == "currency" else None), Decimal(0))
-            want = row[meter]
-            if unit == "currency":
-                assert got == want, (row["team"], meter)          # exact, to the last digit
-            else:
-                # team_month holds energy as DOUBLE; the lines are exact decimals
-                assert round(float(got), places) == round(float(want or 0), places), (row["team"], meter)
-            checked += got != 0
+        for meter, (unit, _) in METERS.items():
+            key = (row["team"], meter, row["currency"] if unit == "currency" else None)
+            totals[key] = totals.get(key, 0) + (row[meter] or 0)
+    for (team, meter, currency), want in totals.items():
+        unit, places = METERS[meter]
+        got = lines.pop((team, meter, currency), Decimal(0))
+        if unit == "currency":
+            assert got == want, (team, meter)          # exact, to the last digit
+        else:
+            # team_month holds energy as DOUBLE; the lines are exact decimals
+            assert round(float(got), places) == round(float(want), places), (team, meter)
+        checked += got != 0
     assert not {k: v for k, v in lines.items() if v}    # no team or meter outside team_month
     assert checked > 40
 
