@@ -48,6 +48,10 @@ OWNERSHIP_LEVELS = ("resources", "accounts", "providers")
 FACTOR_TYPES = ("lifecycle", "direct")
 # What a legacy [carbon.market_intensity_g_per_kwh] factor says about its provenance
 UNDECLARED_SOURCE = "meterbook.toml [carbon.market_intensity_g_per_kwh]: no source or year declared"
+# [currency] rate_rule: which loaded rate converts a charge (int_fx_rates.sql, team_currency_month.sql)
+RATE_RULES = ("day", "month_average", "budget")
+# [currency] rounding of a converted amount to the reporting currency's minor unit
+ROUNDING_MODES = ("half_even", "half_up")
 
 
 def example_text() -> str:
@@ -146,6 +150,13 @@ def schema() -> Section:
             "electricity_usd_per_kwh": non_negative, "ops_usd_per_gpu_month": non_negative,
             "pue": Value("number", minimum=1, example="1.3"),
         })),
+        "currency": Section({
+            "reporting": Value("string", example='"USD"'),
+            "rate_rule": Value("string", choices=RATE_RULES, example='"month_average"'),
+            "rounding": Value("string", choices=ROUNDING_MODES, example='"half_even"'),
+            "budget_rates": Mapping(Value("number", minimum=0, example="1.08"), '"EUR" = reporting units per unit'),
+            "budget_source": string,
+        }),
         "engine": Section({"name": Value("string", choices=ENGINES, example='"duckdb"'), "master": Value("string", example='"local[2]"'),
                            "warehouse": Value("string", example='"s3://bucket/meterbook"'),
                            "conf": Mapping(Value("string", example='"8g"'), '"spark.key" = "value"')}),
@@ -216,6 +227,18 @@ class Cluster:
 
 
 @dataclass(frozen=True)
+class CurrencyConfig:
+    """[currency]: the one currency the chargeback reports in, and how a charge billed in another
+    is converted. reporting None: the month's only billing currency (a month billed in several
+    needs it). Budget rates are reporting-currency units per unit of the billing currency."""
+    reporting: str | None = None
+    rate_rule: str = "month_average"
+    rounding: str = "half_even"
+    budget_rates: dict[str, float] = field(default_factory=dict)
+    budget_source: str = "meterbook.toml [currency.budget_rates]"
+
+
+@dataclass(frozen=True)
 class Config:
     tag_keys: tuple[str, ...] = ("team", "cost-center", "project")
     unallocated: str = "unallocated"
@@ -243,6 +266,7 @@ class Config:
     deferrable_namespaces: tuple[str, ...] = ()
     deferrable_jobs: tuple[str, ...] = ()
     clusters: tuple[Cluster, ...] = ()
+    currency: CurrencyConfig = field(default_factory=CurrencyConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     prometheus: PrometheusConfig = field(default_factory=PrometheusConfig)
     path: str | None = None
@@ -293,6 +317,7 @@ def load_config(path: str | Path | None) -> Config:
         deferrable_namespaces=tuple(whatif.get("deferrable_namespaces", ())),
         deferrable_jobs=tuple(whatif.get("deferrable_jobs", ())),
         clusters=parse_clusters(p, text, doc.get("clusters", [])),
+        currency=parse_currency(p, text, doc.get("currency", {})),
         engine=EngineConfig(**doc.get("engine", {})),
         prometheus=parse_prometheus(doc.get("prometheus", {})),
         path=str(p),
@@ -589,6 +614,24 @@ def parse_whatif(p: Path, text: str, whatif: dict) -> dict[str, float]:
             raise InputError(p, f"[whatif] {key} = {out[key]:g}: expected a fraction, at most 1",
                              Locator(p, text).where(("whatif",), key), f"e.g. {key} = 0.8")
     return out
+
+
+def parse_currency(p: Path, text: str, doc: dict) -> CurrencyConfig:
+    """[currency]: codes upper-cased; the budget rule needs its rates, and each rate is above 0."""
+    budget = {k.strip().upper(): float(v) for k, v in doc.get("budget_rates", {}).items()}
+    where = Locator(p, text).where((), "currency", None, True)
+    if doc.get("rate_rule") == "budget" and not budget:
+        raise InputError(p, '[currency] rate_rule = "budget" but no budget rates', where,
+                         'Add [currency.budget_rates] with one rate per billing currency, e.g. "EUR" = 1.08')
+    zero = sorted(k for k, v in budget.items() if v <= 0)
+    if zero:
+        raise InputError(p, f"[currency.budget_rates] {', '.join(zero)}: a rate must be above 0", where,
+                         "Give the reporting-currency units one unit of that currency buys")
+    reporting = doc.get("reporting")
+    return CurrencyConfig(reporting=reporting.strip().upper() if reporting else None,
+                          rate_rule=doc.get("rate_rule", CurrencyConfig.rate_rule),
+                          rounding=doc.get("rounding", CurrencyConfig.rounding), budget_rates=budget,
+                          budget_source=doc.get("budget_source", CurrencyConfig.budget_source))
 
 
 def parse_prometheus(doc: dict) -> PrometheusConfig:

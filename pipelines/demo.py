@@ -65,14 +65,17 @@ def instance_hours(inst: dict[str, Any], m0: datetime, m1: datetime) -> Iterator
 
 # ---- billing ---------------------------------------------------------------------------------
 
-def focus_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
-    acct = next(a for a in f["accounts"] if a["format"] == "focus-1.2")
+def focus_rows(f: dict[str, Any], m0: datetime, m1: datetime, account_id: str | None = None) -> list[dict[str, str]]:
+    """The FOCUS export of one account (default: the first FOCUS one), in its billing currency."""
+    acct = next(a for a in f["accounts"] if a["format"] == "focus-1.2" and account_id in (None, a["id"]))
+    currency = acct.get("currency", "USD")
     base = {c: "" for c in FOCUS_12_COLUMNS}
     base.update(BillingAccountId=acct["id"], BillingAccountName=acct["name"], BillingAccountType="Billing Account",
-                BillingCurrency="USD", BillingPeriodStart=iso(m0), BillingPeriodEnd=iso(m1),
+                BillingCurrency=currency, BillingPeriodStart=iso(m0), BillingPeriodEnd=iso(m1),
                 InvoiceIssuerName="Amazon Web Services, Inc.", ProviderName="AWS", PublisherName="Amazon Web Services, Inc.",
-                PricingCurrency="USD", InvoiceId=f"INV-{m0:%Y%m}-{acct['id'][-4:]}", SubAccountId=acct["id"],
-                SubAccountName=acct["name"], SubAccountType="Account", RegionId=REGION, RegionName="US East (N. Virginia)")
+                PricingCurrency=currency, InvoiceId=f"INV-{m0:%Y%m}-{acct['id'][-4:]}", SubAccountId=acct["id"],
+                SubAccountName=acct["name"], SubAccountType="Account", RegionId=acct.get("region", REGION),
+                RegionName=acct.get("region_name", "US East (N. Virginia)"))
     rows = []
     for inst in (i for i in f["instances"] if i["account"] == acct["id"]):
         rate = Decimal(str(inst["rate_usd_per_h"]))
@@ -98,7 +101,8 @@ def focus_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, 
                          "Tags": _json(tags)})
     days = [m0 + timedelta(days=d) for d in range((m1 - m0).days)]
     for o in (o for o in f["other"] if o["account"] == acct["id"]):
-        total, n = Decimal(str(o["total_usd"])), len(days)
+        # total_usd, or total_eur for an account billed in EUR: the amount in its billing currency
+        total, n = Decimal(str(o.get("total_usd", o.get("total_eur")))), len(days)
         daily = (total / n).quantize(CENT)
         for i, d in enumerate(days):
             cost = daily if i < n - 1 else total - daily * (n - 1)   # the last day takes the remainder: sums stay exact
@@ -227,15 +231,28 @@ def cur_rows(f: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, st
 INVOICE_COLUMNS = ["invoice_id", "issuer", "billing_account_id", "period", "amount", "currency"]
 
 
-def invoice_rows(month: str, billing: list[tuple[list[dict[str, str]], str, str, str]]) -> list[dict[str, str]]:
+def invoice_rows(month: str, billing: list[tuple[list[dict[str, str]], str, str, str]],
+                 currency: dict[str, str] | None = None) -> list[dict[str, str]]:
     """The invoices behind the month's exports, as a finance team would type them from the PDFs:
-    one per (rows, invoice id column, account column, cost column), the total rounded to the cent."""
+    one per (rows, invoice id column, account column, cost column), the total rounded to the cent,
+    in its account's currency (`currency`: account id -> code; USD where absent)."""
     out = []
     for rows, id_col, account_col, cost_col in billing:
         total = sum((Decimal(r[cost_col]) for r in rows), Decimal(0)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
         out.append({"invoice_id": rows[0][id_col], "issuer": "Amazon Web Services, Inc.", "billing_account_id": rows[0][account_col],
-                    "period": month, "amount": str(total), "currency": "USD"})
+                    "period": month, "amount": str(total), "currency": (currency or {}).get(rows[0][account_col], "USD")})
     return out
+
+
+RATE_COLUMNS = ["date", "from", "to", "rate", "source"]
+
+
+def rate_rows(r: dict[str, Any], m0: datetime, m1: datetime) -> list[dict[str, str]]:
+    """A month of working-day EUR -> USD rates (none at weekends, as the ECB publishes), a slow
+    drift from `start` by `step` a day: synthetic, and labelled so."""
+    days = [m0 + timedelta(days=d) for d in range((m1 - m0).days)]
+    return [{"date": f"{d:%Y-%m-%d}", "from": "EUR", "to": "USD", "rate": str(Decimal(str(r["start"])) + Decimal(str(r["step"])) * i),
+             "source": r["source"]} for i, d in enumerate(days) if d.weekday() < 5]
 
 
 def write_csv(path: Path, columns: list[str], rows: list[dict[str, str]]) -> Path:
@@ -426,6 +443,7 @@ def config_text(f: dict[str, Any], year: int) -> str:
             f'[teams]\ntag_keys = ["team", "cost-center", "project"]\nunallocated = "unallocated"\n\n'
             f'[teams.namespaces]\n{namespaces}\n\n[hosts]\n{hosts}\n\n'
             f'[telemetry]\ninterval_s = 30\ngap_multiple = 4\ndefault_zone = "aws:{REGION}"\n\n'
+            f'[currency]\nreporting = "USD"\nrate_rule = "day"\nrounding = "half_even"\n\n'
             f'{ALLOCATION_TEXT.format(year=year)}')
 
 
@@ -470,12 +488,18 @@ def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int =
     m0, m1 = month_bounds(month)
     f = fleet()
     focus, cur = focus_rows(f, m0, m1), cur_rows(f, m0, m1)
+    eu = next(a for a in f["accounts"] if a.get("currency") == "EUR")
+    focus_eu = focus_rows(f, m0, m1, eu["id"])
     written = [
         write_csv(out / "billing" / f"focus-1.2_aws-111122223333_{month}.csv", FOCUS_12_COLUMNS, focus),
         write_csv(out / "billing" / f"cur-legacy_444455556666_{month}.csv", CUR_COLUMNS, cur),
+        write_csv(out / "billing" / f"focus-1.2_aws-{eu['id']}_{month}.csv", FOCUS_12_COLUMNS, focus_eu),
         write_csv(out / "invoices" / f"invoices-{month}.csv", INVOICE_COLUMNS, invoice_rows(month, [
             (focus, "InvoiceId", "BillingAccountId", "BilledCost"),
-            (cur, "bill/InvoiceId", "bill/PayerAccountId", "lineItem/UnblendedCost")])),
+            (cur, "bill/InvoiceId", "bill/PayerAccountId", "lineItem/UnblendedCost"),
+            (focus_eu, "InvoiceId", "BillingAccountId", "BilledCost")], {eu["id"]: "EUR"})),
+        # beside the bills: every run that ingests the billing folder has the rates that convert it
+        write_csv(out / "billing" / f"rates-eur-usd_{month}.csv", RATE_COLUMNS, rate_rows(f["eur_usd"], m0, m1)),
     ]
     for inst in (i for i in f["instances"] if "host" in i):
         written += telemetry_files(inst, m0, m1, out / "dcgm", interval_s, gpus)

@@ -23,6 +23,13 @@ from core.sql import ident, literal, one_row
 from core.vocabulary import METERS
 from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
 
+# FOCUS money columns, each in the currency named beside it; the rest of the decimals (unit
+# prices, quantities) are not amounts and keep their precision.
+FOCUS_MONEY = {"BilledCost": "BillingCurrency", "EffectiveCost": "BillingCurrency", "ListCost": "BillingCurrency",
+               "ContractedCost": "BillingCurrency", "PricingCurrencyEffectiveCost": "PricingCurrency",
+               # the line in the reporting currency, beside BilledCost in the billing one
+               "x_BilledCostInReportingCurrency": "x_ReportingCurrency",
+               "x_EffectiveCostInReportingCurrency": "x_ReportingCurrency"}
 # x_ measures and the allocation meter whose quantum they print in
 FOCUS_MEASURES = {"x_EnergyKwh": "facility_energy_kwh", "x_EnergyKwhLow": "facility_energy_kwh_low",
                   "x_EnergyKwhHigh": "facility_energy_kwh_high", "x_CO2eKg": "co2e_kg", "x_CO2eKgLow": "co2e_kg_low",

@@ -23,6 +23,8 @@ from core.units import (
 )
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
+from pipelines.csv_amounts import minor_units
+from sources.bounded import limit
 
 
 def config_variables(config: Config) -> dict[str, object]:
@@ -35,6 +37,10 @@ def config_variables(config: Config) -> dict[str, object]:
         "months_per_year": MONTHS_PER_YEAR, "h_per_year": H_PER_YEAR,
         "hourly_factor_type": config.hourly_factor_type, "percent": PERCENT,
         **config.sharing,
+        # '' = the month's only billing currency (a varchar variable cannot be null on Spark)
+        "reporting_currency": config.currency.reporting or "", "rate_rule": config.currency.rate_rule,
+        "fx_rounding": config.currency.rounding, "fx_lookback_days": int(limit("fx_rate_lookback_days")),
+        "budget_rate_source": config.currency.budget_source,
     }
 
 
@@ -68,6 +74,9 @@ def config_tables(config: Config) -> dict[str, tuple[list[str], list[tuple], lis
         "cfg_cluster_members": (["cluster", "kind", "name"],
                                 [(c.name, "partition", n) for c in config.clusters for n in c.partitions]
                                 + [(c.name, "host", h) for c in config.clusters for h in c.hosts], ["varchar"] * 3),
+        "cfg_budget_rates": (["from_currency", "rate"], list(config.currency.budget_rates.items()),
+                             ["varchar", "decimal(38, 12)"]),
+        "cfg_minor_units": (["currency", "places"], sorted(minor_units().items()), ["varchar", "integer"]),
         "cfg_meters": (["meter", "unit", "quantum_places"], [(m, u, d) for m, (u, d) in METERS.items()],
                        ["varchar", "varchar", "integer"]),
     }

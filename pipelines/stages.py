@@ -50,10 +50,12 @@ from schemas.run_month import RunMonth
 from schemas.scope_month import ScopeMonth
 from schemas.team_audit_month import TeamAuditMonth
 from schemas.team_coverage_month import TeamCoverageMonth
+from schemas.team_currency_month import TeamCurrencyMonth
 from schemas.team_day import TeamDay
 from schemas.team_energy_lines import TeamEnergyLines
 from schemas.team_gpu_model_month import TeamGpuModelMonth
 from schemas.team_month import TeamMonth
+from schemas.team_month_reporting import TeamMonthReporting
 from schemas.team_namespace_day import TeamNamespaceDay
 from schemas.team_resource_month import TeamResourceMonth
 from schemas.team_sensitivity_month import TeamSensitivityMonth
@@ -102,6 +104,8 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "allocation_lines": AllocationLines,
     "allocation_day": AllocationDay,
     "team_month": TeamMonth,
+    "team_currency_month": TeamCurrencyMonth,
+    "team_month_reporting": TeamMonthReporting,
     "team_energy_lines": TeamEnergyLines,
     "reconciliation": Reconciliation,
     "findings_month": FindingsMonth,

@@ -52,7 +52,7 @@ def team_entities(con: duckdb.DuckDBPyConnection, month: str) -> list[dict[str, 
         tornados[r["team"]][r["meter"]].append({"assumption": r["assumption"], "low": r["low"], "high": r["high"]})
     market = market_by_zone(con, month)
     return [team_entity(t, lines.get(t["team"], []), audit[t["team"]], tornados[t["team"]], month, market)
-            for t in rows_as_dicts(con, "select * from team_month where month = ? order by co2e_kg desc, team", [month])]
+            for t in rows_as_dicts(con, "select * exclude (billing_currencies) from team_month_reporting where month = ? order by co2e_kg desc, team", [month])]
 
 
 def market_by_zone(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[str, Any]]:

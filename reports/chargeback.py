@@ -81,15 +81,16 @@ def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def team_lines(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dict[str, list[dict]]:
     """Per team, what its figures are made of: the allocation engine's lines, one row per
-    category and rule, the main meters as columns."""
+    category and rule, the main meters as columns. Lines billed in another currency than the
+    report's stay in theirs (named after the category): the lines are as billed."""
     meters = ", ".join(f"sum(amount) filter (where meter = '{m}') as {m}" for m in ALLOCATION_METERS)
     return _by_team(rows_as_dicts(con, f"""
-        select team, coalesce(category, '–') as category, coalesce(rule, '–') as rule,
-               count(distinct source_group) as sources, {meters}
+        select team, coalesce(category, '–') || coalesce(' (' || nullif(currency, ?) || ')', '') as category,
+               coalesce(rule, '–') as rule, count(distinct source_group) as sources, {meters}
         from allocation_lines where month = ? group by all
-        order by team, billed_cost desc nulls last, category, rule""", [month]))
+        order by team, billed_cost desc nulls last, category, rule""", [currency, month]))
 
 
 def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
@@ -103,9 +104,10 @@ def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]
 
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:
     months = [r[0] for r in con.execute(
-        "select distinct month from team_month where month <= ? order by month desc limit ?", [month, HISTORY_MONTHS]).fetchall()][::-1]
+        "select distinct month from team_month_reporting where month <= ? order by month desc limit ?",
+        [month, HISTORY_MONTHS]).fetchall()][::-1]
     rows = rows_as_dicts(con, """select month, team, billed_cost, gpu_hours, idle_gpu_hours, facility_energy_kwh, co2e_kg
-                                 from team_month where month in (select unnest(?::varchar[]))""", [months])
+                                 from team_month_reporting where month in (select unnest(?::varchar[]))""", [months])
     out: dict[str, dict[str, dict]] = {}
     for r in rows:
         out.setdefault(r["team"], {})[r["month"]] = r
@@ -174,15 +176,32 @@ def require_month(con: duckdb.DuckDBPyConnection, month: str) -> None:
                          "Ingest the month's billing exports first, or pick one of those months")
 
 
+def exchange_rates_used(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> list[dict]:
+    """The month's rates into the reporting currency (fx_month), one row per rate used; stops with
+    one error where the month has several billing currencies and no reporting currency, or a
+    charge day has no rate."""
+    rows = rows_as_dicts(con, "select * from fx_month where month = ? order by from_currency, rate_date nulls first", [month])
+    billing = sorted({r["from_currency"] for r in rows})
+    if any(r["reporting_currency"] is None for r in rows):
+        raise InputError(f"--month {month}", "charges in several currencies", ", ".join(billing),
+                         'Set the reporting currency in meterbook.toml: [currency] reporting = "USD" (and load the exchange rates)')
+    missing = next((r for r in rows if r["missing_day"] is not None), None)
+    if missing:
+        raise InputError(f"--month {month}", f"no {missing['from_currency']} -> {missing['reporting_currency']} exchange rate",
+                         f"charges of {missing['missing_day']:%Y-%m-%d}, rate rule {missing['rate_rule']}",
+                         "Ingest a rates file that covers that day (ECB eurofxref-hist.csv, Fed H.10, or date,from,to,rate,source)"
+                         if missing["rate_rule"] != "budget" else
+                         f'Add [currency.budget_rates] "{missing["from_currency"]}" = <rate> to {config.path or "meterbook.toml"}')
+    return [r for r in rows if r["from_currency"] != r["reporting_currency"]]
+
+
 def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) -> dict[str, Any]:
     """Everything the chargeback shows for a month, read from the marts the build step wrote."""
     require_month(con, month)
-    teams = rows_as_dicts(con, "select * from team_month where month = ? order by billed_cost desc, team", [month])
-    currencies = sorted({t["currency"] for t in teams if t["currency"]})
-    if len(currencies) > 1:
-        raise InputError(f"--month {month}", "charges in several currencies", ", ".join(currencies),
-                         "Report one billing account per currency (ingest them into separate warehouses)")
-    currency = currencies[0] if currencies else "USD"
+    teams = rows_as_dicts(con, """select * exclude (billing_currencies) from team_month_reporting where month = ?
+                                  order by billed_cost desc, team""", [month])
+    fx = exchange_rates_used(con, config, month)
+    currency = teams[0]["currency"] or "USD"
     recon = rows_as_dicts(con, "select * from reconciliation where month = ? order by basis, invoice_id nulls last", [month])
     recon_summary = reconciliation_summary(recon)
     totals = {k: sum((t[k] or 0) for t in teams) for k in TOTAL_KEYS}
@@ -194,7 +213,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
                                   order by it_energy_kwh desc, tier""", [month])
     unallocated = next((t for t in teams if t["team"] == config.unallocated), None)
     extra_cols = [c for c in teams[0] if c not in CSV_COLUMNS]   # columns a newer team_month adds
-    lines = team_lines(con, month)
+    lines = team_lines(con, month, currency)
     jobs = top_jobs(con, month)
     months, hist = history(con, month)
     top, found, matching = split_findings(findings(con, month))
@@ -220,6 +239,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "month": month,
         "created": document_date(month),
         "currency": currency,
+        "fx": fx,
         "teams": teams,
         "team_pages": team_pages,
         "extra_columns": extra_cols,

@@ -97,7 +97,7 @@ def chargeback_demo(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("reports")
     d, wh, out = root / "demo", root / "wh.duckdb", root / "out"
     cli("demo", "--month", "2026-10", "--out", str(d))
-    focus = next((d / "billing").glob("focus-*.csv"))
+    focus = next((d / "billing").glob("focus-*111122223333*.csv"))   # the USD account (the EUR one tags no recsys)
     focus.write_text(focus.read_text(encoding="utf-8").replace('""team"":""recsys""', f'""team"":""{SCRIPT_TEAM}""'), encoding="utf-8")
     cli("ingest", str(d / "billing"), str(d / "dcgm"), str(d / "codecarbon"), str(d / "disclosures"), str(d / "work"),
         "--warehouse", str(wh))

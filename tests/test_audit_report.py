@@ -206,7 +206,7 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh, body)
     rows = list(csv.DictReader(io.StringIO(PdfReader(audit).attachments["audit.csv"][0].decode())))
     sections = _sections(body)
     con = connect(wh["wh"], read_only=True)
-    busy = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours > 0").fetchall()]
+    busy = [t for (t,) in con.execute("select team from team_month_reporting where month = '2026-10' and gpu_hours > 0").fetchall()]
     assert busy and set(busy) <= set(sections)
     for team in busy:
         meters = {r["meter"]: r for r in rows if r["entity"] == team}
@@ -218,7 +218,7 @@ def test_every_team_has_its_three_co2e_bases_and_their_tornados(audit, wh, body)
         assert "What drives CO2e, location-based (kg) (tornado)" in page and "What drives CO2e, embodied (kg) (tornado)" in page, team
         assert "To audit without assumptions, measure" in page
     # a team without GPU use measured nothing and estimated nothing: its zeros are derived
-    idle = [t for (t,) in con.execute("select team from team_month where month = '2026-10' and gpu_hours = 0").fetchall()]
+    idle = [t for (t,) in con.execute("select team from team_month_reporting where month = '2026-10' and gpu_hours = 0").fetchall()]
     assert idle and all(r["status"] == "derived" for r in rows if r["entity"] in idle)
 
 

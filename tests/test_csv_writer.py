@@ -26,7 +26,7 @@ JOB_PAYLOADS = {"finetune-7b": SUM, "acme-embed-1b-pretrain": MINUS}
 
 def _with_payloads(d: Path) -> None:
     """Formula payloads in the demo's FOCUS tags and work-log job ids."""
-    focus = next((d / "billing").glob("focus-*.csv"))
+    focus = next((d / "billing").glob("focus-*111122223333*.csv"))   # the USD account, where the tags are
     text = focus.read_text(encoding="utf-8")
     for team, payload in TAG_PAYLOADS.items():
         text = text.replace(f'""team"":""{team}""', f'""team"":""{payload}""')

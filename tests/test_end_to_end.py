@@ -1,8 +1,9 @@
 """The spine end to end: demo month -> ingest -> chargeback PDF whose total is the bill's."""
 from __future__ import annotations
 
+import csv
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import duckdb
@@ -29,14 +30,26 @@ def demo_report(tmp_path_factory) -> dict[str, Path]:
     return {"demo": demo, "warehouse": wh, "pdf": out / "chargeback.pdf", "csv": out / "chargeback.csv"}
 
 
-def raw_billed_total(demo: Path) -> Decimal:
-    """Sum of billed cost straight from the generated files, without meterbook's readers."""
-    focus = next((demo / "billing").glob("focus-*.csv"))
+def raw_billed(demo: Path) -> dict[str, Decimal]:
+    """Billed cost per billing currency straight from the generated files, without meterbook's readers."""
     cur = next((demo / "billing").glob("cur-*.csv"))
-    (total,) = duckdb.sql(f"""
-        select (select sum(BilledCost::decimal(38, 12)) from read_csv('{focus}', all_varchar = true))
-             + (select sum("lineItem/UnblendedCost"::decimal(38, 12)) from read_csv('{cur}', all_varchar = true))""").fetchall()[0]
-    return total
+    out = dict(duckdb.sql(f"""
+        select BillingCurrency, sum(BilledCost::decimal(38, 12)) from read_csv('{demo / "billing" / "focus-*.csv"}', all_varchar = true)
+        group by 1""").fetchall())
+    out["USD"] += duckdb.sql(f"""select sum("lineItem/UnblendedCost"::decimal(38, 12))
+                                 from read_csv('{cur}', all_varchar = true)""").fetchall()[0][0]
+    return out
+
+
+def raw_billed_total(demo: Path) -> Decimal:
+    """The month in USD from the files alone: the USD bills as billed, the EUR bill at each charge
+    day's rate (the latest on or before it, the demo's rule), rounded once to the cent, half-even."""
+    rates = {r["date"]: Decimal(r["rate"]) for r in csv.DictReader(next((demo / "billing").glob("rates-*.csv")).open(encoding="utf-8"))}
+    days = duckdb.sql(f"""select left(ChargePeriodStart, 10), sum(BilledCost::decimal(38, 12))
+                          from read_csv('{demo / "billing" / "focus-*.csv"}', all_varchar = true)
+                          where BillingCurrency = 'EUR' group by 1""").fetchall()
+    eur = sum((a * rates[max(d for d in rates if d <= day)] for day, a in days), Decimal(0))
+    return raw_billed(demo)["USD"] + eur.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
 
 
 def pdf_text(pdf: Path) -> str:
@@ -46,12 +59,11 @@ def pdf_text(pdf: Path) -> str:
 def test_pdf_grand_total_equals_sum_of_billed_cost_in_inputs(demo_report):
     text = pdf_text(demo_report["pdf"])
     expected = raw_billed_total(demo_report["demo"]).quantize(Decimal("0.01"))
-    m = re.search(r"Total; allocated to teams incl\.\s+unallocated\s+[\d,]+\s+([\d,]+\.\d\d)", text)
-    assert m, "reconciliation line missing from the PDF"
-    assert Decimal(m.group(1).replace(",", "")) == expected
+    # several billing currencies: each invoice in its own, then the EUR bill converted on its own line
+    assert re.search(r"EUR\s+508\.95\s+[\d,]+\.\d\d", text), "conversion line missing from the PDF"
     m = re.search(r"Total\s+([\d,]+\.\d\d)", text)
     assert m and Decimal(m.group(1).replace(",", "")) == expected
-    assert "reconciled to invoices EUINUS26100001, INV-202610-3333" in " ".join(text.split())
+    assert "reconciled to invoices EUINUS26100001, INV-202610-3333, INV-202610-7777" in " ".join(text.split())
 
 
 def test_pdf_shows_per_team_cost_gpu_hours_energy_and_co2e(demo_report):
@@ -68,7 +80,7 @@ def test_csv_totals_equal_invoice(demo_report):
     # sum is the invoice within half a cent per row
     raw = raw_billed_total(demo_report["demo"])
     with duckdb.connect(str(demo_report["warehouse"]), read_only=True) as con:
-        assert con.execute("select sum(billed_cost) from team_month").fetchone()[0] == raw
+        assert con.execute("select sum(billed_cost) from team_month_reporting").fetchone()[0] == raw
     total, n = duckdb.sql(f"select sum(billed_cost::decimal(38, 12)), count(*) "
                           f"from read_csv('{demo_report['csv']}', all_varchar = true)").fetchall()[0]
     assert abs(total - raw) <= Decimal("0.005") * n
@@ -105,10 +117,10 @@ def test_allocation_conserves_every_meter_of_the_demo_month(demo_report):
             select s.meter, sum(s.amount), (select sum(l.amount) from allocation_lines l where l.meter = s.meter)
             from int_alloc_sources s group by s.meter
             having sum(s.amount) <> (select sum(l.amount) from allocation_lines l where l.meter = s.meter)""").fetchall()
-        allocated = con.execute("select sum(amount) from allocation_lines where meter = 'billed_cost'").fetchone()[0]
+        allocated = dict(con.execute("select currency, sum(amount) from allocation_lines where meter = 'billed_cost' group by 1").fetchall())
         unallocated = con.execute("select sum(billed_cost) from team_month where team = 'unallocated'").fetchone()[0]
     assert bad == []
-    assert allocated == raw_billed_total(demo_report["demo"])
+    assert allocated == raw_billed(demo_report["demo"])
     assert unallocated > 0      # the untagged c5 instance stays visible, never dropped
 
 

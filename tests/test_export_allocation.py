@@ -32,24 +32,30 @@ def exported(demo_billing):
 
 def test_lines_sum_to_team_month_for_every_meter(exported):
     pq = exported / "exports" / f"allocation-{MONTH}.parquet"
-    lines = dict(((team, meter), amount) for team, meter, amount in duckdb.sql(
-        f"select team, meter, sum(amount) from '{pq}' group by all").fetchall())
+    # money by its currency (the demo bills in USD and EUR), every other meter in its own unit
+    lines = dict(((team, meter, currency), amount) for team, meter, currency, amount in duckdb.sql(
+        f"select team, meter, case when meter like '%cost' then unit end, sum(amount) from '{pq}' group by all").fetchall())
     with duckdb.connect(str(exported / "wh.duckdb"), read_only=True) as con:
         rel = con.execute("select * from team_month where month = ?", [MONTH])
         cols = [d[0] for d in rel.description]
         team_month = [dict(zip(cols, r)) for r in rel.fetchall()]
-    assert len({r["currency"] for r in team_month if r["currency"]}) == 1   # one currency: meters add per team
+    assert {r["currency"] for r in team_month if r["currency"]} == {"EUR", "USD"}
     checked = 0
+    # money per team and billing currency; every other meter per team (its rows add up)
+    totals: dict[tuple, Decimal | float] = {}
     for row in team_month:
-        for meter, (unit, places) in METERS.items():
-            got = lines.pop((row["team"], meter), Decimal(0))
-            want = row[meter]
-            if unit == "currency":
-                assert got == want, (row["team"], meter)          # exact, to the last digit
-            else:
-                # team_month holds energy as DOUBLE; the lines are exact decimals
-                assert round(float(got), places) == round(float(want or 0), places), (row["team"], meter)
-            checked += got != 0
+        for meter, (unit, _) in METERS.items():
+            key = (row["team"], meter, row["currency"] if unit == "currency" else None)
+            totals[key] = totals.get(key, 0) + (row[meter] or 0)
+    for (team, meter, currency), want in totals.items():
+        unit, places = METERS[meter]
+        got = lines.pop((team, meter, currency), Decimal(0))
+        if unit == "currency":
+            assert got == want, (team, meter)          # exact, to the last digit
+        else:
+            # team_month holds energy as DOUBLE; the lines are exact decimals
+            assert round(float(got), places) == round(float(want), places), (team, meter)
+        checked += got != 0
     assert not {k: v for k, v in lines.items() if v}    # no team or meter outside team_month
     assert checked > 40
 
@@ -78,8 +84,8 @@ def test_csv_money_in_minor_units_plain_notation(exported):
     with open(exported / "exports" / f"allocation-{MONTH}.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == duckdb.sql(f"select count(*) from '{pq}'").fetchall()[0][0]
-    money = [r["amount"] for r in rows if r["unit"] == "USD"]
-    other = [r["amount"] for r in rows if r["unit"] != "USD"]
+    money = [r["amount"] for r in rows if r["unit"] in ("USD", "EUR")]
+    other = [r["amount"] for r in rows if r["unit"] not in ("USD", "EUR")]
     assert money and all(re.fullmatch(r"-?\d+\.\d\d", a) for a in money)
     assert other and all(re.fullmatch(r"-?\d+\.\d{3}", a) for a in other)
 
@@ -118,4 +124,4 @@ def test_every_line_carries_its_meters_unit(exported):
     assert units
     for meter, got in units:
         unit = METERS[meter][0]
-        assert got == (["USD"] if unit == "currency" else [unit]), meter
+        assert got == (["EUR", "USD"] if unit == "currency" else [unit]), meter

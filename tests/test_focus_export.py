@@ -49,7 +49,7 @@ def test_demo_export_passes_every_applicable_focus_rule(export, samples):
 def test_reexport_of_a_focus_12_input_keeps_every_column_and_value(export):
     """Every column of the demo's FOCUS 1.2 file (x_ ones too) comes out, each written value as it
     was: text equal, decimals equal, date/times the same instant as TIMESTAMP."""
-    src = next((export / "demo" / "billing").glob("focus-1.2_*.csv"))
+    src = next((export / "demo" / "billing").glob("focus-1.2_aws-111122223333_*.csv"))
     pq = export / "focus-2026-10.parquet"
     con = duckdb.connect()
     con.execute(f"create view i as select row_number() over () as rn, * from read_csv('{src}', all_varchar = true, header = true)")

@@ -29,7 +29,7 @@ def test_printed_rows_and_the_rounding_line_add_to_the_printed_total(values):
 def test_the_demo_prints_its_rounding_line(chargeback_demo):
     with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
         rows = [{"billed_cost": b, "effective_cost": e} for b, e in
-                con.execute("select billed_cost, effective_cost from team_month where month = ?", [MONTH]).fetchall()]
+                con.execute("select billed_cost, effective_cost from team_month_reporting where month = ?", [MONTH]).fetchall()]
     line = rounding_line(rows, ("billed_cost", "effective_cost"))
     body = text(chargeback_demo["out"] / "chargeback.pdf")
     assert line == {"billed_cost": Decimal("0.01"), "effective_cost": Decimal("0.01")}   # 16,038.24 of rows under 16,038.25
@@ -38,7 +38,7 @@ def test_the_demo_prints_its_rounding_line(chargeback_demo):
 
 def test_idle_is_unknown_not_zero_without_telemetry(chargeback_demo):
     with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
-        blind = [t for (t,) in con.execute("""select team from team_month where month = ? and gpu_hours > 0
+        blind = [t for (t,) in con.execute("""select team from team_month_reporting where month = ? and gpu_hours > 0
                                               and gpu_hours_observed = 0""", [MONTH]).fetchall()]
     assert blind
     for pdf in (chargeback_demo["out"] / "teams").glob("*.pdf"):

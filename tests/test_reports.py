@@ -63,10 +63,14 @@ def test_cli_says_where_it_wrote(demo):
 
 def test_first_page_totals_equal_the_marts(demo):
     billed, effective, gpu_h, co2e = marts(demo["wh"], """select sum(billed_cost), sum(effective_cost), sum(gpu_hours), sum(co2e_kg)
-                                                         from team_month where month = ?""", [MONTH])[0]
-    exported = marts(demo["wh"], "select sum(export_billed_cost) from reconciliation where month = ?", [MONTH])[0][0]
+                                                         from team_month_reporting where month = ?""", [MONTH])[0]
+    # each billing currency's export lines are what its teams were billed in it; converted, the page's total
+    exported = marts(demo["wh"], "select currency, sum(export_billed_cost) from reconciliation where month = ? group by 1", [MONTH])
+    by_currency = marts(demo["wh"], """select currency, sum(billed_cost), sum(billed_cost_reporting) from team_currency_month
+                                       where month = ? group by 1""", [MONTH])
     first = PdfReader(demo["out"] / "chargeback.pdf").pages[0].extract_text()
-    assert billed == exported
+    assert sorted(exported) == sorted((c, b) for c, b, _ in by_currency)
+    assert billed == sum(r for _, _, r in by_currency)
     assert f"USD {money(billed)}" in first and f"USD {money(effective)}" in first
     assert f"{gpu_h:,.0f}" in first and f"{co2e:,.0f} kg" in first
     # no invoices file ingested here: page 1 must not claim an invoice it never saw
@@ -78,7 +82,7 @@ def test_every_section_is_present(demo):
     body = text(demo["out"] / "chargeback.pdf")
     missing = [s for s in SECTIONS if s not in body]
     assert not missing
-    teams = [r[0] for r in marts(demo["wh"], "select team from team_month where month = ?", [MONTH])]
+    teams = [r[0] for r in marts(demo["wh"], "select team from team_month_reporting where month = ?", [MONTH])]
     assert all(f"Team: {t}" in body for t in teams), "one page per team"
 
 
@@ -118,7 +122,7 @@ def test_pdfa_rules_catch_what_breaks_conformance(demo, tmp_path):
 def test_attachments_parse_back_to_the_marts(demo):
     pdf = demo["out"] / "chargeback.pdf"
     rows = list(csv.DictReader(io.StringIO(attachment(pdf, "chargeback.csv"))))
-    expected = dict(marts(demo["wh"], "select team, billed_cost from team_month where month = ?", [MONTH]))
+    expected = dict(marts(demo["wh"], "select team, billed_cost from team_month_reporting where month = ?", [MONTH]))
     # money in the CSV is the mart's, in the currency's minor unit (USD: the cent), plain notation
     assert {r["team"]: r["billed_cost"] for r in rows} == {k: str(Decimal(str(v)).quantize(Decimal("0.01"))) for k, v in expected.items()}
     money = ("billed_cost", "effective_cost", "list_cost", "billed_cost_direct", "billed_cost_idle", "billed_cost_shared")
@@ -145,7 +149,7 @@ def test_provenance_names_files_not_folders(demo):
 
 
 def test_per_team_statements_hold_only_their_team(demo):
-    teams = [r[0] for r in marts(demo["wh"], "select team from team_month where month = ?", [MONTH])]
+    teams = [r[0] for r in marts(demo["wh"], "select team from team_month_reporting where month = ?", [MONTH])]
     statements = sorted((demo["out"] / "teams").glob("*.pdf"))
     assert len(statements) == len(teams)
     seen = set()
@@ -163,7 +167,7 @@ def test_per_team_statements_hold_only_their_team(demo):
 
 def test_team_statement_states_unit_economics_in_words(demo):
     """The figures beyond the Lines table have labels and units, read from team_month."""
-    per_h, idle = marts(demo["wh"], """select cost_per_effective_gpu_hour, idle_cost from team_month
+    per_h, idle = marts(demo["wh"], """select cost_per_effective_gpu_hour, idle_cost from team_month_reporting
                                        where month = ? and team = 'research'""", [MONTH])[0]
     body = text(next((demo["out"] / "teams").glob("research-*.pdf")))
     assert f"Effective cost per effective GPU-hour USD {money(per_h)}" in body

@@ -159,3 +159,10 @@ create or replace temp macro json_note(col, raw) as case
 -- One formula for the owned-hardware finding (int_purchase_options) and an owned cluster's cost
 -- pool (int_cost_pool).
 create or replace temp macro owned_gpu_month_usd(capex_usd, life_months, running_usd) as capex_usd / life_months + running_usd;
+-- A decimal amount of minor units rounded to a whole one: half_even (a tie to the even unit) or
+-- half_up (a tie away from zero), the [currency] rounding of a converted bill.
+create or replace temp macro round_units(u, mode) as sign(u) * (floor(abs(u))
+    + case when abs(u) - floor(abs(u)) > 0.5 then 1
+           when abs(u) - floor(abs(u)) < 0.5 then 0
+           when mode = 'half_up' then 1
+           else floor(abs(u)) % 2 end);

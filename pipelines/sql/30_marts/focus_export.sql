@@ -34,13 +34,16 @@ allocations as (
 lines as (
     select c.*, f.sha256, w.columns as src, a.parts,
         c.gpu_hours / nullif(h.gpu_hours, 0) as energy_share,
-        e.kwh, e.kwh_low, e.kwh_high, e.co2e, e.co2e_low, e.co2e_high
+        e.kwh, e.kwh_low, e.kwh_high, e.co2e, e.co2e_low, e.co2e_high,
+        x.reporting_currency, x.rate as fx_rate
     from int_charges_teams c
     join source_files f using (file_id)
     left join resource_hours h on h.resource_id = c.resource_id and h.month = c.month and c.gpu_hours > 0
     left join resource_energy e on e.resource_id = c.resource_id and e.month = c.month and c.gpu_hours > 0
     left join charge_source_columns w on w.file_id = c.file_id and w.row_number = c.row_number and c.charge_line = 0
     left join allocations a on a.source_group = c.source_group
+    left join int_fx_applied x on x.month = c.month and x.from_currency = c.billing_currency
+        and x.day is not distinct from c.charge_period_start::date
 ),
 
 derived as (
@@ -155,6 +158,10 @@ focus as (
         parts[1].rule as x_AllocationRule,
         parts[1].share as x_AllocatedShare,
         to_json(parts)::varchar as x_Allocations,
+        reporting_currency as x_ReportingCurrency,
+        fx_rate as x_ExchangeRate,
+        (billed_cost * fx_rate)::decimal(38, 12) as x_BilledCostInReportingCurrency,
+        (effective_cost * fx_rate)::decimal(38, 12) as x_EffectiveCostInReportingCurrency,
         sha256 as x_SourceFileSha256,
         row_number as x_SourceRow,
         charge_line as x_SourceLine,
