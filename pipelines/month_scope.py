@@ -38,10 +38,12 @@ MONTH_EXPR: dict[str, str] = {
     "invoices": "period",
     "grid_hours": "strftime(hour_start, '%Y-%m')",
     "provider_carbon": "usage_month",
+    "gpu_request_parts": "strftime(hour_start, '%Y-%m')",
+    "dcgm_job_stats": "strftime(start_utc, '%Y-%m')",
 }
 # Tables of a billing file's rows beside its charges (as many rows): filtered by the files whose
 # charges the months hold; the file's sha256 is in those months' fingerprints already.
-BILLING_FILE_TABLES = ("focus_allocations", "charge_contracts", "charge_source_columns")
+BILLING_FILE_TABLES = ("focus_allocations", "charge_contracts", "charge_source_columns", "focus_origin_charges")
 ROW_MONTHS: dict[str, str] = {
     "gpu_hour_parts": _TEL,
     "gpu_pod_parts": _TEL,
@@ -51,6 +53,19 @@ ROW_MONTHS: dict[str, str] = {
              "from {t}) select r.rid, r.file_id, m.month, null::ubigint as ctx from keyed r join "
              "(select distinct k, strftime(end_utc, '%Y-%m') as month from keyed) m using (k)"),
     "instruments": _SPAN,
+    # a day's rate feeds its month and, for the day rule's lookback, the month its last
+    # fx_lookback_days reach into; a rate stated for a month feeds that month
+    "exchange_rates": ("select t.rowid as rid, t.file_id, coalesce(strftime(m.m, '%Y-%m'), t.rate_month) as month, "
+                       "null::ubigint as ctx from {t} t left join lateral (select unnest(generate_series("
+                       "date_trunc('month', t.rate_date), date_trunc('month', t.rate_date + to_days("
+                       "getvariable('fx_lookback_days')::integer)), interval 1 month)) as m) m on t.rate_date is not null"),
+    # an invoice's detail lines feed the invoice's month (every month while the invoice is not loaded)
+    "invoice_details": ("select d.rowid as rid, d.file_id, coalesce(i.period, '*') as month, null::ubigint as ctx "
+                        "from {t} d left join (select distinct invoice_id, period from {invoices}) i using (invoice_id)"),
+    # a Slurm job feeds every month its window reaches; one never started, none
+    "slurm_jobs": ("select j.rowid as rid, j.file_id, strftime(g.m, '%Y-%m') as month, null::ubigint as ctx from {t} j, "
+                   "unnest(generate_series(date_trunc('month', j.start_utc), date_trunc('month', j.end_utc - interval 1 microsecond), "
+                   "interval 1 month)) g (m) where j.start_utc is not null and j.end_utc > j.start_utc"),
     "contract_commitments": _SPAN,
     # a work-log window restated by a later file: every version is read by every month any
     # version reaches (the latest one wins in int_job_windows)
@@ -61,6 +76,9 @@ ROW_MONTHS: dict[str, str] = {
 }
 # Tables no month owns (published disclosures): what reads them is rebuilt when they change.
 UNDATED_INPUTS = ("disclosures",)
+# The ingest's own records (files, rejects, findings): read whole, by file id; a month's files
+# are in its fingerprint through the tables above.
+LEDGER_TABLES = ("source_files", "rejects", "row_findings", "findings")
 
 # The month of a model's row, where it is not the `month` column.
 MONTH_OF = {
@@ -68,13 +86,15 @@ MONTH_OF = {
     "int_gpu_workloads": "strftime(hour_start, '%Y-%m')",
     "int_gpu_shares": "strftime(hour_start, '%Y-%m')",
     "int_grid_hours": "strftime(hour_start, '%Y-%m')",
+    "int_cost_pool_lines": MONTH_EXPR["charges"],   # charge lines, dated as billed ones
 }
 # Models without a month, and how their table is kept:
-# replaced  from the config and reference data alone: the same whichever months are built
+# replaced  from the config and reference data alone, or from the scoped inputs and read only by
+#           the months built with it (exchange rates: each month's marts keep the rates they used)
 # merged    a row per key found in the months built (zones billed); rows of other months stay
 # after     read every month's marts (the published disclosures and their reconstructions):
 #           rebuilt over the whole warehouse once the months are in
-REPLACED = frozenset({"int_findings_params"})
+REPLACED = frozenset({"int_findings_params", "int_fx_rates"})
 MERGED = frozenset({"int_zone_factors", "int_tag_values", "int_name_folds"})   # zones billed, tag values outside ASCII
 AFTER = frozenset({"audit_disclosures", "audit_reconstructions"})
 UNDATED = REPLACED | MERGED | AFTER
@@ -117,7 +137,7 @@ def map_rows(con: duckdb.DuckDBPyConnection) -> None:
                     f"count(*) as n from {qualified(con, table)} group by all")
     con.execute("create or replace temp table _scope_billing_files as select distinct file_id, month from _scope_files_charges")
     for table, sql in ROW_MONTHS.items():
-        con.execute(f"create or replace temp table _scope_rows_{table} as {sql.format(t=qualified(con, table))}")
+        con.execute(f"create or replace temp table _scope_rows_{table} as {sql.format(t=qualified(con, table), invoices=qualified(con, 'invoices'))}")
         con.execute(f"create or replace temp table _scope_files_{table} as select month, file_id, ctx, count(*) as n "
                     f"from _scope_rows_{table} group by all")
 
