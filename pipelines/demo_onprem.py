@@ -51,4 +51,6 @@ def cluster_config(onprem: dict[str, Any]) -> str:
     return (f"\n[teams.accounts]                  # Slurm accounts of the on-premises cluster -> team\n{accounts}\n\n"
             f"[[clusters]]                      # the on-premises Slurm cluster: no bill, a cost pool\n"
             f'name = "{onprem["cluster"]}"\ngpus = {onprem["gpus"]}\ngpu_model = "{onprem["gpu_model"]}"\n'
-            f'partitions = ["{onprem["partition"]}"]\n')
+            f'partitions = ["{onprem["partition"]}"]\n\n'
+            # its charge lines are zone owned:<cluster>; the site's grid, as an operator states it
+            f'[carbon.grid_zones]\n"owned:{onprem["cluster"]}" = "{onprem["grid_zone"]}"\n')

@@ -103,7 +103,7 @@ node_targets as (
 
 cluster_use as (
     -- an owned cluster's jobs by team (int_cost_pool_lines): who used it, for its idle line
-    select month, billing_account_id as cluster, team, dsum(gpu_hours) as hours
+    select month, billing_account_id as cluster, billing_account_id || ':idle' as idle_resource, team, dsum(gpu_hours) as hours
     from int_charges_teams
     where provider = 'owned' and line_item_type = 'JobUsage'
     group by all
@@ -116,9 +116,10 @@ first_stage as (
     -- time over the teams that used the node)
     select g.source_group, u.team, 'idle:' || r.rule, case r.rule when 'proportional' then u.hours else 1 end
     from groups g
-    join cluster_use u on u.month = g.month and u.cluster = g.account
+    join cluster_use u on u.month = g.month
+        and ((g.kind = 'charge' and u.cluster = g.account) or (g.kind = 'energy' and u.idle_resource = g.resource_id))
     cross join idle_rule r
-    where g.kind = 'charge' and g.category = 'idle' and r.rule in ('proportional', 'even') and u.hours > 0
+    where g.category = 'idle' and r.rule in ('proportional', 'even') and u.hours > 0
     union all
     select g.source_group, g.team, 'direct', 1
     from groups g

@@ -6,7 +6,7 @@
 -- (line_item_type IdleCapacity), shared by the [allocation] idle rule. Each job's share is
 -- rounded to the cent and the idle line is the pool less the jobs' shares, so the lines add up
 -- to the pool to the cent, whatever the teams. invoice_id names the pool, the reference the
--- reconciliation holds them to.
+-- reconciliation holds them to. resource_id: <cluster>:job:<job id>, or <cluster>:idle.
 with pool as (
     select *, strptime(month, '%Y-%m') as month_start, pool_usd::decimal(38, 12) as pool_dec,
         greatest(capacity_gpu_hours, used_gpu_hours) as share_basis_h
@@ -35,13 +35,13 @@ idle as (
 
 lines as (
     select file_id, row_number, cluster, month, month_start, account, gpu_model, gpus as gpu_count, gpu_hours, cost,
-        piece_start, piece_end, 'JobUsage' as line_item_type,
+        piece_start, piece_end, 'JobUsage' as line_item_type, cluster || ':job:' || job_id as resource_id,
         printf('Slurm job %s of %s (%s) on %s', job_id, coalesce(user_name, 'an unnamed user'),
                coalesce(account, 'no account'), cluster) as charge_description
     from jobs
     union all
     select file_id, null, cluster, month, month_start, null, gpu_model, null, idle_gpu_hours, cost,
-        month_start as capacity_start, month_start + interval 1 month, 'IdleCapacity',
+        month_start as capacity_start, month_start + interval 1 month, 'IdleCapacity', cluster || ':idle',
         printf('Idle capacity of %s: GPU-hours no job used', cluster)
     from idle
 )
@@ -64,7 +64,9 @@ select
     'Owned GPU cluster' as service_name,
     'AI and Machine Learning' as service_category,
     null::varchar as sku_id,
-    null::varchar as resource_id,
+    -- each job, and the idle capacity, as a resource of its own: its GPU-hours' energy is estimated
+    -- (int_energy_base) and follows its cost (the idle line's over the cluster's users)
+    resource_id,
     null::varchar as instance_type,
     cluster as region,
     'Other' as pricing_category,

@@ -5,7 +5,8 @@
 -- int_gpu_workloads resolved for its host, in the zone int_gpu_hour_carbon placed it; idle time
 -- has team null and is_idle, and is shared by the [allocation] idle rule downstream. Estimated
 -- lines carry the billed resource's team.
--- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction.
+-- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction (an
+-- owned cluster's idle capacity at the idle fraction).
 -- CO2e (co2e_kg): facility energy x the zone's annual grid intensity. co2e_hourly_kg: the same
 -- energy hour by hour at the zone's hourly intensity where a series gives it, else the annual
 -- factor (int_gpu_hour_carbon); facility_energy_kwh_hourly is the part with an hourly figure.
@@ -13,7 +14,9 @@
 -- Ranges are interval bounds over the PUE, intensity and power assumptions (low x low, high x high).
 with resources as (
     select resource_id, mode_det(list(resolved_team)) as team, pick(zone) as zone, pick(gpu_model) as gpu_model,
-           month, dsum(gpu_hours) as gpu_hours_billed
+           month, dsum(gpu_hours) as gpu_hours_billed,
+           -- an owned cluster's idle capacity (int_cost_pool_lines): idle GPUs still draw power
+           bool_or(coalesce(line_item_type = 'IdleCapacity' and provider = 'owned', false)) as is_idle
     from int_charges_teams
     where resource_id is not null
     group by resource_id, month
@@ -39,12 +42,14 @@ gpu_power as (
 ),
 
 fraction as (
-    select value, low, high, coefficient_id from ref_assumptions where assumption_id = 'gpu_power_fraction_of_tdp'
+    -- a busy GPU's draw, and an idle one's (an owned cluster's idle capacity)
+    select assumption_id, value, low, high, coefficient_id from ref_assumptions
+    where assumption_id in ('gpu_power_fraction_of_tdp', 'idle_power_fraction_of_tdp')
 ),
 
 estimated as (
     select
-        r.month, r.team, false as is_idle, r.zone, r.resource_id,
+        r.month, case when not r.is_idle then r.team end as team, r.is_idle, r.zone, r.resource_id,
         greatest(r.gpu_hours_billed - coalesce(c.gpu_hours_energy_known, 0), 0) as gpu_hours_estimated,
         p.tdp_w, p.tdp_w_low, p.tdp_w_high, p.tdp_id
     from resources r
@@ -70,7 +75,8 @@ unioned as (
         dsum(e.gpu_hours_estimated), null,
         ['tdp_model'], list_sort(list_distinct(flatten(list([e.tdp_id, f.coefficient_id])))),
         null, null, null, 0
-    from estimated e cross join fraction f
+    from estimated e
+    join fraction f on f.assumption_id = case when e.is_idle then 'idle_power_fraction_of_tdp' else 'gpu_power_fraction_of_tdp' end
     where e.gpu_hours_estimated > 0
     group by e.month, e.team, e.is_idle, e.zone, e.resource_id
 )
