@@ -43,6 +43,11 @@ with param as (
     select assumption_id, value, low, high, coefficient_id from int_findings_params
 ),
 
+owned as (
+    -- the resources of owned clusters' cost pools (int_cost_pool_lines)
+    select distinct resource_id from int_charges_teams where provider = 'owned' and resource_id is not null
+),
+
 thr as (
     select
         (select value from param where assumption_id = 'findings_low_util_threshold') as util,
@@ -239,8 +244,13 @@ findings as (
     union all
     select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'), l.resource_id, null,
         sum(l.amount) filter (where l.meter = 'gpu_hours_observed')::double, 'h', null, null,
-        sum(l.amount) filter (where l.meter = 'effective_cost')::double,
-        'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule', []::varchar[]
+        -- an owned cluster's idle capacity saves nothing by scaling down: its capital is spent
+        case when l.resource_id not in (select o.resource_id from owned o) then sum(l.amount) filter (where l.meter = 'effective_cost')::double end,
+        case when l.resource_id in (select o.resource_id from owned o)
+             then 'idle capacity of an owned cluster, its share of the cost pool shared by the idle rule: the capital is '
+                  || 'spent, so nothing is saved by stopping it; fill it with work or size the next purchase to the use'
+             else 'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule' end,
+        []::varchar[]
     from allocation_lines l where l.rule like 'idle:%' group by l.month, l.resource_id
     union all
     -- these branches repeat a column on purpose: the names come from the first branch
