@@ -58,7 +58,9 @@ ROW_MONTHS: dict[str, str] = {
     "exchange_rates": ("select t.rowid as rid, t.file_id, coalesce(strftime(m.m, '%Y-%m'), t.rate_month) as month, "
                        "null::ubigint as ctx from {t} t left join lateral (select unnest(generate_series("
                        "date_trunc('month', t.rate_date), date_trunc('month', t.rate_date + to_days("
-                       "getvariable('fx_lookback_days')::integer)), interval 1 month)) as m) m on t.rate_date is not null"),
+                       "getvariable('fx_lookback_days')::integer)), interval 1 month)) as m) m on t.rate_date is not null "
+                       # rates convert charges: a month without charges is not made one by its rates
+                       "where coalesce(strftime(m.m, '%Y-%m'), t.rate_month) in (select month from _scope_files_charges)"),
     # an invoice's detail lines feed the invoice's month (every month while the invoice is not loaded)
     "invoice_details": ("select d.rowid as rid, d.file_id, coalesce(i.period, '*') as month, null::ubigint as ctx "
                         "from {t} d left join (select distinct invoice_id, period from {invoices}) i using (invoice_id)"),
@@ -258,7 +260,7 @@ def forget_scope(con: duckdb.DuckDBPyConnection, models: Iterable[str]) -> None:
         con.execute(f"drop table if exists temp.main.{name}")
 
 
-# team_month compares each month with the one before: rebuilding a month changes the next
+# team_month (and its reporting-currency twin) compares each month with the one before: rebuilding a month changes the next
 # month's comparison columns, and only those; they are recomputed from the warehouse's rows.
 PREVIOUS_MONTH = """
 create or replace temp table _prev as
@@ -273,17 +275,24 @@ left join {t} p on p.team = j.team and p.currency is not distinct from j.currenc
 where list_contains($rebuilt::varchar[], j.month)
     or list_contains($changed::varchar[], strftime(strptime(j.month, '%Y-%m') - interval 1 month, '%Y-%m'))
 """
+PREVIOUS_MONTH_TABLES = ("team_month", "team_month_reporting")
 PREVIOUS_COLUMNS = ("billed_cost_prev_month", "billed_cost_change", "effective_cost_change", "facility_energy_kwh_change")
 
 
 def refresh_previous_month(con: duckdb.DuckDBPyConnection, scope: Scope) -> list[str]:
-    """team_month's previous-month columns for the months rebuilt and the months after them;
-    returns the months whose rows changed though their inputs did not."""
-    t = qualified(con, "team_month")
-    con.execute(PREVIOUS_MONTH.format(t=t), {"rebuilt": scope.rebuilt, "changed": scope.rebuilt + scope.removed})
-    sets = ", ".join(f"{c} = p.{c}" for c in PREVIOUS_COLUMNS)
-    differs = " or ".join(f"t.{c} is distinct from p.{c}" for c in PREVIOUS_COLUMNS)
-    patched = con.execute(f"update {t} t set {sets} from _prev p where p.month = t.month and p.team = t.team "
-                          f"and p.currency is not distinct from t.currency and ({differs}) returning t.month").fetchall()
-    con.execute("drop table temp.main._prev")
-    return sorted({m for (m,) in patched} - set(scope.rebuilt))
+    """The previous-month columns (team_month, and team_month_reporting in the reporting
+    currency) for the months rebuilt and the months after them; returns the months whose rows
+    changed though their inputs did not."""
+    patched: set[str] = set()
+    for table in PREVIOUS_MONTH_TABLES:
+        if not _exists(con, table):
+            continue
+        t = qualified(con, table)
+        con.execute(PREVIOUS_MONTH.format(t=t), {"rebuilt": scope.rebuilt, "changed": scope.rebuilt + scope.removed})
+        sets = ", ".join(f"{c} = p.{c}" for c in PREVIOUS_COLUMNS)
+        differs = " or ".join(f"t.{c} is distinct from p.{c}" for c in PREVIOUS_COLUMNS)
+        patched |= {m for (m,) in con.execute(
+            f"update {t} t set {sets} from _prev p where p.month = t.month and p.team = t.team "
+            f"and p.currency is not distinct from t.currency and ({differs}) returning t.month").fetchall()}
+        con.execute("drop table temp.main._prev")
+    return sorted(patched - set(scope.rebuilt))

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from benchmarks.bench_months import restate
-from pipelines.month_scope import AFTER, UNDATED, month_of
+from pipelines.month_scope import AFTER, PREVIOUS_MONTH_TABLES, UNDATED, month_of
 from pipelines.stages import stages
 from tests.pdf_helpers import cli
 
@@ -40,11 +40,11 @@ def dated_models() -> list[str]:
 
 
 def month_rows(wh: Path, month: str, skip: tuple[str, ...] = ()) -> dict[str, list]:
-    """Every dated model's rows of a month, exactly as stored (team_month less `skip`)."""
+    """Every dated model's rows of a month, exactly as stored (the previous-month tables less `skip`)."""
     out = {}
     with duckdb.connect(str(wh), read_only=True) as con:
         for model in dated_models():
-            cols = "* exclude (" + ", ".join(skip) + ")" if model == "team_month" and skip else "*"
+            cols = "* exclude (" + ", ".join(skip) + ")" if model in PREVIOUS_MONTH_TABLES and skip else "*"
             out[model] = con.execute(f"select {cols} from {model} where {month_of(model)} = ? order by all", [month]).fetchall()
     return out
 

@@ -245,13 +245,14 @@ findings as (
     select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'), l.resource_id, null,
         sum(l.amount) filter (where l.meter = 'gpu_hours_observed')::double, 'h', null, null,
         -- an owned cluster's idle capacity saves nothing by scaling down: its capital is spent
-        case when l.resource_id not in (select o.resource_id from owned o) then sum(l.amount) filter (where l.meter = 'effective_cost')::double end,
-        case when l.resource_id in (select o.resource_id from owned o)
+        case when o.resource_id is null then sum(l.amount) filter (where l.meter = 'effective_cost')::double end,
+        case when o.resource_id is not null
              then 'idle capacity of an owned cluster, its share of the cost pool shared by the idle rule: the capital is '
                   || 'spent, so nothing is saved by stopping it; fill it with work or size the next purchase to the use'
              else 'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule' end,
         []::varchar[]
-    from allocation_lines l where l.rule like 'idle:%' group by l.month, l.resource_id
+    from allocation_lines l left join owned o on o.resource_id = l.resource_id
+    where l.rule like 'idle:%' group by l.month, l.resource_id, o.resource_id
     union all
     -- these branches repeat a column on purpose: the names come from the first branch
     -- noqa: disable=AL08
