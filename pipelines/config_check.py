@@ -14,6 +14,7 @@ import duckdb
 
 from core.sql import one_row, read_sql
 from pipelines.config import Config, finding_params
+from pipelines.name_folds import name_folds_table
 from pipelines.stage_inputs import supplier_rows
 
 SHOWN = 10   # names listed per problem; the rest are counted
@@ -70,6 +71,11 @@ def _charges(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
     if not built:
         # owned clusters' cost pool lines exist once a build has run; before it, the bills alone
         con.execute("create or replace temp view int_cost_pool_lines as select * from charges where false")
+    # the tag values outside ASCII folded as the build folds them, from the warehouse as it is now
+    con.execute(f"create or replace temp table int_tag_values as {read_sql('20_intermediate', 'int_tag_values.sql')}")
+    con.register("_folds", name_folds_table(con))
+    con.execute("create or replace temp table int_name_folds as select * from _folds")
+    con.unregister("_folds")
     resolved = read_sql("20_intermediate", "int_charges_teams.sql")
     con.execute(f"create or replace temp view _check_teams as {resolved}")
     lines, teams = one_row(con, "select count(*), count(distinct team) from _check_teams")
