@@ -96,6 +96,10 @@ PEER_VALUES = "peer_values"
 # tool publishes).
 OUT_OF_SCOPE = {"check_limits", "capital_costs"}
 OUT_OF_SCOPE_METRICS = {"memory_gb"}
+# Assumptions no peer carbon tool models, so none can confirm them: fleet policy (finding
+# thresholds, what-if settings, tolerances of the bill's own checks), a provider's published
+# split definition, and money (prices, running costs).
+POLICY_PREFIXES = ("findings_", "whatif_", "aws_split_", "split_sum_")
 REASON_MIN_WORDS = 3
 
 
@@ -120,6 +124,8 @@ def peer_status(value: float, low: float, high: float, notes: str, peer: str) ->
 
 
 def _in_scope(name: str, row: dict[str, str]) -> bool:
+    if name == "assumptions" and (row["assumption_id"].startswith(POLICY_PREFIXES) or "USD" in row["unit"]):
+        return False
     return name not in OUT_OF_SCOPE and row.get("metric") not in OUT_OF_SCOPE_METRICS
 
 

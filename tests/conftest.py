@@ -125,3 +125,36 @@ def spark():
     session = spark_session("local[2]", SPARK_TEST_CONF)
     yield session
     session.stop()
+
+
+# ---- markers: `pytest -m fast` while working, `-m spark` / `-m reports` for those parts; CI runs all
+# Files that start Spark, and files that render PDFs, by name; files that build whole demo months
+# or run fault and fuzz suites, measured above 15 s on the CI machine. Every other test is fast.
+SPARK_FILES = ("spark",)
+REPORT_FILES = ("report", "audit", "statement", "chargeback", "methodology", "disclosure", "shown_figures", "golden",
+                "fonts", "charts", "chart_labels", "money_stays", "end_to_end")
+SLOW_FILES = frozenset("""
+accepted_values_report allocation allocation_properties atomic_outputs attribution aws_split bad_inputs billing
+build_config carbon codecarbon config crash_concurrency cur_lineage currency environment_errors errors export_safety
+export_sets findings focus_13_14 focus_export focus_export_split fuzz hostile_input idempotency incremental_months
+ingest_status invoices jobs jobs_properties layers mart_contracts month_invariance month_invariance_property
+nvidia_smi prometheus_server real_world reconstruct reference_data sharing slurm team_names telemetry telemetry_batch
+telemetry_exposition telemetry_plausibility telemetry_prom_comments telemetry_typed_read text_parts whatif
+""".split())
+
+
+def pytest_configure(config):
+    for name, what in (("fast", "the quick subset: no Spark, no rendered PDFs, no whole demo builds"),
+                       ("spark", "starts a local Spark session"), ("reports", "renders PDF reports")):
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        stem = item.path.stem.removeprefix("test_")
+        if any(s in stem for s in SPARK_FILES) or "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+        elif any(r in stem for r in REPORT_FILES) or "chargeback_demo" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.reports)
+        elif stem not in SLOW_FILES:
+            item.add_marker(pytest.mark.fast)

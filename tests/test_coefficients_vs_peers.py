@@ -22,12 +22,10 @@ from tools import peers
 METHODOLOGY_NOTES = peers.SHARED_DATA.parent / "methodology.md"
 # The uncompared list must stay short: a new coefficient without any peer value fails here until
 # a peer is found for it or this bound is raised on purpose (most of the list is BF16/TF32/FP8
-# peaks, which no peer table publishes). 151: findings_low_mfu_threshold (issue 22) is fleet policy,
-# like the other findings_* thresholds, and no peer tool flags jobs by MFU; +4 for the what-if
-# replay's scenario settings (whatif_*) and Spot interruption rate (issue 21): no peer tool models either.
-# +2 on purpose for an owned cluster's cost pool: electricity_price_usd_per_kwh and
-# owned_ops_usd_per_gpu_month are money, which no peer carbon tool models.
-UNCOMPARED_MAX = 158      # 155, the RTX 4080 SUPER's TDP (nvidia-smi captures), which no peer lists, and those two
+# peaks, which no peer table publishes; the RTX 4080 SUPER's TDP from the nvidia-smi captures is
+# on no peer's list). Fleet policy, a provider's split definition and money are out of scope
+# (reports.methodology.POLICY_PREFIXES): no peer carbon tool models them.
+UNCOMPARED_MAX = 145
 PEER_LABELS = {"Boavizta", "CCF", "CodeCarbon", "Green Algorithms", "LLMCarbon", "ML CO2 Impact", "SPRUCE"}
 
 
