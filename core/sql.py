@@ -77,3 +77,14 @@ def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> 
     if not rows:
         raise LookupError(f"expected one row, got none: {' '.join(sql.split())[:120]}")
     return rows[0]
+
+
+def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A query's rows as {column: value}: what the report contexts and templates read."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return one_row(con, "select count(*) from information_schema.tables where table_name = ?", [name])[0] > 0

@@ -19,8 +19,8 @@ from typing import Any, Mapping
 import duckdb
 import pandas as pd
 
+from core.sql import rows_as_dicts
 from core.units import KWH_PER_MWH
-from pipelines.quality import rows_as_dicts
 from pipelines.reconstruct import reconstruct_many
 from pipelines.reconstruct.reference import resolve_gpu
 from schemas.audit_reconstructions import KEY_HEX

@@ -5,18 +5,7 @@ from typing import Any
 
 import duckdb
 
-from core.sql import one_row
-
-
-def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
-
-
-def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return one_row(con, "select count(*) from information_schema.tables where table_name = ?", [name])[0] > 0
-
+from core.sql import rows_as_dicts, table_exists
 
 # A month's files: those its figures rest on (month_files), and files that loaded no row at all
 # (nothing dates them, and a file that was lost whole must show in every report).

@@ -20,9 +20,10 @@ import duckdb
 from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
+from core.sql import rows_as_dicts, table_exists
 from pipelines.audit_reconstructions import input_key, measured_input, run_input
 from pipelines.config import Config
-from pipelines.quality import quality_summary, rows_as_dicts, table_exists
+from pipelines.quality import quality_summary
 from reports import audit_statement as st
 from reports.audit_common import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
 from reports.audit_factors import FACTOR_COLUMNS, factors

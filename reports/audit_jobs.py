@@ -7,8 +7,8 @@ from typing import Any
 
 import duckdb
 
+from core.sql import rows_as_dicts, table_exists
 from core.units import G_PER_KG, TOKENS_PER_MILLION
-from pipelines.quality import rows_as_dicts, table_exists
 
 
 def per_million_tokens(amount: float | None, tokens: float | None) -> float | None:

@@ -20,8 +20,7 @@ from typing import Any, Mapping
 
 import duckdb
 
-from core.sql import one_row
-from pipelines.quality import rows_as_dicts, table_exists
+from core.sql import one_row, rows_as_dicts, table_exists
 from pipelines.reconstruct.reference import resolve_gpu
 from reports.render import number
 

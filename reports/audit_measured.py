@@ -10,8 +10,8 @@ from typing import Any, Mapping
 
 import duckdb
 
+from core.sql import rows_as_dicts, table_exists
 from pipelines.audit_reconstructions import run_name
-from pipelines.quality import rows_as_dicts, table_exists
 from pipelines.reconstruct.reference import coefficients_by_id
 from pipelines.reconstruct.sampling import P_HIGH, P_LOW
 from reports.audit_common import CO2E, meter

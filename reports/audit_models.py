@@ -14,8 +14,8 @@ from typing import Any
 
 import duckdb
 
+from core.sql import rows_as_dicts, table_exists
 from core.units import H_PER_DAY, KG_PER_T, KWH_PER_MWH
-from pipelines.quality import rows_as_dicts, table_exists
 from reports.disclosure import ai_act, job_model, sci, subject
 
 # The disclosure meter each Annex XI row rests on, for a model known from its disclosure.

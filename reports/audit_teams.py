@@ -14,8 +14,8 @@ from typing import Any
 
 import duckdb
 
+from core.sql import rows_as_dicts
 from pipelines.audit_marts import ID_SEPARATOR, line_ids
-from pipelines.quality import rows_as_dicts
 from reports.audit_common import CO2E, co2e_chart, meter, tornado_entry, what_to_publish
 from reports.render import number
 

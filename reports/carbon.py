@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.quality import rows_as_dicts, table_exists
+from core.sql import rows_as_dicts, table_exists
 
 TEAM_COLUMNS = ("facility_energy_kwh", "co2e_kg", "co2e_kg_low", "co2e_kg_high", "co2e_hourly_kg", "co2e_hourly_kg_low",
                 "co2e_hourly_kg_high", "facility_energy_kwh_hourly", "co2e_market_kg", "co2e_market_kg_low",

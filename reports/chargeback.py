@@ -22,9 +22,9 @@ import duckdb
 from core.atomic import replacing_set, write_text
 from core.errors import InputError
 from core.months import check_month
-from core.sql import one_row
+from core.sql import one_row, rows_as_dicts, table_exists
 from pipelines.config import Config
-from pipelines.quality import quality_summary, rows_as_dicts, table_exists
+from pipelines.quality import quality_summary
 from reports import charts
 from reports.carbon import carbon_context
 from reports.job_economics import job_economics

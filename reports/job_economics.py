@@ -6,7 +6,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.quality import rows_as_dicts, table_exists
+from core.sql import rows_as_dicts, table_exists
 
 JOB_COLUMNS = ("job_id", "workload", "status", "gpu_models", "gpus", "gpu_hours", "gpu_hours_estimated", "tokens",
                "requests", "samples", "mfu", "mfu_low", "mfu_high", "mfu_logged", "tensor_active_mean",

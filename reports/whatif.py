@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.quality import rows_as_dicts, table_exists
+from core.sql import rows_as_dicts, table_exists
 from reports.render import signed
 
 METERS = ("cost_usd_delta", "energy_kwh_delta", "co2e_kg_delta")
