@@ -24,6 +24,7 @@ def ownership(config: Config, month: str = "2026-10") -> dict[str | None, tuple]
     con.execute("""create table int_charges_teams as select * from (values
         ('2026-10', 'i-aws', 'AWS', '111122223333'), ('2026-10', 'i-aws', 'AWS', '111122223333'),
         ('2026-10', 'i-colo', 'AWS', '999988887777'), ('2026-10', 'vm-1', 'Azure', 'sub-1'),
+        ('2026-10', 'hpc-lab:idle', 'owned', 'hpc-lab'),
         ('2026-11', 'dgx-7', 'AWS', '111122223333')) t(month, resource_id, provider, account)""")
     con.execute("""create table int_energy_lines as select * from (values ('2026-10', 'i-aws'), ('2026-10', 'i-colo'),
                    ('2026-10', 'dgx-7'), ('2026-10', null), ('2026-11', 'dgx-7')) t(month, resource_id)""")
@@ -38,7 +39,10 @@ def test_billed_by_a_cloud_is_a_purchased_service_and_unbilled_gpus_are_owned():
     # a host [hosts] maps to no billed resource, and telemetry of no resource: the organisation's own
     for rid in ("dgx-7", None):
         assert got[rid] == ("on-premises", "no cloud bill covers these GPUs", OWNED_ELECTRICITY, CAPITAL_GOODS)
-    assert len(got) == 5, "one row per resource, none twice, the unbilled row always there"
+    assert len(got) == 6, "one row per resource, none twice, the unbilled row always there"
+    # an owned cluster's cost pool is charge lines of provider 'owned', not a cloud's bill
+    assert got["hpc-lab:idle"] == ("on-premises", "an owned cluster, charged back from its cost pool", OWNED_ELECTRICITY,
+                                   CAPITAL_GOODS)
     assert ownership(Config(), "2026-11")["dgx-7"][0] == "cloud"      # billed that month: that month's ownership
 
 

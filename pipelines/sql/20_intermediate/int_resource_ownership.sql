@@ -49,10 +49,13 @@ resolved as (
         provider,
         account,
         coalesce(by_resource, by_account, by_provider,
-                 case when provider is not null then 'cloud' else 'on-premises' end) as ownership,
+                 case when provider = 'owned' then 'on-premises' when provider is not null then 'cloud' else 'on-premises' end)
+            as ownership,
         case when by_resource is not null then 'meterbook.toml [scopes] resources'
              when by_account is not null then 'meterbook.toml [scopes] accounts'
              when by_provider is not null then 'meterbook.toml [scopes] providers'
+             -- an owned cluster's cost pool (int_cost_pool_lines) is no provider's bill
+             when provider = 'owned' then 'an owned cluster, charged back from its cost pool'
              when provider is not null then 'billed by the cloud provider ' || provider
              else 'no cloud bill covers these GPUs' end as ownership_source
     from configured
