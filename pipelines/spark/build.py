@@ -25,7 +25,8 @@ from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL
-SPARK_TYPES = {"varchar": "string", "integer": "int", "double": "double", "bigint": "bigint"}
+SPARK_TYPES = {"varchar": "string", "integer": "int", "double": "double", "bigint": "bigint",
+               "decimal(38, 12)": "decimal(38, 12)"}
 
 
 def register_config(spark, config: Config) -> None:

@@ -32,7 +32,9 @@ FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", 
          # FOCUS 1.3/1.4 beside the charges: the origin charges a file splits itself are set
          # aside as on one machine; the others the Spark ingest writes none of yet, so the models
          # read them empty there
-         "focus_origin_charges", "focus_allocations", "charge_contracts", "contract_commitments")
+         "focus_origin_charges", "focus_allocations", "charge_contracts", "contract_commitments",
+         # read by the models but written by no Spark reader yet (one machine ingests them): empty
+         "invoice_details", "exchange_rates", "slurm_jobs", "dcgm_job_stats")
 LINEAGE = ("source_files", "rejects", "row_findings", "findings")
 # The month a fact row belongs to (its partition): billing by billing period, like the marts.
 MONTH_OF = {
@@ -53,6 +55,10 @@ MONTH_OF = {
     "focus_origin_charges": "'none'",
     "charge_contracts": "'none'",
     "contract_commitments": "date_format(period_start, 'yyyy-MM')",
+    "invoice_details": "'none'",
+    "exchange_rates": "rate_month",
+    "slurm_jobs": "coalesce(date_format(start_utc, 'yyyy-MM'), 'none')",
+    "dcgm_job_stats": "date_format(start_utc, 'yyyy-MM')",
 }
 
 

@@ -108,8 +108,9 @@ select
     gpus * case when power_measured then ops else ox end as running_usd,
     coalesce(it_energy_kwh * pue * price, 0) as power_usd,
     -- the pool to the cent (the money quantum of cfg_meters): the lines that share it add up to it
-    round(gpus * owned_gpu_month_usd(capex, life_months, case when power_measured then ops else ox end)
-          + coalesce(it_energy_kwh * pue * price, 0), quantum_places) as pool_usd,
+    -- (scaled, rounded, scaled back: Spark's round() takes its places only as a constant)
+    round((gpus * owned_gpu_month_usd(capex, life_months, case when power_measured then ops else ox end)
+           + coalesce(it_energy_kwh * pue * price, 0)) * power(10, quantum_places)) / power(10, quantum_places) as pool_usd,
     gpus * owned_gpu_month_usd(capex_lo, life_months_hi, case when power_measured then ops_lo else ox_lo end)
         + coalesce(it_energy_kwh_low * pue_lo * price_lo, 0) as pool_usd_low,
     gpus * owned_gpu_month_usd(capex_hi, life_months_lo, case when power_measured then ops_hi else ox_hi end)

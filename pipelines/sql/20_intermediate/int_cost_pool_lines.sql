@@ -14,8 +14,10 @@ with pool as (
 ),
 
 jobs as (
-    select j.*, p.month_start, p.gpu_model, p.pool_dec,
-        round(p.pool_usd * j.gpu_hours / nullif(p.share_basis_h, 0), q.quantum_places)::decimal(38, 12) as cost
+    select j.*, p.gpu_model, p.pool_dec,
+        -- scaled, rounded, scaled back: Spark's round() takes its places only as a constant
+        (round(p.pool_usd * j.gpu_hours / nullif(p.share_basis_h, 0) * power(10, q.quantum_places))
+         / power(10, q.quantum_places))::decimal(38, 12) as cost
     from int_cluster_jobs j
     join pool p using (cluster, month)
     cross join (select quantum_places from cfg_meters where meter = 'billed_cost') q

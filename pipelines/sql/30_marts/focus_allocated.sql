@@ -178,5 +178,5 @@ rows as (
 select * exclude (applied),
     ProviderName as ServiceProviderName,
     ProviderName as HostProviderName,
-    case when len(applied) > 0 then to_json({'Elements': applied})::varchar end as ContractApplied
+    case when array_length(applied) > 0 then to_json({'Elements': applied})::varchar end as ContractApplied
 from rows
