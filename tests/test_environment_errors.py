@@ -102,15 +102,17 @@ def test_report_on_a_failing_disk_keeps_the_earlier_set(wh, demo_billing, earlie
     assert leftovers(earlier) == []
 
 
-def test_report_into_a_path_under_a_file_is_one_error_line(wh, tmp_path):
+def test_report_into_a_path_under_a_file_is_one_error_line(wh, demo_billing, tmp_path):
     (tmp_path / "a-file").write_text("not a folder")
-    proc = meterbook("report", "chargeback", "--month", MONTH, "--warehouse", wh, "--out", tmp_path / "a-file" / "out")
+    proc = meterbook("report", "chargeback", "--month", MONTH, "--warehouse", wh, "--config", demo_billing / "demo" / "meterbook.toml",
+                     "--out", tmp_path / "a-file" / "out")
     one_error_line(proc, "ENOTDIR", "a-file")
 
 
-def test_a_first_report_that_fails_leaves_nothing(wh, tmp_path):
+def test_a_first_report_that_fails_leaves_nothing(wh, demo_billing, tmp_path):
     out = tmp_path / "new"
-    proc = meterbook("report", "chargeback", "--month", MONTH, "--warehouse", wh, "--out", out,
+    proc = meterbook("report", "chargeback", "--month", MONTH, "--warehouse", wh, "--config", demo_billing / "demo" / "meterbook.toml",
+                     "--out", out,
                      fault=f"EACCES:1:{tmp_path / 'count'}")
     one_error_line(proc, "EACCES", "permission denied")
     assert list(out.iterdir()) == []
