@@ -8,6 +8,7 @@ as DuckDB variables, never as pasted text.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 from pathlib import Path
@@ -205,11 +206,17 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
         month_scope.record(con, scope)
         record_config(con, config, config_text)
         con.execute("commit")
+    except duckdb.OutOfMemoryException:
+        # past a model (each names itself): the month scope's row maps, fingerprints and merges
+        con.execute("rollback")
+        raise out_of_memory(db, "building month_scope") from None
     except BaseException:
         con.execute("rollback")
         raise
     finally:
-        month_scope.forget_scope(con, [m.name for m in order])
+        # the stand-ins are temporary: a connection short of memory drops them when it closes
+        with contextlib.suppress(duckdb.OutOfMemoryException):
+            month_scope.forget_scope(con, [m.name for m in order])
 
 
 def _build_months(con: duckdb.DuckDBPyConnection, order: list[Model], scope: month_scope.Scope, progress: BuildProgress,
