@@ -39,7 +39,7 @@ CUR_COLUMNS = [
 SPLIT_RESOURCES = {"gpu": ("gpus", "GPU"), "vcpu": ("vcpus", "vCPU"), "memory_gb": ("memory_gb", "GB")}
 REGION = "us-east-1"
 TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-pretrain": "research",
-                     "search-serving": "search"}
+                     "search-serving": "search", "notebooks": "platform", "model-serving-dev": "platform"}
 
 
 def fleet() -> dict[str, Any]:
@@ -349,8 +349,9 @@ def shared_gpu_parts(inst: dict[str, Any]) -> list[SharedPart]:
 
 
 def shared_gpu_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path, interval_s: int) -> list[Path]:
-    """A node whose one GPU is shared, one file per UTC day as dcgm-exporter writes it: a MIG GPU's
-    power once for the device and GR_ENGINE_ACTIVE per GPU instance (GPU_I_ID, GPU_I_PROFILE); a
+    """A node whose one GPU is shared, its run in one file of scrapes as dcgm-exporter writes them
+    (one file, not one a day: the chargeback lists every file it read): a MIG GPU's power once
+    for the device and GR_ENGINE_ACTIVE per GPU instance (GPU_I_ID, GPU_I_PROFILE); a
     time-sliced GPU's series once per pod (--kubernetes-virtual-gpus, the vgpu label). Beside
     them, the pods' GPU requests as kube-state-metrics exposes them."""
     rng = random.Random(f"{SEED}/{inst['host']}")
@@ -360,7 +361,7 @@ def shared_gpu_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path
     parts = shared_gpu_parts(inst)
     mig = inst["sharing"] == "mig"
     end = min(start + timedelta(hours=inst["hours"]), m1)
-    days: dict[str, list[str]] = {}
+    lines: list[str] = []
     requests: list[str] = []
     for k in range(int((end - start).total_seconds() // interval_s)):
         t = start + timedelta(seconds=k * interval_s)
@@ -368,7 +369,6 @@ def shared_gpu_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path
         active = [min(1.0, max(0.0, rng.gauss(p.util, 0.04))) for p in parts]
         busy = sum(a * p.weight for a, p in zip(active, parts)) if mig else max(active)
         power = f"{inst['idle_w'] + busy * (inst['max_w'] - inst['idle_w']) + rng.gauss(0, 1.0):.3f}"
-        lines = days.setdefault(f"{t:%Y-%m-%d}", [])
         lines.append(SHARED_HEADERS[0])
         lines.extend([f"DCGM_FI_DEV_POWER_USAGE{{{device}}} {power} {ms}\n"] if mig else
                      [f"DCGM_FI_DEV_POWER_USAGE{{{device},{p.labels}}} {power} {ms}\n" for p in parts])
@@ -377,16 +377,13 @@ def shared_gpu_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path
         requests.extend(f'kube_pod_container_resource_requests{{namespace="{p.namespace}",pod="{p.pod}",'
                         f'uid="{uuid.uuid5(uuid.NAMESPACE_URL, p.namespace + "/" + p.pod)}",container="main",node="{inst["host"]}",'
                         f'resource="{ksm_resource(p.resource)}",unit="integer"}} {p.amount} {ms}\n' for p in parts)
-    paths = []
-    for day, lines in days.items():
-        path = out / "dcgm" / inst["host"] / f"{inst['host']}_{day}.prom"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(lines), encoding="utf-8")
-        paths.append(path)
+    path = out / "dcgm" / inst["host"] / f"{inst['host']}_{start:%Y-%m-%d}_{inst['hours']}h.prom"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines), encoding="utf-8")
     ksm = out / "dcgm" / "kube-state-metrics" / f"requests_{inst['host']}.prom"
     ksm.parent.mkdir(parents=True, exist_ok=True)
     ksm.write_text(KSM_REQUESTS_HELP + "".join(requests), encoding="utf-8")
-    return [*paths, ksm]
+    return [path, ksm]
 
 
 # ---- runs, disclosures, config ---------------------------------------------------------------

@@ -187,8 +187,8 @@ def test_the_demo_month_shares_gpus_in_every_mode_it_plants_and_bills_the_idle_m
     # cent each hour, so a few cents from the month's exact sevenths)
     assert sum(mig_cost.values()) == Decimal("495.36")
     assert {k: float(v) for k, v in mig_cost.items()} == pytest.approx(
-        {"ranker-mig-0": 70.77, "lora-3b-0": 212.30, "embed-mig-0": 141.53, None: 70.77}, abs=0.05)
+        {"jupyter-ana-0": 70.77, "lora-3b-0": 212.30, "jupyter-viz-0": 141.53, None: 70.77}, abs=0.05)
     body = text(chargeback_demo["out"] / "chargeback.pdf")
     assert "Shared GPUs" in body and "MIG instances" in body and "Time-sliced" in body
     shared = body[body.index("Shared GPUs"):body.index("Reconciliation to the bill")]
-    assert "Unallocated GPU capacity (no pod held" in shared and "i-0a5400000000005 1 10.3 70.76" in shared
+    assert "Unallocated GPU capacity (no pod held" in shared and "i-0a5400000000005 1 10.3 70.7" in shared
