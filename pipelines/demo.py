@@ -39,7 +39,8 @@ CUR_COLUMNS = [
 SPLIT_RESOURCES = {"gpu": ("gpus", "GPU"), "vcpu": ("vcpus", "vCPU"), "memory_gb": ("memory_gb", "GB")}
 REGION = "us-east-1"
 TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-pretrain": "research",
-                     "search-serving": "search", "notebooks": "platform", "model-serving-dev": "platform"}
+                     "search-serving": "search", "notebooks": "platform", "model-serving-dev": "platform",
+                     "analytics": "platform"}
 
 
 def fleet() -> dict[str, Any]:
