@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Iterator, NamedTuple, TextIO
 
 from core.months import month_bounds
 from pipelines.demo_onprem import cluster_config, write_sacct
@@ -40,7 +40,8 @@ CUR_COLUMNS = [
 SPLIT_RESOURCES = {"gpu": ("gpus", "GPU"), "vcpu": ("vcpus", "vCPU"), "memory_gb": ("memory_gb", "GB")}
 REGION = "us-east-1"
 TEAM_OF_NAMESPACE = {"llm-finetune": "research", "search-embed": "search", "llm-pretrain": "research",
-                     "search-serving": "search"}
+                     "search-serving": "search", "notebooks": "platform", "model-serving-dev": "platform",
+                     "analytics": "platform"}
 
 
 def fleet() -> dict[str, Any]:
@@ -332,6 +333,78 @@ def telemetry_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path,
     return paths
 
 
+# ---- shared GPUs: MIG instances, time-slicing, kube-state-metrics requests ------------------
+
+KSM_REQUESTS_HELP = ("# HELP kube_pod_container_resource_requests The number of requested request resource by a container. "
+                     "It is recommended to use the kube_pod_resource_requests metric exposed by kube-scheduler instead, "
+                     "as it is more precise.\n# TYPE kube_pod_container_resource_requests gauge\n")
+SHARED_HEADERS = [f"# HELP {name} {help_}\n# TYPE {name} gauge\n" for name, help_ in (
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "Ratio of time the graphics engine is active."))]
+
+
+def ksm_resource(name: str) -> str:
+    """A Kubernetes resource name as kube-state-metrics writes it in the resource label."""
+    return name.replace(".", "_").replace("/", "_").replace("-", "_")
+
+
+class SharedPart(NamedTuple):
+    labels: str        # the workload's labels on its dcgm-exporter series
+    util: float        # its mean GR_ENGINE_ACTIVE
+    weight: float      # its part of the GPU's power when busy (a MIG instance's slices of the GPU)
+    namespace: str
+    pod: str
+    resource: str      # the GPU resource it requests, and how many
+    amount: int
+
+
+def shared_gpu_parts(inst: dict[str, Any]) -> list[SharedPart]:
+    if inst["sharing"] == "mig":
+        return [SharedPart(f'GPU_I_PROFILE="{m["profile"]}",GPU_I_ID="{m["id"]}",container="main",namespace="{m["namespace"]}",'
+                           f'pod="{m["pod"]}"', m["util"], m["slices"] / inst["mig_slices"], m["namespace"], m["pod"],
+                           f'nvidia.com/mig-{m["profile"]}', 1) for m in inst["mig_instances"]]
+    return [SharedPart(f'container="main",namespace="{p["namespace"]}",pod="{p["pod"]}",vgpu="{k}"', p["util"],
+                       1.0, p["namespace"], p["pod"], "nvidia.com/gpu", p["replicas"]) for k, p in enumerate(inst["sliced_pods"])]
+
+
+def shared_gpu_files(inst: dict[str, Any], m0: datetime, m1: datetime, out: Path, interval_s: int) -> list[Path]:
+    """A node whose one GPU is shared, its run in one file of scrapes as dcgm-exporter writes them
+    (one file, not one a day: the chargeback lists every file it read): a MIG GPU's power once
+    for the device and GR_ENGINE_ACTIVE per GPU instance (GPU_I_ID, GPU_I_PROFILE); a
+    time-sliced GPU's series once per pod (--kubernetes-virtual-gpus, the vgpu label). Beside
+    them, the pods' GPU requests as kube-state-metrics exposes them."""
+    rng = random.Random(f"{SEED}/{inst['host']}")
+    start = m0 + timedelta(days=inst["start_day"] - 1)
+    device = (f'gpu="0",UUID="{gpu_uuid(inst["host"], 0, start)}",pci_bus_id="00000000:10:1C.0",device="nvidia0",'
+              f'modelName="{inst["gpu_name"]}",Hostname="{inst["host"]}"')
+    parts = shared_gpu_parts(inst)
+    mig = inst["sharing"] == "mig"
+    end = min(start + timedelta(hours=inst["hours"]), m1)
+    lines: list[str] = []
+    requests: list[str] = []
+    for k in range(int((end - start).total_seconds() // interval_s)):
+        t = start + timedelta(seconds=k * interval_s)
+        ms = int(t.timestamp() * 1000) if t.tzinfo else int((t - datetime(1970, 1, 1)).total_seconds() * 1000)
+        active = [min(1.0, max(0.0, rng.gauss(p.util, 0.04))) for p in parts]
+        busy = sum(a * p.weight for a, p in zip(active, parts)) if mig else max(active)
+        power = f"{inst['idle_w'] + busy * (inst['max_w'] - inst['idle_w']) + rng.gauss(0, 1.0):.3f}"
+        lines.append(SHARED_HEADERS[0])
+        lines.extend([f"DCGM_FI_DEV_POWER_USAGE{{{device}}} {power} {ms}\n"] if mig else
+                     [f"DCGM_FI_DEV_POWER_USAGE{{{device},{p.labels}}} {power} {ms}\n" for p in parts])
+        lines.append(SHARED_HEADERS[1])
+        lines.extend(f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{device},{p.labels}}} {a:.6f} {ms}\n" for p, a in zip(parts, active))
+        requests.extend(f'kube_pod_container_resource_requests{{namespace="{p.namespace}",pod="{p.pod}",'
+                        f'uid="{uuid.uuid5(uuid.NAMESPACE_URL, p.namespace + "/" + p.pod)}",container="main",node="{inst["host"]}",'
+                        f'resource="{ksm_resource(p.resource)}",unit="integer"}} {p.amount} {ms}\n' for p in parts)
+    path = out / "dcgm" / inst["host"] / f"{inst['host']}_{start:%Y-%m-%d}_{inst['hours']}h.prom"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines), encoding="utf-8")
+    ksm = out / "dcgm" / "kube-state-metrics" / f"requests_{inst['host']}.prom"
+    ksm.parent.mkdir(parents=True, exist_ok=True)
+    ksm.write_text(KSM_REQUESTS_HELP + "".join(requests), encoding="utf-8")
+    return [path, ksm]
+
+
 # ---- runs, disclosures, config ---------------------------------------------------------------
 
 CODECARBON_COLUMNS = [
@@ -501,8 +574,10 @@ def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int =
         # beside the bills: every run that ingests the billing folder has the rates that convert it
         write_csv(out / "billing" / f"rates-eur-usd_{month}.csv", RATE_COLUMNS, rate_rows(f["eur_usd"], m0, m1)),
     ]
-    for inst in (i for i in f["instances"] if "host" in i):
+    for inst in (i for i in f["instances"] if "host" in i and "sharing" not in i):
         written += telemetry_files(inst, m0, m1, out / "dcgm", interval_s, gpus)
+    for inst in (i for i in f["instances"] if "sharing" in i):
+        written += shared_gpu_files(inst, m0, m1, out, interval_s)
     written.append(write_csv(out / "codecarbon" / "emissions.csv", CODECARBON_COLUMNS, codecarbon_rows(f, m0)))
     written.append(write_csv(out / "work" / f"work_log_{month}.csv", WORK_COLUMNS, work_rows(f, m0, m1)))
     (out / "disclosures").mkdir(parents=True, exist_ok=True)

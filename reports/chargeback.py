@@ -102,6 +102,21 @@ def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]
         order by team, gpu_hours desc, namespace, pod""", [month]))
 
 
+def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
+    """The month's GPU-hours and cost by sharing mode, and the MIG capacity no pod held, per node."""
+    modes = rows_as_dicts(con, """select sharing_mode, string_agg(distinct split_rule, ',' order by split_rule) as split_rules,
+            count(distinct resource_id) as nodes,
+            coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0) as gpu_hours_observed,
+            coalesce(sum(amount) filter (where meter = 'billed_cost'), 0) as billed_cost
+        from allocation_day where month = ? and sharing_mode is not null and split_rule <> 'mig_unallocated'
+        group by sharing_mode order by gpu_hours_observed desc, sharing_mode""", [month])
+    capacity = rows_as_dicts(con, """select resource_id, coalesce(sum(amount) filter (where meter = 'gpu_hours'), 0) as gpu_hours,
+            coalesce(sum(amount) filter (where meter = 'billed_cost'), 0) as billed_cost
+        from allocation_day where month = ? and rule = 'unallocated_capacity'
+        group by resource_id order by billed_cost desc, resource_id""", [month])
+    return {"modes": modes, "capacity": capacity}
+
+
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:
     months = [r[0] for r in con.execute(
         "select distinct month from team_month_reporting where month <= ? order by month desc limit ?",
@@ -261,6 +276,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "unallocated_name": config.unallocated,
         "unallocated": unallocated,
         "unallocated_lines": lines.get(config.unallocated, []),
+        "sharing": sharing(con, month),
         "reconciliation": recon,
         "reconciliation_summary": recon_summary,
         "reconciliation_difference": difference,

@@ -68,7 +68,7 @@ class DcgmPromReader(TelemetryReader):
     def sniff(self, head: Head) -> str | None:
         lines = [ln for ln in head.text.splitlines()[:200] if ln.strip()]
         # dcgm-exporter's series, or kube-state-metrics' pod requests and limits (what pods reserved)
-        dcgm = any(("DCGM_FI_" in ln or ln.startswith(("dcgm_", "kube_pod_container_resource_"))) for ln in lines)
+        dcgm = any(("DCGM_FI_" in ln or ln.startswith(("dcgm_", "kube_pod_container_resource_", "kube_pod_annotations", "kube_pod_labels"))) for ln in lines)
         samples = [ln for ln in lines if not ln.startswith("#")]
         if dcgm and samples and all(SAMPLE.match(ln) for ln in samples[:50]):
             return "openmetrics" if any(ln.strip() == "# EOF" for ln in lines) else "text-0.0.4"

@@ -32,7 +32,7 @@ def test_the_demo_prints_its_rounding_line(chargeback_demo):
                 con.execute("select billed_cost, effective_cost from team_month_reporting where month = ?", [MONTH]).fetchall()]
     line = rounding_line(rows, ("billed_cost", "effective_cost"))
     body = text(chargeback_demo["out"] / "chargeback.pdf")
-    assert line == {"billed_cost": Decimal("0.01"), "effective_cost": Decimal("0.01")}   # 16,038.24 of rows under 16,038.25
+    assert line == {"billed_cost": Decimal("0.01"), "effective_cost": Decimal("0.01")}   # 16,614.08 of rows under 16,614.09
     assert f"Rounding {money(line['billed_cost'])} {money(line['effective_cost'])}" in body
 
 

@@ -17,7 +17,8 @@ from sources.reference_data import read_rows
 from tests.pdf_helpers import cli
 
 MONTH = "2026-10"
-MAX_PAGES = 14   # page 1 says what a range means and totals the savings; the conversion to the reporting currency adds a section
+MAX_PAGES = 15   # page 1 says what a range means and totals the savings; the conversion to the reporting
+# currency adds a section; the shared-GPU nodes add a Shared GPUs table and three input files to the appendix
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 # a folder path: absolute, relative with ./ or ../, or two or more folders before a name with an
 # extension; a web address (a dot in its first segment) is a citation, not a path

@@ -19,9 +19,10 @@ from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, insert_ch
 
 SHARING = DATA / "sharing"
 NAMESPACES = {"ns-a": "alpha", "ns-b": "beta", "ns-c": "gamma"}
-HOSTS = {"node-mig": "i-mig", "node-hami": "i-hami", "node-ts": "i-ts"}
+HOSTS = {"node-mig": "i-mig", "node-hami": "i-hami", "node-ts": "i-ts", "node-runai": "i-runai"}
 MIG = "mig_h100_1g_3g_three_idle_slices.prom"
 HAMI = ("hami_four_quarter_pods.prom", "ksm_hami_four_quarter_requests.prom")
+RUNAI = ("runai_two_fraction_pods.prom", "ksm_runai_gpu_fraction_half_and_quarter.prom")
 TIME_SLICED = "time_sliced_two_pods_vgpu.prom"
 TS_REQUESTS = "ksm_time_sliced_requests_1_and_3.prom"
 METERS = ("billed_cost", "gpu_hours", "gpu_hours_observed", "it_energy_kwh", "co2e_kg")
@@ -101,6 +102,20 @@ def test_hami_pods_charged_by_use_follow_their_activity(tmp_path):
     assert amounts(con, "billed_cost") == {"alpha": Decimal("2.00"), "beta": Decimal("0.60"), "gamma": Decimal("1.40")}
 
 
+def test_runai_gpu_fraction_pods_are_fractional_requests_and_the_rest_is_idle(tmp_path):
+    con = month(tmp_path, list(RUNAI), "i-runai", "3.00")
+    # gpu-fraction 0.5 (annotation) and 0.25 (label): 1.50 and 0.75 direct; the unrequested
+    # quarter is idle, shared 2 : 1 over the teams on the GPU; activity (0.4, 0.2) does not count
+    assert amounts(con, "billed_cost") == {"alpha": Decimal("2.00"), "beta": Decimal("1.00")}
+    rules = con.execute("""select team, rule, sum(amount) from allocation_lines where meter = 'gpu_hours_observed'
+                           and amount <> 0 group by all order by all""").fetchall()
+    assert [(t, r, round(float(v), 3)) for t, r, v in rules] == [
+        ("alpha", "direct", 0.5), ("alpha", "idle:proportional", 0.167), ("beta", "direct", 0.25), ("beta", "idle:proportional", 0.083)]
+    assert split(con, "it_energy_kwh") == pytest.approx({"alpha": 2 / 3, "beta": 1 / 3}, abs=1e-3)
+    assert {r for (r,) in con.execute("select distinct sharing_mode || ':' || split_rule from int_gpu_shares").fetchall()} \
+        == {"fractional:requested_share", "fractional:idle"}
+
+
 @pytest.mark.parametrize(("files", "rule", "alpha", "beta"), [
     ([TIME_SLICED, TS_REQUESTS], "requested_share", "1.00", "3.00"),   # nvidia.com/gpu 1 : 3
     ([TIME_SLICED], "observed_activity", "3.00", "1.00"),             # no requests: activity 0.6 : 0.2
@@ -151,3 +166,43 @@ def test_a_prometheus_pull_asks_for_the_gpu_requests_too():
     assert "kube_pod_container_resource_requests" in query and "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in query
     # DCGM series have no resource label (the empty alternative); cpu and memory requests are not pulled
     assert query.endswith(',resource=~"|nvidia[._]com[/_].*"}')
+
+
+def test_the_demo_month_shares_gpus_in_every_mode_it_plants_and_bills_the_idle_mig_slice(chargeback_demo):
+    """The demo's MIG H100 (1g + 3g + 2g instances, one slice never carved) and time-sliced L4
+    (three pods requesting 1, 1 and 2 replicas) beside its whole GPUs, in the allocation and the PDF."""
+    from tests.pdf_helpers import text
+    with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
+        hours = dict(con.execute("""select sharing_mode || ':' || split_rule, sum(amount)::double from allocation_day
+                                    where meter = 'gpu_hours_observed' and sharing_mode is not null group by 1""").fetchall())
+        capacity = con.execute("""select resource_id, team, sum(amount)::double from allocation_day
+                                  where rule = 'unallocated_capacity' and meter = 'gpu_hours' group by all""").fetchall()
+        mig_cost = dict(con.execute("""select workload, sum(amount) from allocation_day where meter = 'billed_cost'
+                                       and resource_id = 'i-0a5400000000005' group by 1""").fetchall())
+    assert hours["whole:presence"] > 0
+    assert hours["mig:mig_slices"] == pytest.approx(72 * 6 / 7, abs=1e-2)      # 72 h of the node, 6 of 7 slices held
+    assert hours["time_sliced:requested_share"] == pytest.approx(100, abs=1e-2)
+    assert capacity == [("i-0a5400000000005", "unallocated", pytest.approx(72 / 7, abs=1e-2))]
+    # 72 h at USD 6.88 = 495.36: by compute slices 1 : 3 : 2 of 7, the seventh unallocated (to the
+    # cent each hour, so a few cents from the month's exact sevenths)
+    assert sum(mig_cost.values()) == Decimal("495.36")
+    assert {k: float(v) for k, v in mig_cost.items()} == pytest.approx(
+        {"jupyter-ana-0": 70.77, "lora-3b-0": 212.30, "jupyter-viz-0": 141.53, None: 70.77}, abs=0.05)
+    body = text(chargeback_demo["out"] / "chargeback.pdf")
+    assert "Shared GPUs" in body and "MIG instances" in body and "Time-sliced" in body
+    shared = body[body.index("Shared GPUs"):body.index("Reconciliation to the bill")]
+    assert "Unallocated GPU capacity (no pod held" in shared and "i-0a5400000000005 1 10.3 70.7" in shared
+
+
+def test_utilization_nobody_measured_stays_unknown_in_the_reporting_currency(chargeback_demo):
+    """The platform team's shared GPUs report no activity: its utilization is unknown in team_month,
+    and summing its currencies into team_month_reporting must not turn that into 0 %."""
+    with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
+        rows = con.execute("""select r.team, r.util_mean, m.util_mean from team_month_reporting r
+                              join team_month m using (month, team)
+                              where month = '2026-10' and m.gpu_hours_observed > 0""").fetchall()
+    assert any(team == "platform" for team, _, _ in rows)
+    for team, reporting, month_util in rows:
+        assert (reporting is None) == (month_util is None), team
+        if month_util is not None:
+            assert reporting == pytest.approx(month_util), team

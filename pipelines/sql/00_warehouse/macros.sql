@@ -47,10 +47,12 @@ create or replace temp macro instance_type_in(txt) as nullif(lower(regexp_extrac
 -- A Prometheus label's value; `names` is an alternation of spellings (UUID|gpu_uuid). Empty = null.
 create or replace temp macro prom_label(labels, names) as
     nullif(regexp_extract(labels, '(?:^|[{,])\s*(?:' || names || ')="((?:[^"\\]|\\.)*)"', 1), '');
--- A kube-state-metrics series of a pod's resource requests or limits: no GPU of its own, read as
+-- A kube-state-metrics series of a pod's resource requests or limits, or of the pod's
+-- annotations and labels (where Run:ai's gpu-fraction reaches it): no GPU of its own, read as
 -- what the pod reserved (gpu_request_parts), not as telemetry of a device.
 create or replace temp macro is_request_metric(metric) as
-    coalesce(metric in ('kube_pod_container_resource_requests', 'kube_pod_container_resource_limits'), false);
+    coalesce(metric in ('kube_pod_container_resource_requests', 'kube_pod_container_resource_limits',
+                        'kube_pod_annotations', 'kube_pod_labels'), false);
 -- A resource name as kube-state-metrics writes it or as Kubernetes does (nvidia_com_gpu,
 -- nvidia.com/gpu, nvidia.com/mig-1g.10gb): one key, the Prometheus-sanitised form.
 create or replace temp macro resource_key(name) as regexp_replace(lower(name), '[^a-z0-9]', '_', 'g');

@@ -34,7 +34,9 @@ written as (
             prom_label(labels, 'hpc_job'),
             -- kube-state-metrics: the resource a request or limit is of, and its unit
             prom_label(labels, 'resource'),
-            prom_label(labels, 'unit')
+            prom_label(labels, 'unit'),
+            -- Run:ai's gpu-fraction, as kube-state-metrics writes an allow-listed pod annotation or label
+            prom_label(labels, 'annotation_gpu_fraction|label_gpu_fraction')
         ] as raw
     from sets
 ),
@@ -66,5 +68,6 @@ select
     v[12] as vgpu,
     v[13] as job,
     v[14] as resource,
-    v[15] as resource_unit
+    v[15] as resource_unit,
+    v[16] as gpu_fraction
 from decoded

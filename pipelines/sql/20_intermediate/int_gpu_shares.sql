@@ -52,8 +52,9 @@ requests as (
     -- each pod's mean request in the hour, summed over its containers, per kind of GPU resource
     select hour_start, namespace, pod,
         sum(v) filter (where key = 'nvidia_com_gpu') as gpu_units,
-        coalesce(sum(v) filter (where key = 'nvidia_com_gpucores'),
-                 sum(v) filter (where key = 'nvidia_com_gpumem_percentage')) / getvariable('percent') as fraction
+        coalesce(coalesce(sum(v) filter (where key = 'nvidia_com_gpucores'),
+                          sum(v) filter (where key = 'nvidia_com_gpumem_percentage')) / getvariable('percent'),
+                 sum(v) filter (where key = 'runai_gpu_fraction')) as fraction
     from (select hour_start, namespace, pod, container, resource_key(resource) as key, sum(value_sum) / sum(n_samples) as v
           from gpu_request_parts where kind = 'request' group by hour_start, namespace, pod, container, resource_key(resource))
     group by hour_start, namespace, pod

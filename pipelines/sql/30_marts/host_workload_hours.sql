@@ -8,5 +8,5 @@ select
     hour_start,
     dsum(energy_kwh) as it_energy_kwh
 from int_gpu_workloads
-where not is_idle
+where not is_idle and not is_capacity
 group by all

@@ -32,6 +32,10 @@ meters as (
         dsum(co2e_kg) as co2e_kg, dsum(co2e_kg_low) as co2e_kg_low, dsum(co2e_kg_high) as co2e_kg_high,
         list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids,
         dsum(effective_gpu_hours) as effective_gpu_hours,
+        -- team_month's utilization, weighted by the hours it was measured on: null stays unknown
+        -- (a GPU whose telemetry reports no activity, a MIG instance), never a 0 %
+        (sum((gpu_hours_observed * util_mean)::decimal(38, 12)) filter (where util_mean is not null)
+            / nullif(sum(gpu_hours_observed::decimal(38, 12)) filter (where util_mean is not null), 0))::double as util_mean,
         dsum(co2e_market_kg) as co2e_market_kg, dsum(co2e_market_kg_low) as co2e_market_kg_low,
         dsum(co2e_market_kg_high) as co2e_market_kg_high,
         dsum(co2e_hourly_kg) as co2e_hourly_kg, dsum(co2e_hourly_kg_low) as co2e_hourly_kg_low,
@@ -48,7 +52,7 @@ joined as (
         coalesce(f.effective_cost, case when f.rated is null then 0 end) as effective_cost,
         coalesce(f.list_cost, case when f.rated is null then 0 end) as list_cost,
         m.gpu_hours, m.gpu_hours_observed, m.idle_gpu_hours,
-        m.effective_gpu_hours / nullif(m.gpu_hours_observed, 0) as util_mean,
+        m.util_mean,
         m.it_energy_kwh, m.it_energy_kwh_measured, m.facility_energy_kwh, m.facility_energy_kwh_low,
         m.facility_energy_kwh_high, m.co2e_kg, m.co2e_kg_low, m.co2e_kg_high, m.assumption_ids,
         coalesce(f.billed_cost_direct, case when f.rated is null then 0 end) as billed_cost_direct,

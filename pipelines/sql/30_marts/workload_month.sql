@@ -1,7 +1,7 @@
 -- Grain: month x team x namespace x pod. The workloads telemetry saw on the GPUs, under the team
 -- int_gpu_workloads resolved for their namespace ([teams.namespaces], then [[teams.rules]]: the
 -- one place namespaces become teams), the unallocated name where nothing maps. Idle GPU time is
--- not a workload (allocation_lines shares it). gpu_hours = observed GPU-hours; it_energy_kwh =
+-- not a workload (allocation_lines shares it), nor is MIG capacity no pod held. gpu_hours = observed GPU-hours; it_energy_kwh =
 -- the GPU boards' energy in those hours (measured, or spread over a counter gap);
 -- util_mean = observed-hour-weighted mean GPU utilization (null where no utilization was read).
 with workloads as (
@@ -15,7 +15,7 @@ with workloads as (
         util_mean,
         resource_id
     from int_gpu_workloads
-    where not is_idle
+    where not is_idle and not is_capacity
 )
 
 select
