@@ -165,12 +165,14 @@ held as (
 ),
 
 rest as (
-    -- the time or slices no workload held, one row per GPU-hour (presence keeps its own rows)
+    -- the time or slices no workload held, one row per GPU-hour (presence keeps its own rows);
+    -- rounded to 12 places: shares that add up to the whole leave float noise (+-1e-16) that
+    -- would be a negative energy share and would differ with the order rows were summed in
     select gpu_uuid, hour_start, '' as instance, null::varchar as namespace, null::varchar as pod,
         pick(mode) as mode, pick(mode) = 'mig' as is_capacity,
         case when pick(mode) = 'mig' then 'mig_unallocated' else 'idle' end as split_rule,
-        1 - coalesce(sum(pod_share), 0) as share,
-        1 - coalesce(sum(coalesce(pod_energy_share, pod_share)), 0) as energy_share
+        round(1 - coalesce(sum(pod_share), 0), 12) as share,
+        round(1 - coalesce(sum(coalesce(pod_energy_share, pod_share)), 0), 12) as energy_share
     from held
     where split_rule <> 'presence'
     group by gpu_uuid, hour_start
