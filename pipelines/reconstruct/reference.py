@@ -58,7 +58,7 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
 
 # The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
 ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year"),
-                "accelerator_system_power": ("gpu_model",)}
+                "accelerator_system_power": ("gpu_model",), "convention_grid": ("convention", "zone")}
 
 
 def engine_coef(name: str, row: Mapping[str, str]) -> dict:
@@ -167,6 +167,33 @@ def convention_tdp(convention: str | None, gpu: str | None) -> dict | None:
     it lists the part: a figure computed with the tool rests on it, not on the datasheet."""
     row = next((r for r in rd.read_rows("convention_tdp") if r["convention"] == convention and r["gpu_model"] == gpu), None)
     return row_coef("convention_tdp", row) if row else None
+
+
+@lru_cache(maxsize=4096)
+def convention_grid(convention: str | None, location: str | None) -> tuple[dict, tuple[str, ...]] | None:
+    """(grid factor, the regions it covers) a reporting tool prices a cloud region at, from its
+    own table (convention_grid.csv: the ML CO2 Impact calculator's factor as it applies it).
+
+    A region named by its geography only ('aws:us-east', as a card's 'US-east' reads) matches
+    every region of the tool's table with that name and a number after it (us-east-1 and
+    us-east-2): nothing tells which the reporter picked, so the range spans them all, its centre
+    their mean."""
+    if not convention or not location or ":" not in location:
+        return None
+    loc = location.strip().lower()
+    rows = [r for r in rd.read_rows("convention_grid") if r["convention"] == convention]
+    hits = [r for r in rows if r["zone"] == loc] or \
+        [r for r in rows if r["zone"].startswith(loc) and re.match(r"[-0-9]", r["zone"][len(loc):] or "")]
+    if not hits:
+        return None
+    coefs = [engine_coef("convention_grid", r) for r in hits]
+    if len(coefs) == 1:
+        return coefs[0], (hits[0]["zone"],)
+    zones = tuple(r["zone"] for r in hits)
+    return ({**coefs[0], "value": sum(c["value"] for c in coefs) / len(coefs),
+             "low": min(c["low"] for c in coefs), "high": max(c["high"] for c in coefs),
+             "coefficient_id": f"convention_grid:{convention}:{loc}:any",
+             "source": "; ".join(c["source"] for c in coefs)}, zones)
 
 
 def _operator_row(operator: str, metric: str, year: int | None) -> dict | None:

@@ -197,6 +197,19 @@ def pert_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.ndarray:
     return low + (high - low) * betaincinv(alpha, beta, u)
 
 
+def spanning(values: Iterable[float]) -> tuple[float, float, float]:
+    """(low, mode, high) of a PERT whose 5th and 95th percentiles are the least and the greatest
+    of ``values``: alternative readings none of which the disclosure rules out (the regions a
+    name may mean, a figure with or without PUE) all lie inside the meter's printed range. The
+    mode is their midpoint, so the shape is symmetric (alpha = beta); the low end stops at zero."""
+    xs = sorted(values)
+    mid, half = (xs[0] + xs[-1]) / 2.0, (xs[-1] - xs[0]) / 2.0
+    shape = 1.0 + PERT_LAMBDA / 2.0   # alpha = beta of a symmetric PERT
+    inner = float(betaincinv(shape, shape, P_LOW / PERCENT))   # the 5th percentile on [0, 1]
+    reach = half / (1.0 - 2.0 * inner)
+    return max(0.0, mid - reach), mid, mid + reach
+
+
 # Nodes in probability for the tabulated PERT quantile function, denser in the tails (cosine
 # spacing): betaincinv costs ~2 us a point, so 10,000 exact evaluations per assumption shape
 # would dominate a batch. Interpolating 513 exact nodes stays within 3e-5 of the range width
