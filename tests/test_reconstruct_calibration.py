@@ -381,3 +381,14 @@ def test_co2e_of_energy_declared_as_it_energy_spans_the_it_and_the_facility_read
     # the same disclosure declaring facility energy: one reading, no scope factor
     facility = reconstruct(as_disclosure({**bloom, "energy_scope": "facility"}), draws=DRAWS)["meters"]["co2e_location_kg"]
     assert "energy_scope:it:co2e_scope" not in facility["assumptions"] and facility["low"] > 24_690
+
+
+def test_a_calculator_card_read_from_its_markdown_names_its_cloud_region_and_holds_its_figure():
+    # The Würstchen v1 card's section as published: 'Cloud Provider: AWS - Compute Region: US-east -
+    # Carbon Emitted (...): 1311 kg CO2 eq.', computed 'using the Machine Learning Impact calculator'
+    (d,) = read_disclosures(DATA / "disclosures" / "cards" / "mlco2_calculator_region_named_by_geography.md")
+    assert (d["location"], d["convention"]) == ("aws:us-east", "mlco2-impact")
+    shown = reconstruct(d, draws=DRAWS)
+    assert {c["status"] for c in shown["checks"] if c["meter"] == "co2e_location_kg"} <= {"consistent"}
+    co2e = reconstruct({**d, "co2e_location_t": None}, draws=DRAWS)["meters"]["co2e_location_kg"]
+    assert co2e["low"] <= 1311 <= co2e["high"]
