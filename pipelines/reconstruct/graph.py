@@ -214,6 +214,7 @@ class Graph:
                           f"{self.year}", assumption=g["coefficient_id"])
         self.market = self.rep("market_gco2e_per_kwh")
         self.market_how = "reported market-based factor"
+        self.instrument: Q | None = None
         if self.market is None and not self.alt:
             m = ref.market_factor(self.operator, self.year)
             if m is not None:
@@ -221,6 +222,26 @@ class Graph:
                 self.market = self.coef("grid_intensity", m)
                 self.market_how = (f"{self.operator}'s published market-based factor, {m['value']:g} {m['unit']} "
                                    f"from {m['year']} ({ref.cited(m)})")
+            else:
+                self._instrument()
+
+    def _instrument(self) -> None:
+        """A market-based figure from the operator's published contractual share (market_instruments.csv):
+        location-based CO2e x (1 - share); without one, the meter stays absent and the flag says why."""
+        inst = ref.market_instrument(self.operator, self.year)
+        if inst is None:
+            if self.operator and self.d.get("co2e_market_t") is None:
+                self.flag("market_absent", f"no market-based CO2e: {self.operator} publishes no market-based factor "
+                          f"or contractual share{f' for {self.year}' if self.year else ''} (operators.csv, "
+                          "market_instruments.csv)")
+            return
+        # drawn in the embodied column: no term of an energy CO2e meter draws from it, so the share
+        # varies apart from the grid factor
+        self.instrument = self.coef("embodied", inst)
+        share = inst["share"]
+        self.instrument_how = (f"location-based CO2e x (1 - {self.operator}'s {inst['instrument']} share, "
+                               f"{share['low']:g}-{share['high']:g} from {share['coefficient_id'].split(':')[2]}, "
+                               f"{ref.cited(share)})")
 
     def _tool_grid(self, c: dict, zones: tuple[str, ...]) -> None:
         """The grid factor of the reporter's tool for its region, beside the region's own.
@@ -363,10 +384,13 @@ class Graph:
             (lambda: est.co2e_kg(facility, grid) * scope[0] if facility else None,
              f"facility energy x {self.grid_how}{scope[1]}"),
         ])
+        location = self.meters.get("co2e_location_kg")
         self.pick("co2e_market_kg", [
             (self.rep("co2e_market_t", KG_PER_T), "reported"),
             (lambda: est.co2e_kg(facility, self.market) if facility and self.market is not None else None,
              f"facility energy x {self.market_how}"),
+            (lambda: location[0] * self.instrument if location and self.instrument is not None else None,
+             getattr(self, "instrument_how", "")),
         ])
         if self.full:  # the consistency checks recompute only hours, energy, CO2e and cost
             self._embodied(hours)

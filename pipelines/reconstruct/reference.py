@@ -58,7 +58,8 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
 
 # The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
 ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year"),
-                "accelerator_system_power": ("gpu_model",), "convention_grid": ("convention", "zone")}
+                "accelerator_system_power": ("gpu_model",), "convention_grid": ("convention", "zone"),
+                "market_instruments": ("operator", "year", "instrument")}
 
 
 def engine_coef(name: str, row: Mapping[str, str]) -> dict:
@@ -258,6 +259,20 @@ def market_factor(operator: str | None, year: int | None) -> dict | None:
     if row is None or (year is not None and year < int(row["year"])):
         return None
     return row
+
+
+def market_instrument(operator: str | None, year: int | None) -> dict | None:
+    """The fraction of location-based emissions an operator's contractual instrument leaves
+    (1 - its share, market_instruments.csv) for the year: the latest row at or before it, the newest
+    without a year; none before the operator's first published year."""
+    rows = sorted((r for r in rd.read_rows("market_instruments") if operator and r["operator"] == operator),
+                  key=lambda r: int(r["year"]))
+    dated = [r for r in rows if year is None or int(r["year"]) <= year]
+    if not dated:
+        return None
+    share = engine_coef("market_instruments", dated[-1])
+    return {**share, "value": 1.0 - share["value"], "low": 1.0 - share["high"], "high": 1.0 - share["low"],
+            "unit": "ratio", "instrument": dated[-1]["instrument"], "share": share}
 
 
 # ---------------------------------------------------------------- grid intensity
