@@ -319,7 +319,7 @@ def parse_hf_card(text: str, source: str | None = None, stem: str | None = None)
     meta_count, meta_hw = hardware(present(co2.get("hardware_used")))
     body_count, body_hw = hardware(lines.get("hardware"))
     meta_loc = present(co2.get("geographical_location"))
-    body_loc = parenthesised(lines.get("emissions")) or present(lines.get("region"))
+    body_loc = parenthesised(lines.get("emissions")) or cloud_region(lines.get("provider"), lines.get("region"))
     grams = meta_g if meta_g is not None else (body_em[0] if body_em else None)
     grams_text = meta_text(co2.get("emissions")) if meta_g is not None else (body_em[1] if body_em else None)
     model = card_name(meta, body, stem)
@@ -344,6 +344,17 @@ def parse_hf_card(text: str, source: str | None = None, stem: str | None = None)
              "co2e_location_t": converted_text(grams_text, d.co2e_location_t)}
     written = written_numbers({k: getattr(d, k) for k in NUMERIC_FIELDS}, {k: t for k, t in texts.items() if t})
     return replace(d, findings=found, number_text=written)
+
+
+def cloud_region(provider: str | None, region: str | None) -> str | None:
+    """A card's compute region, as '<cloud>:<region>' when its cloud provider is one meterbook knows
+    (Azure's 'East US 2' -> azure:eastus2, the id Azure gives it); else the region as written."""
+    cloud = CLOUD_NAMES.get((present(provider) or "").strip().lower())
+    place = present(region)
+    if cloud is None or place is None or country_code(place):
+        return place
+    name = re.sub(r"\s+", "", place) if cloud == "azure" else place.strip()
+    return f"{cloud}:{name.lower()}"
 
 
 def convention_from_text(text: str | None) -> str | None:
@@ -389,7 +400,12 @@ LINE_LABELS = {
     "hardware": r"hardware type|hardware used|gpus?|hardware",
     "hours": r"hours used|hours",
     "region": r"compute region|geographical location|location",
+    "provider": r"cloud provider",
 }
+# The Hugging Face card template's 'Cloud Provider' as a cloud of reference_data.PROVIDERS: with it, the
+# card's 'Compute Region' is that cloud's region ('AWS' + 'US-east' -> aws:us-east), not a place name.
+CLOUD_NAMES = {"aws": "aws", "amazon web services": "aws", "amazon": "aws", "azure": "azure",
+               "microsoft azure": "azure", "gcp": "gcp", "google cloud": "gcp", "google cloud platform": "gcp"}
 EMISSION_UNITS = {"t": G_PER_KG * KG_PER_T, "tonnes": G_PER_KG * KG_PER_T, "tons": G_PER_KG * KG_PER_T,
                   "tco2": G_PER_KG * KG_PER_T, "kg": G_PER_KG, "kgco2": G_PER_KG, "kilograms": G_PER_KG,
                   "g": 1.0, "grams": 1.0, "gco2": 1.0}

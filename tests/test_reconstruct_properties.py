@@ -3,20 +3,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.units import KG_PER_T
+from core.units import KG_PER_T, PERCENT
 from pipelines.reconstruct import reconstruct, reconstruct_many
-from pipelines.reconstruct.sampling import relative_precision
+from pipelines.reconstruct.sampling import P_HIGH, P_LOW, pert_ppf, relative_precision, spanning
 
 DRAWS = 300
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 positive = st.floats(min_value=1e-3, max_value=1e7, allow_nan=False, allow_infinity=False)
 accelerators = st.sampled_from(["A100-80GB", "H100", "V100", "TPU v3", "T4", "MI300X", "H800", "not-a-gpu"])
-locations = st.sampled_from(["FR", "US", "US-CA", "aws:us-east-1", "gcp:europe-west4", "azure:eastus", "XX", None])
+locations = st.sampled_from(["FR", "US", "US-CA", "aws:us-east-1", "aws:us-east", "gcp:europe-west4", "azure:eastus",
+                             "XX", None])
 
 # Every optional field may be present or absent; values are arbitrary but valid.
 disclosures = st.fixed_dictionaries(
@@ -30,6 +32,8 @@ disclosures = st.fixed_dictionaries(
         "grid_gco2e_per_kwh": st.floats(0, 1200), "market_gco2e_per_kwh": st.floats(0, 800),
         "energy_mwh": st.floats(0, 1e5), "co2e_location_t": st.floats(0, 1e5), "cost_usd": st.floats(0, 1e9),
         "price_usd_per_accelerator_hour": st.floats(0.1, 20),
+        "convention": st.sampled_from(["mlco2-impact", "codecarbon"]), "operator": st.sampled_from(["google", "microsoft"]),
+        "year": st.integers(2015, 2026),
     },
 )
 
@@ -109,3 +113,17 @@ def test_a_route_that_overflows_gives_no_figure():
     assert all(math.isfinite(m[k]) for m in meters.values() for k in ("value", "low", "high")), meters
     assert "facility_energy_kwh" not in meters and "co2e_market_kg" not in meters
     assert meters["co2e_location_kg"]["value"] == d["co2e_location_t"] * KG_PER_T
+
+
+@given(st.lists(st.floats(0.01, 2000), min_size=1, max_size=5))
+@settings(max_examples=100, deadline=None)
+def test_a_range_spanning_alternative_readings_reaches_each_at_its_5th_and_95th_percentile(readings):
+    # sampling.spanning: every reading the disclosure leaves possible lies inside the printed 5-95 % range
+    low, mode, high = spanning(readings)
+    p5, p95 = pert_ppf(np.array([P_LOW, P_HIGH]) / PERCENT, low, mode, high)
+    assert 0 <= low <= mode <= high and low <= min(readings) and max(readings) <= high
+    assert p95 == pytest.approx(max(readings), rel=1e-6)
+    if max(readings) <= 40 * min(readings):   # within reach of a PERT from zero: the readings are its percentiles
+        assert p5 == pytest.approx(min(readings), rel=1e-6)
+    else:                                     # the least lies between zero and the 5th percentile
+        assert min(readings) <= p5

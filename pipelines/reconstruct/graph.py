@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 from core.units import KG_PER_T, KWH_PER_MWH
 from pipelines import estimators as est
 from pipelines.reconstruct import reference as ref
-from pipelines.reconstruct.sampling import ESTIMATED, REPORTED, Q, exact, var_id
+from pipelines.reconstruct.sampling import ESTIMATED, REPORTED, Q, exact, spanning, var_id
 
 # Without a disclosed precision, MFU uses the first dense peak the part has.
 PRECISION_ORDER = ("bf16", "fp16", "tf32", "fp32")
@@ -192,8 +192,11 @@ class Graph:
             self.flag("location_from_operator", f"location not stated: {location}, the home grid of operator "
                       f"{self.operator} (operator_aliases.csv)")
         self._pue(location)
+        tool = ref.convention_grid(d.get("convention"), location)
         if (reported := self.rep("grid_gco2e_per_kwh")) is not None:
             self.grid, self.grid_how = reported, "reported grid intensity"
+        elif tool is not None:
+            self._tool_grid(*tool)
         elif site:
             self._site_grid(site[0], location, probable is not None)
         else:
@@ -211,6 +214,7 @@ class Graph:
                           f"{self.year}", assumption=g["coefficient_id"])
         self.market = self.rep("market_gco2e_per_kwh")
         self.market_how = "reported market-based factor"
+        self.instrument: Q | None = None
         if self.market is None and not self.alt:
             m = ref.market_factor(self.operator, self.year)
             if m is not None:
@@ -218,6 +222,47 @@ class Graph:
                 self.market = self.coef("grid_intensity", m)
                 self.market_how = (f"{self.operator}'s published market-based factor, {m['value']:g} {m['unit']} "
                                    f"from {m['year']} ({ref.cited(m)})")
+            else:
+                self._instrument()
+
+    def _instrument(self) -> None:
+        """A market-based figure from the operator's published contractual share (market_instruments.csv):
+        location-based CO2e x (1 - share); without one, the meter stays absent and the flag says why."""
+        inst = ref.market_instrument(self.operator, self.year)
+        if inst is None:
+            if self.operator and self.d.get("co2e_market_t") is None:
+                self.flag("market_absent", f"no market-based CO2e: {self.operator} publishes no market-based factor "
+                          f"or contractual share{f' for {self.year}' if self.year else ''} (operators.csv, "
+                          "market_instruments.csv)")
+            return
+        # drawn in the embodied column: no term of an energy CO2e meter draws from it, so the share
+        # varies apart from the grid factor
+        self.instrument = self.coef("embodied", inst)
+        share = inst["share"]
+        self.instrument_how = (f"location-based CO2e x (1 - {self.operator}'s {inst['instrument']} share, "
+                               f"{share['low']:g}-{share['high']:g} from {share['coefficient_id'].split(':')[2]}, "
+                               f"{ref.cited(share)})")
+
+    def _tool_grid(self, c: dict, zones: tuple[str, ...]) -> None:
+        """The grid factor of the reporter's tool for its region, beside the region's own.
+
+        The tool's table changes over the years and reporters pick a region loosely (two cards
+        that say 'US-east' priced at the calculator's us-east-1, one at its us-east-2, two at
+        0.30 kg/kWh, which no us-east row of today's table holds): each reading stays possible, so
+        the 5-95 % range spans the tool's factors for every region the name may mean and the
+        location-based range of their grids, its centre between them."""
+        convention = self.d["convention"]
+        regional = [ref.resolve_grid(z, self.year)[0] for z in zones]
+        low, mode, high = spanning([c["low"], c["high"], *(x for g in regional for x in (g["low"], g["high"]))])
+        tool = {**c, "value": mode, "low": low, "high": high, "coefficient_id": c["coefficient_id"] + ":or_zone",
+                "source": f"{c['source']}; or {'; '.join(ref.cited(g) for g in regional)}"}
+        self.grid = self.coef("grid_intensity", tool)
+        self.grid_how = (f"grid intensity {c['coefficient_id']} (the {convention} tool's own region factor) or "
+                         f"{', '.join(g['coefficient_id'] for g in regional)}")
+        if not self.alt:
+            self.flag("convention_grid", f"convention {convention}: the tool's factor for {', '.join(zones)} "
+                      f"({c['low']:g}-{c['high']:g} {c['unit']}) or the grid's own; the range spans both",
+                      assumption=tool["coefficient_id"])
 
     def _site_grid(self, site: str, location: str | None, probable: bool) -> None:
         c = ref.resolve_site_grid(site, self.year)
@@ -333,14 +378,19 @@ class Graph:
             (lambda: est.energy_from_co2e_kwh(self.co2e_rep, grid) if self.co2e_rep and grid.value > 0 else None,
              f"reported CO2e / {self.grid_how}"),
         ])
+        scope = self._co2e_scope()
         self.pick("co2e_location_kg", [
             (self.co2e_rep, "reported"),
-            (lambda: est.co2e_kg(facility, grid) if facility else None, f"facility energy x {self.grid_how}"),
+            (lambda: est.co2e_kg(facility, grid) * scope[0] if facility else None,
+             f"facility energy x {self.grid_how}{scope[1]}"),
         ])
+        location = self.meters.get("co2e_location_kg")
         self.pick("co2e_market_kg", [
             (self.rep("co2e_market_t", KG_PER_T), "reported"),
             (lambda: est.co2e_kg(facility, self.market) if facility and self.market is not None else None,
              f"facility energy x {self.market_how}"),
+            (lambda: location[0] * self.instrument if location and self.instrument is not None else None,
+             getattr(self, "instrument_how", "")),
         ])
         if self.full:  # the consistency checks recompute only hours, energy, CO2e and cost
             self._embodied(hours)
@@ -351,6 +401,18 @@ class Graph:
         ])
         if self.full:
             self._work(hours, facility, cost)
+
+    def _co2e_scope(self) -> tuple[Q, str]:
+        """(factor on facility-energy CO2e, how) for a disclosure that declares its energy as IT
+        energy: reporters price the energy figure they publish (BLOOM: 433 MWh of GPU energy x
+        57 g = 24.69 t, PUE 1.2 disclosed beside it) as often as the facility's, so the range
+        spans the IT and the facility reading, its centre between them."""
+        if self.d.get("energy_scope") != "it" or self.pue.value <= 1.0 or self.alt == "no_pue":
+            return exact(1.0), ""
+        low, mode, high = spanning([1.0 / self.pue.value, 1.0])
+        c = {"value": mode, "low": low, "high": high, "unit": "ratio", "coefficient_id": "energy_scope:it:co2e_scope",
+             "source": "energy_scope it: CO2e on the IT energy as published (1 / PUE) or on the facility's (1)"}
+        return self.coef("pue", c), " x (IT or facility scope: energy declared as IT energy)"
 
     def _embodied(self, hours: Q | None) -> None:
         if hours is None:

@@ -58,7 +58,8 @@ def embodied_rows() -> dict[tuple[str, str], dict]:
 
 # The engine's own coefficient files (not loaded into the warehouse): file -> key columns.
 ENGINE_FILES = {"workload_power": ("workload",), "site_grid": ("site", "year"),
-                "accelerator_system_power": ("gpu_model",)}
+                "accelerator_system_power": ("gpu_model",), "convention_grid": ("convention", "zone"),
+                "market_instruments": ("operator", "year", "instrument")}
 
 
 def engine_coef(name: str, row: Mapping[str, str]) -> dict:
@@ -169,6 +170,33 @@ def convention_tdp(convention: str | None, gpu: str | None) -> dict | None:
     return row_coef("convention_tdp", row) if row else None
 
 
+@lru_cache(maxsize=4096)
+def convention_grid(convention: str | None, location: str | None) -> tuple[dict, tuple[str, ...]] | None:
+    """(grid factor, the regions it covers) a reporting tool prices a cloud region at, from its
+    own table (convention_grid.csv: the ML CO2 Impact calculator's factor as it applies it).
+
+    A region named by its geography only ('aws:us-east', as a card's 'US-east' reads) matches
+    every region of the tool's table with that name and a number after it (us-east-1 and
+    us-east-2): nothing tells which the reporter picked, so the range spans them all, its centre
+    their mean."""
+    if not convention or not location or ":" not in location:
+        return None
+    loc = location.strip().lower()
+    rows = [r for r in rd.read_rows("convention_grid") if r["convention"] == convention]
+    hits = [r for r in rows if r["zone"] == loc] or \
+        [r for r in rows if r["zone"].startswith(loc) and re.match(r"[-0-9]", r["zone"][len(loc):] or "")]
+    if not hits:
+        return None
+    coefs = [engine_coef("convention_grid", r) for r in hits]
+    if len(coefs) == 1:
+        return coefs[0], (hits[0]["zone"],)
+    zones = tuple(r["zone"] for r in hits)
+    return ({**coefs[0], "value": sum(c["value"] for c in coefs) / len(coefs),
+             "low": min(c["low"] for c in coefs), "high": max(c["high"] for c in coefs),
+             "coefficient_id": f"convention_grid:{convention}:{loc}:any",
+             "source": "; ".join(c["source"] for c in coefs)}, zones)
+
+
 def _operator_row(operator: str, metric: str, year: int | None) -> dict | None:
     """The operator's row for the year: the latest row at or before it (a figure holds until
     the operator publishes another), else the earliest; no year: the newest."""
@@ -231,6 +259,20 @@ def market_factor(operator: str | None, year: int | None) -> dict | None:
     if row is None or (year is not None and year < int(row["year"])):
         return None
     return row
+
+
+def market_instrument(operator: str | None, year: int | None) -> dict | None:
+    """The fraction of location-based emissions an operator's contractual instrument leaves
+    (1 - its share, market_instruments.csv) for the year: the latest row at or before it, the newest
+    without a year; none before the operator's first published year."""
+    rows = sorted((r for r in rd.read_rows("market_instruments") if operator and r["operator"] == operator),
+                  key=lambda r: int(r["year"]))
+    dated = [r for r in rows if year is None or int(r["year"]) <= year]
+    if not dated:
+        return None
+    share = engine_coef("market_instruments", dated[-1])
+    return {**share, "value": 1.0 - share["value"], "low": 1.0 - share["high"], "high": 1.0 - share["low"],
+            "unit": "ratio", "instrument": dated[-1]["instrument"], "share": share}
 
 
 # ---------------------------------------------------------------- grid intensity

@@ -23,6 +23,7 @@ import math
 from typing import Iterable, Mapping
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import betaincinv
 from scipy.stats import qmc
 
@@ -195,6 +196,39 @@ def pert_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.ndarray:
     alpha = 1.0 + PERT_LAMBDA * (mode - low) / (high - low)
     beta = 1.0 + PERT_LAMBDA * (high - mode) / (high - low)
     return low + (high - low) * betaincinv(alpha, beta, u)
+
+
+def spanning(values: Iterable[float]) -> tuple[float, float, float]:
+    """(low, mode, high) of a PERT whose 5th and 95th percentiles are the least and the greatest
+    of ``values``: alternative readings none of which the disclosure rules out (the regions a
+    name may mean, a figure with or without PUE) all lie inside the meter's printed range.
+
+    The mode is their midpoint (a symmetric PERT) unless that range would reach below zero (readings
+    over ~4x apart): then it starts at zero and the mode moves left until the percentiles are the
+    readings again. Readings over ~44x apart cannot both be percentiles of a PERT from zero: the
+    smallest then lies between zero and the 5th percentile, inside the stated range."""
+    xs = sorted(values)
+    least, most = xs[0], xs[-1]
+    mid, half = (least + most) / 2.0, (most - least) / 2.0
+    inner = _pert_quantile(0.5, P_LOW)   # a symmetric PERT's 5th percentile on [0, 1]
+    reach = half / (1.0 - 2.0 * inner)
+    if mid - reach >= 0.0:
+        return mid - reach, mid, mid + reach
+
+    def spread(r: float) -> float:   # p95 / p5 of a PERT from zero whose mode sits at r of its width
+        return _pert_quantile(r, P_HIGH) - (most / least) * _pert_quantile(r, P_LOW) if least > 0 else 1.0
+
+    r = brentq(spread, TINY_MODE, 0.5) if least > 0 and spread(TINY_MODE) > 0 else TINY_MODE
+    high = most / _pert_quantile(r, P_HIGH)
+    return 0.0, r * high, high
+
+
+TINY_MODE = 1e-9   # the least mode position (a fraction of the width) spanning searches
+
+
+def _pert_quantile(r: float, percent: float) -> float:
+    """The ``percent`` quantile of a PERT on [0, 1] whose mode is at ``r``."""
+    return float(betaincinv(1.0 + PERT_LAMBDA * r, 1.0 + PERT_LAMBDA * (1.0 - r), percent / PERCENT))
 
 
 # Nodes in probability for the tabulated PERT quantile function, denser in the tails (cosine
