@@ -285,8 +285,8 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "reconciliation_difference": difference,
         "findings": found,
         "top_findings": top,
-        # the findings' savings, each counted once (findings_ranked.saving_usd)
-        "savings": sum(float(f.get("saving_usd") or 0) for f in top + found),
+        # the findings' savings in the reporting currency, each counted once (findings_ranked.saving_reporting)
+        "savings": sum(float(f.get("saving_reporting") or 0) for f in top + found),
         "materiality": next((f["materiality_usd"] for f in top + found + matching), None),
         "page1_teams": PAGE1_TEAMS,
         "matching": matching[:MATCHING_ROWS],
@@ -376,7 +376,7 @@ def statement_findings(found: list[dict], team: str) -> list[dict]:
             continue
         mine = dict(f, paying_team=team, paying_teams=[{"team": team, "share": share}])
         if share < 1:
-            for k in ("cost_usd", "energy_kwh", "saving_usd") + (("value",) if f.get("unit") in SHARED_UNITS else ()):
+            for k in ("cost_usd", "cost_reporting", "energy_kwh", "saving_usd", "saving_reporting") + (("value",) if f.get("unit") in SHARED_UNITS else ()):
                 mine[k] = None if f.get(k) is None else f[k] * share
             mine["detail"] = f"this team's share, {round(share * 100)} % of the resource's cost. {f.get('detail') or ''}".strip()
         out.append(mine)
