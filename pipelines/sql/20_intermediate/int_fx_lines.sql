@@ -1,16 +1,17 @@
 -- Grain: one row per money allocation line (allocation_lines: month x team x meter x rule x
--- source group; meters billed_cost and effective_cost). Each line in the month's reporting
+-- source group; meters billed_cost, effective_cost, list_cost). Each line in the month's reporting
 -- currency: its days' amounts (allocation_day) at int_fx_applied's rate of each day, then the
 -- team's converted part of the bill (team_currency_month, per billing currency, meter and part
--- of the bill) split over the team's lines by largest remainder in whole minor units (ties by
+-- of the bill; list cost as a whole) split over the team's lines by largest remainder in whole minor units (ties by
 -- resource, then source group). So per team, billing currency, meter and part, exactly:
 -- sum(amount_reporting) = team_currency_month's figure, and any grouping of lines (a resource, a
 -- day) adds up to the team. A line already in the reporting currency keeps its amount; null
 -- where a rate is missing.
 with lines as (
-    select month, team, meter, rule, source_group, resource_id, currency, charge_part(rule) as part, amount
+    select month, team, meter, rule, source_group, resource_id, currency,
+        case when meter <> 'list_cost' then charge_part(rule) end as part, amount
     from allocation_lines
-    where meter in ('billed_cost', 'effective_cost')
+    where meter in ('billed_cost', 'effective_cost', 'list_cost')
 ),
 
 days as (
@@ -18,7 +19,7 @@ days as (
         bool_and(f.rate is not null) as rated
     from allocation_day a
     join int_fx_applied f on f.month = a.month and f.from_currency = a.unit and f.day is not distinct from a.day
-    where a.meter in ('billed_cost', 'effective_cost')
+    where a.meter in ('billed_cost', 'effective_cost', 'list_cost')
     group by all
 ),
 
@@ -28,7 +29,7 @@ targets as (
                  billed_cost_shared_reporting as billed_cost_shared, billed_cost_credits_reporting as billed_cost_credits,
                  effective_cost_direct_reporting as effective_cost_direct, effective_cost_idle_reporting as effective_cost_idle,
                  effective_cost_shared_reporting as effective_cost_shared,
-                 effective_cost_credits_reporting as effective_cost_credits
+                 effective_cost_credits_reporting as effective_cost_credits, list_cost_reporting as list_cost
              from team_currency_month)
     on columns(* exclude (month, team, currency, reporting_currency))
     into name cell value target
@@ -41,7 +42,7 @@ cells as (
     from lines l
     left join days d using (month, team, meter, rule, source_group)
     left join targets t on t.month = l.month and t.team = l.team and t.currency = l.currency
-        and t.cell = l.meter || '_' || l.part
+        and t.cell = l.meter || coalesce('_' || l.part, '')
     left join cfg_minor_units u on u.currency = t.reporting_currency
 ),
 
