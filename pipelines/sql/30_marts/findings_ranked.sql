@@ -52,33 +52,15 @@ payers as (
     group by month, resource_id
 ),
 
-resource_currency as (
-    select month, resource_id, min(currency) as currency
-    from allocation_lines
-    where meter in ('billed_cost', 'effective_cost') and resource_id is not null
-    group by all
-),
-
-team_currency as (
-    select month, team, case when count(*) = 1 then min(currency) end as currency, pick(reporting_currency) as reporting_currency
-    from team_currency_month
-    group by all
-),
-
-month_reporting as (
-    select month, pick(reporting_currency) as reporting_currency
-    from int_fx_bill_rates
-    group by all
-),
-
 kept as (
-    select f.*, coalesce(r.currency, case when f.finding = 'invoice_difference' then f.unit end, t.currency, m.reporting_currency) as currency,
+    select f.*, coalesce(r.currency, case when f.finding = 'invoice_difference' then f.unit end, t.currency,
+                         m.reporting_currency) as currency,
         m.reporting_currency
     from findings_month f
     cross join thr
-    left join resource_currency r on r.month = f.month and r.resource_id = f.resource_id
-    left join team_currency t on t.month = f.month and t.team = f.team
-    left join month_reporting m on m.month = f.month
+    left join int_fx_owners r on r.month = f.month and r.owner_kind = 'resource' and r.owner = f.resource_id
+    left join int_fx_owners t on t.month = f.month and t.owner_kind = 'team' and t.owner = f.team
+    left join int_fx_owners m on m.month = f.month and m.owner_kind = 'month' and m.owner = f.month
     where not (f.finding = 'owned_break_even' and (f.value is null or f.value > thr.life_months))
 ),
 

@@ -15,17 +15,10 @@ with resources as (
     group by all
 ),
 
-billed_in as (
-    select month, resource_id, min(currency) as currency
-    from allocation_lines
-    where meter in ('billed_cost', 'effective_cost') and resource_id is not null
-    group by all
-),
-
 lines as (
     select a.month, a.team, a.resource_id, coalesce(b.currency, a.currency) as currency, a.meter, charge_part(a.rule) as part, a.amount
     from allocation_lines a
-    left join billed_in b on b.month = a.month and b.resource_id = a.resource_id
+    left join int_fx_owners b on b.month = a.month and b.owner_kind = 'resource' and b.owner = a.resource_id
 ),
 
 converted as (
