@@ -127,10 +127,14 @@ def convert(rates: list[tuple[str, str]], rule: str) -> list[tuple]:
                    'direct' as rule, 'billed_cost' as meter, amt::decimal(38, 12) as amount, 'EUR' as unit
                    from (values ('2026-10-03'::date, 'a', 10.005), ('2026-10-03'::date, 'b', 20.125),
                                 ('2026-11-04'::date, 'a', 7.5), ('2026-11-04'::date, 'b', -1.25)) t(d, team, amt)""")
-    for folder, name in (("20_intermediate", "int_fx_rates"), ("20_intermediate", "int_fx_applied"),
-                         ("30_marts", "team_currency_month")):
-        con.execute(f"create table {name} as {read_sql(folder, name + '.sql')}")
+    fx_models(con)
     return con.execute("select month, team, billed_cost_reporting from team_currency_month order by all").fetchall()
+
+
+def fx_models(con: duckdb.DuckDBPyConnection) -> None:
+    for folder, name in (("20_intermediate", "int_fx_rates"), ("20_intermediate", "int_fx_applied"),
+                         ("30_marts", "team_currency_month"), ("30_marts", "fx_month")):
+        con.execute(f"create table {name} as {read_sql(folder, name + '.sql')}")
 
 
 rate_text = st.decimals(min_value=Decimal("0.5"), max_value=Decimal("2"), places=4).map(str)
@@ -147,3 +151,26 @@ def test_restating_a_later_months_rates_never_moves_an_earlier_month(october, no
     # and the teams of each month add up to the bill converted once, to the cent
     for month in ("2026-10", "2026-11"):
         assert sum(r[2] for r in before if r[0] == month) * 100 % 1 == 0
+
+
+# ---- cross rates: the ECB states EUR -> X only --------------------------------------------
+
+def test_a_gbp_bill_reported_in_usd_converts_at_the_cross_rate_via_eur(tmp_path: Path) -> None:
+    wh = tmp_path / "wh.duckdb"
+    ingest_json(wh, DATA / "fx_cross" / "eurofxref_usd_gbp.csv")
+    with duckdb.connect(str(wh)) as con:
+        add_macros(con)
+        apply_config(con, Config(currency=CurrencyConfig(reporting="USD", rate_rule="day")))
+        con.execute("""create table allocation_day as select '2026-10' as month, d::date as day, 'a' as team,
+                       'direct' as rule, 'billed_cost' as meter, amt::decimal(38, 12) as amount, 'GBP' as unit
+                       from (values ('2026-10-01', 100.00), ('2026-10-02', 50.00)) t(d, amt)""")
+        fx_models(con)
+        used = con.execute("select rate_date, rate, source, bill_reporting from fx_month order by rate_date").fetchall()
+    # the same day's EUR -> USD over EUR -> GBP, never a rate of another day
+    cross = {date(2026, 10, 1): Decimal("1.1702") / Decimal("0.87010"), date(2026, 10, 2): Decimal("1.1689") / Decimal("0.86946")}
+    assert [(d, r) for d, r, _, _ in used] == [(d, c.quantize(Decimal("1e-12"), ROUND_HALF_EVEN)) for d, c in sorted(cross.items())]
+    for _, _, source, _ in used:
+        assert source.startswith("cross rate via EUR") and source.count("ECB euro foreign exchange reference rates") == 2
+        assert "EUR -> USD" in source and "EUR -> GBP" in source
+    exact = sum(Decimal(a) * Decimal(r) for a, (_, r, _, _) in zip(("100.00", "50.00"), used))
+    assert used[0][3] == exact.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
