@@ -26,7 +26,7 @@ FX = DATA / "fx"
 OCTOBER = [date(2026, 10, 1) + timedelta(days=i) for i in range(31)]
 
 
-def test_each_published_layout_loads_its_rates_and_rejects_days_without_one(warehouse: Path) -> None:
+def test_each_published_layout_loads_its_rates_and_counts_days_without_one(warehouse: Path) -> None:
     out = ingest_json(warehouse, FX)
     kinds = {Path(f["path"]).name: f for f in out["files"]}
     assert kinds["eurofxref-hist.csv"]["kind"] == "ecb_eurofxref"
@@ -45,7 +45,9 @@ def test_each_published_layout_loads_its_rates_and_rejects_days_without_one(ware
         month_rate = con.execute("select rate::varchar from exchange_rates where rate_date is null").fetchall()
         assert month_rate == [("1.331000000000",)]
         rejects = set(con.execute("select check_name from rejects").fetchall())
-    assert rejects == {("rate_published",), ("parses_as_decimal",)}
+    # a bad rate is a reject; a day the publisher gave no rate (H.10 ND) is not, it is counted
+    assert rejects == {("parses_as_decimal",)}
+    assert "2026-10-12" in kinds["frb_h10.csv"]["totals"]["no_rate_days"]
 
 
 # ---- the demo month: a second billing account billed in EUR, rates beside the bills ----------
@@ -174,3 +176,23 @@ def test_a_gbp_bill_reported_in_usd_converts_at_the_cross_rate_via_eur(tmp_path:
         assert "EUR -> USD" in source and "EUR -> GBP" in source
     exact = sum(Decimal(a) * Decimal(r) for a, (_, r, _, _) in zip(("100.00", "50.00"), used))
     assert used[0][3] == exact.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
+
+
+# ---- Fed H.10: a holiday is a day without a rate, not a bad row -------------------------------
+
+def test_an_h10_holiday_is_a_day_without_a_rate_that_the_day_rule_skips(tmp_path: Path) -> None:
+    wh = tmp_path / "wh.duckdb"
+    f = ingest_json(wh, DATA / "fx_h10_holiday" / "frb_h10_columbus_day.csv")["files"][0]
+    # four days read: three rates and Columbus Day (ND), none of them a reject
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (4, 4, 0)
+    assert f["totals"]["no_rate_days"] == ["2026-10-12"] and f["totals"]["rates"] == 3
+    with duckdb.connect(str(wh)) as con:
+        assert con.execute("select count(*) from rejects").fetchone()[0] == 0
+        add_macros(con)
+        apply_config(con, Config(currency=CurrencyConfig(reporting="USD", rate_rule="day")))
+        con.execute("""create table allocation_day as select '2026-10' as month, '2026-10-12'::date as day, 'a' as team,
+                       'direct' as rule, 'billed_cost' as meter, 100.00::decimal(38, 12) as amount, 'EUR' as unit""")
+        fx_models(con)
+        used = con.execute("select rate_date, rate, bill_reporting from fx_month").fetchall()
+    # the holiday's charge takes the Friday before, the latest day the Fed published
+    assert used == [(date(2026, 10, 9), Decimal("1.166100000000"), Decimal("116.610000000000"))]
