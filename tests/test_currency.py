@@ -96,6 +96,33 @@ def test_team_totals_sum_to_the_converted_bill_and_each_invoice_reconciles_in_it
     assert eur["rounding_and_rate"] == eur["bill_reporting"] - eur["bill_at_mean"]
 
 
+def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside_the_billed_one(two_currencies) -> None:
+    from reports.chargeback import build_context, report_html
+    with connect(two_currencies["wh"]) as con:
+        q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+        teams = {t: (b, e, lc) for t, b, e, lc in q("""select team, billed_cost, effective_cost, list_cost
+                                                      from team_month_reporting where month = '2026-10'""")}
+        eur = q("""select team, resource_id, billed_cost, billed_cost_reporting, reporting_currency from team_resource_month
+                   where month = '2026-10' and currency = 'EUR'""")
+        by_resource = q("""select team, sum(billed_cost_reporting), sum(effective_cost_reporting) from team_resource_month
+                           where month = '2026-10' group by team""")
+        by_line = q("""select team, meter, sum(amount_reporting) from allocation_day_reporting
+                       where month = '2026-10' and meter in ('billed_cost', 'effective_cost', 'list_cost') group by all""")
+        by_day = q("select team, sum(billed_cost_reporting) from team_day where month = '2026-10' group by team")
+        fx = q("select bill_billing, bill_reporting from fx_month where month = '2026-10' and from_currency = 'EUR' limit 1")[0]
+        ctx = build_context(con, load_config(two_currencies["config"]), "2026-10")
+    # the EUR account's charges: converted, the EUR amount kept beside it
+    assert eur == [("vision", None, fx[0], fx[1], "USD")]
+    # a team's resources, allocation lines and days add up to its converted chargeback figure
+    assert {t: (b, e) for t, b, e in by_resource} == {t: v[:2] for t, v in teams.items()}
+    meters = ("billed_cost", "effective_cost", "list_cost")
+    assert {(t, m): a for t, m, a in by_line} == {(t, m): v[i] for t, v in teams.items() for i, m in enumerate(meters)}
+    assert all(abs(d - float(teams[t][0])) < 1e-6 for t, d in by_day)
+    # the team's statement prints the converted figure, the billed EUR beside it
+    html = report_html(ctx, "teams", per_team=True)
+    assert f"EUR {fx[0]:,.2f} billed" in html and f"{fx[1]:,.2f}" in html
+
+
 def test_several_currencies_without_a_reporting_currency_is_one_error(two_currencies) -> None:
     from pipelines.stages import run_stages
     from reports.chargeback import build_context
