@@ -20,9 +20,16 @@ months as (
     select month, pick(reporting_currency) as reporting_currency
     from team_currency_month
     group by all
+),
+
+owners as (
+    select month, owner_kind, owner, currency from resources
+    union all
+    select month, owner_kind, owner, currency from teams
+    union all
+    select month, 'month' as owner_kind, month as owner, reporting_currency as currency from months
 )
 
 select o.month, o.owner_kind, o.owner, o.currency, m.reporting_currency
-from (select * from resources union all select * from teams
-      union all select month, 'month', month, reporting_currency from months) o
+from owners o
 join months m using (month)

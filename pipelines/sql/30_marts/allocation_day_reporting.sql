@@ -18,8 +18,9 @@ ranked as (
     select r.*, x.amount_reporting as line_reporting,
         sum(floor(r.exact_units)) over line as base_sum,
         row_number() over (partition by r.month, r.team, r.meter, r.rule, r.source_group
-                           order by r.exact_units - floor(r.exact_units) desc, r.day, r.source_sha256, r.source_row,
-                                    r.resource_id, r.namespace, r.workload) as rank_frac
+                           order by r.exact_units - floor(r.exact_units) desc, r.day asc, r.source_sha256 asc, r.source_row asc,
+                                    r.source_line asc, r.resource_id asc, r.namespace asc, r.workload asc, r.sharing_mode asc,
+                                    r.split_rule asc) as rank_frac
     from rated r
     left join int_fx_lines x on x.month = r.month and x.team = r.team and x.meter = r.meter and x.rule = r.rule
         and x.source_group = r.source_group
