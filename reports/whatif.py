@@ -30,8 +30,8 @@ def whatif_context(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, Any]
     # cost in the reporting currency (whatif_month_reporting), under the names the tables print
     rows = rows_as_dicts(con, """select * exclude (month)
                                      replace (baseline_cost_reporting as baseline_cost_usd, cost_delta_reporting as cost_usd_delta,
-                                              cost_delta_reporting_low as cost_usd_delta_low,
-                                              cost_delta_reporting_high as cost_usd_delta_high)
+                                              cost_delta_low_reporting as cost_usd_delta_low,
+                                              cost_delta_high_reporting as cost_usd_delta_high)
                                  from whatif_month_reporting where month = ?
                                  order by lever, scenario, co2e_kg_delta, subject""", [month])
     levers = []
