@@ -23,15 +23,20 @@ days as (
     group by all
 ),
 
+team_parts as (
+    select month, team, currency, reporting_currency,
+        billed_cost_direct_reporting as billed_cost_direct, billed_cost_idle_reporting as billed_cost_idle,
+        billed_cost_shared_reporting as billed_cost_shared, billed_cost_credits_reporting as billed_cost_credits,
+        effective_cost_direct_reporting as effective_cost_direct, effective_cost_idle_reporting as effective_cost_idle,
+        effective_cost_shared_reporting as effective_cost_shared,
+        effective_cost_credits_reporting as effective_cost_credits, list_cost_reporting as list_cost
+    from team_currency_month
+),
+
 targets as (
-    unpivot (select month, team, currency, reporting_currency,
-                 billed_cost_direct_reporting as billed_cost_direct, billed_cost_idle_reporting as billed_cost_idle,
-                 billed_cost_shared_reporting as billed_cost_shared, billed_cost_credits_reporting as billed_cost_credits,
-                 effective_cost_direct_reporting as effective_cost_direct, effective_cost_idle_reporting as effective_cost_idle,
-                 effective_cost_shared_reporting as effective_cost_shared,
-                 effective_cost_credits_reporting as effective_cost_credits, list_cost_reporting as list_cost
-             from team_currency_month)
-    on columns(* exclude (month, team, currency, reporting_currency))
+    unpivot team_parts
+    on billed_cost_direct, billed_cost_idle, billed_cost_shared, billed_cost_credits, effective_cost_direct,
+        effective_cost_idle, effective_cost_shared, effective_cost_credits, list_cost
     into name cell value target
 ),
 

@@ -7,7 +7,12 @@
 -- Reporting figures are null where a rate is missing.
 select j.*,
     x.reporting_currency,
-    -- every money column: billed_cost, effective_cost (and its idle and other parts), cost per unit
-    columns('^(billed_cost|effective_cost.*|cost_per_.*)$') * x.rate::double as '\1_reporting'  -- noqa: RF05
+    j.billed_cost * x.rate::double as billed_cost_reporting,
+    j.effective_cost * x.rate::double as effective_cost_reporting,
+    j.effective_cost_idle * x.rate::double as effective_cost_idle_reporting,
+    j.effective_cost_other * x.rate::double as effective_cost_other_reporting,
+    j.cost_per_mtok * x.rate::double as cost_per_mtok_reporting,
+    j.cost_per_k_requests * x.rate::double as cost_per_k_requests_reporting,
+    j.cost_per_k_samples * x.rate::double as cost_per_k_samples_reporting
 from job_month j
 left join int_fx_bill_rates x on x.month = j.month and x.currency = j.currency

@@ -16,26 +16,32 @@ with resources as (
 ),
 
 lines as (
-    select a.month, a.team, a.resource_id, coalesce(b.currency, a.currency) as currency, a.meter, charge_part(a.rule) as part,
-        a.amount, x.amount_reporting, x.reporting_currency, x.rule is not null as money
+    select a.month, a.team, a.resource_id, coalesce(b.currency, a.currency) as currency, a.meter, charge_part(a.rule) as part, a.amount
     from allocation_lines a
     left join int_fx_owners b on b.month = a.month and b.owner_kind = 'resource' and b.owner = a.resource_id
-    left join int_fx_lines x on x.month = a.month and x.team = a.team and x.meter = a.meter and x.rule = a.rule
-        and x.source_group = a.source_group
 ),
 
--- noqa: disable=RF05,AL08
--- (COLUMNS(regex) with a '\1' alias names each column from the one it expands)
-per_resource as (
-    -- each money figure twice: as billed (amount) and converted (amount_reporting -> *_reporting)
+converted as (
     select month, team, resource_id, currency, pick(reporting_currency) as reporting_currency,
-        sum(columns('^amount(.*)$')) filter (where meter = 'billed_cost') as 'billed_cost\1',
-        sum(columns('^amount(.*)$')) filter (where meter = 'effective_cost') as 'effective_cost\1',
-        sum(columns('^amount(.*)$')) filter (where meter = 'effective_cost' and part = 'direct') as 'effective_cost_direct\1',
-        sum(columns('^amount(.*)$')) filter (where meter = 'effective_cost' and part = 'idle') as 'effective_cost_idle\1',
-        sum(columns('^amount(.*)$')) filter (where meter = 'effective_cost' and part = 'shared') as 'effective_cost_shared\1',
-        sum(columns('^amount(.*)$')) filter (where meter = 'effective_cost' and part = 'credits') as 'effective_cost_credits\1',
-        bool_and(amount_reporting is not null) filter (where money) as rated,
+        sum(amount_reporting) filter (where meter = 'billed_cost') as billed_cost_reporting,
+        sum(amount_reporting) filter (where meter = 'effective_cost') as effective_cost_reporting,
+        sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'direct') as effective_cost_direct_reporting,
+        sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'idle') as effective_cost_idle_reporting,
+        sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'shared') as effective_cost_shared_reporting,
+        sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'credits') as effective_cost_credits_reporting,
+        bool_and(amount_reporting is not null) as rated
+    from int_fx_lines
+    group by month, team, resource_id, currency
+),
+
+per_resource as (
+    select month, team, resource_id, currency,
+        sum(amount) filter (where meter = 'billed_cost') as billed_cost,
+        sum(amount) filter (where meter = 'effective_cost') as effective_cost,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'direct') as effective_cost_direct,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'idle') as effective_cost_idle,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'shared') as effective_cost_shared,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'credits') as effective_cost_credits,
         sum(amount) filter (where meter = 'gpu_hours')::double as gpu_hours,
         sum(amount) filter (where meter = 'gpu_hours_observed')::double as gpu_hours_observed,
         sum(amount) filter (where meter = 'facility_energy_kwh')::double as facility_energy_kwh,
@@ -52,12 +58,23 @@ select
     p.gpu_hours / nullif(r.gpu_count, 0) as instance_hours,
     p.gpu_hours,
     p.gpu_hours_observed,
-    coalesce(columns('^(billed_cost|effective_cost(_direct|_idle|_shared|_credits)?)$'), 0) as '\1',
+    coalesce(p.billed_cost, 0) as billed_cost,
+    coalesce(p.effective_cost, 0) as effective_cost,
+    coalesce(p.effective_cost_direct, 0) as effective_cost_direct,
+    coalesce(p.effective_cost_idle, 0) as effective_cost_idle,
+    coalesce(p.effective_cost_shared, 0) as effective_cost_shared,
+    coalesce(p.effective_cost_credits, 0) as effective_cost_credits,
     p.facility_energy_kwh,
     p.co2e_kg,
     p.currency,
-    p.reporting_currency,
-    -- null where a rate is missing (the chargeback stops on it)
-    case when p.rated is not false then coalesce(columns('^((billed|effective)_cost.*_reporting)$'), 0) end as '\1'
+    c.reporting_currency,
+    case when c.rated is not false then coalesce(c.billed_cost_reporting, 0) end as billed_cost_reporting,
+    case when c.rated is not false then coalesce(c.effective_cost_reporting, 0) end as effective_cost_reporting,
+    case when c.rated is not false then coalesce(c.effective_cost_direct_reporting, 0) end as effective_cost_direct_reporting,
+    case when c.rated is not false then coalesce(c.effective_cost_idle_reporting, 0) end as effective_cost_idle_reporting,
+    case when c.rated is not false then coalesce(c.effective_cost_shared_reporting, 0) end as effective_cost_shared_reporting,
+    case when c.rated is not false then coalesce(c.effective_cost_credits_reporting, 0) end as effective_cost_credits_reporting
 from per_resource p
 left join resources r on r.month = p.month and r.resource_id = p.resource_id
+left join converted c on c.month = p.month and c.team = p.team and c.resource_id is not distinct from p.resource_id
+    and c.currency is not distinct from p.currency

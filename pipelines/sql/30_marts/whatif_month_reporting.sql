@@ -12,7 +12,9 @@ with tagged as (
 )
 
 select g.*,
-    -- baseline_cost_reporting, cost_delta_reporting and its _low and _high bounds
-    columns('^(baseline_cost|cost)_usd(.*)$') * x.rate::double as '\1\2_reporting'  -- noqa: RF05
+    g.baseline_cost_usd * x.rate::double as baseline_cost_reporting,
+    g.cost_usd_delta * x.rate::double as cost_delta_reporting,
+    g.cost_usd_delta_low * x.rate::double as cost_delta_low_reporting,
+    g.cost_usd_delta_high * x.rate::double as cost_delta_high_reporting
 from tagged g
 left join int_fx_bill_rates x on x.month = g.month and x.currency = g.currency
