@@ -50,7 +50,7 @@ NEWEST_FOCUS = "1.4"
 # mart columns that are no FOCUS column (the month filter, the allocation key, the input's x_ map)
 MART_ONLY = ("month", "source_group", "x_source_columns")
 ALLOCATION_COLUMNS = ("month", "day", "team", "resource_id", "namespace", "workload", "rule", "sharing_mode", "split_rule",
-                      "meter", "amount", "unit",
+                      "meter", "amount", "unit", "amount_reporting", "reporting_currency",
                       "source_sha256", "source_row", "source_line")
 
 
@@ -85,15 +85,17 @@ def export_focus(con: duckdb.DuckDBPyConnection, month: str, out: Path, version:
 
 
 def export_allocation(con: duckdb.DuckDBPyConnection, month: str, out_dir: Path) -> list[Path]:
-    """Write <out_dir>/allocation-<month>.parquet and .csv from the allocation_day mart: every
-    line of the month's allocation (team, day, resource, namespace, workload, rule, meter,
-    amount, unit, source file sha256 and row), summing per team and meter to team_month."""
-    _needs_rows(con, "allocation_day", month, "allocation")
-    rows = (f"select {', '.join(ALLOCATION_COLUMNS)} from allocation_day where month = ? "
+    """Write <out_dir>/allocation-<month>.parquet and .csv from the allocation_day_reporting mart:
+    every line of the month's allocation (team, day, resource, namespace, workload, rule, meter,
+    amount, unit, money also in the reporting currency, source file sha256 and row), summing per
+    team and meter to team_month (amount) and team_month_reporting (amount_reporting)."""
+    _needs_rows(con, "allocation_day_reporting", month, "allocation")
+    rows = (f"select {', '.join(ALLOCATION_COLUMNS)} from allocation_day_reporting where month = ? "
             "order by team, meter, day, resource_id, namespace, workload, rule, sharing_mode, split_rule, source_sha256, source_row, source_line, amount")
     # money in its currency's minor unit, the other meters in their allocation quantum
     places = {**minor_units(), **{unit: n for unit, n in METERS.values() if unit != "currency"}}
-    csv_rows = f"select * replace ({amount_sql('amount', places, 'unit')} as amount) from rows"
+    csv_rows = (f"select * replace ({amount_sql('amount', places, 'unit')} as amount, "
+                f"{amount_sql('amount_reporting', places, 'reporting_currency')} as amount_reporting) from rows")
     return _write(con, out_dir / f"allocation-{month}", rows, csv_rows, month, "dateformat '%Y-%m-%d'")
 
 

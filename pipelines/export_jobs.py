@@ -1,5 +1,6 @@
-"""`meterbook export jobs`: the month's job_month rows (cost, energy, CO2e per unit of work per
-job and team) as CSV and Parquet, for a FinOps tool or a spreadsheet. Reads the mart only."""
+"""`meterbook export jobs`: the month's job_month_reporting rows (cost, energy, CO2e per unit of
+work per job and team; money as billed in `currency` and in the reporting currency beside it) as
+CSV and Parquet, for a FinOps tool or a spreadsheet. Reads the mart only."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,4 +18,4 @@ def export_jobs(con: duckdb.DuckDBPyConnection, month: str, out: Path) -> list[P
     if n == 0:
         raise InputError(f"--month {month}", "no jobs for this month", "job_month is empty for it",
                          "Ingest the month's work log (kind work) with its billing and telemetry first")
-    return copy_out(con, "select * from job_month where month = ? order by job_id, team, currency", [month], out)
+    return copy_out(con, "select * from job_month_reporting where month = ? order by job_id, team, currency", [month], out)

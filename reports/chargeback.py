@@ -148,22 +148,25 @@ def split_findings(found: list[dict]) -> tuple[list[dict], list[dict], list[dict
 
 
 def daily(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, str]:
-    """Daily charts of cost and billed GPU-hours per team (team_day), the largest teams by name."""
-    rows = rows_as_dicts(con, "select * from team_day where month = ? order by day, team", [month])
+    """Daily charts of cost (in the reporting currency) and billed GPU-hours per team (team_day),
+    the largest teams by name."""
+    rows = rows_as_dicts(con, "select * from team_day where month = ? order by day, team, currency", [month])
     if not rows:
         return {}
     days = sorted({r["day"] for r in rows})
     totals: dict[str, float] = {}
     for r in rows:
-        totals[r["team"]] = totals.get(r["team"], 0.0) + abs(float(r["billed_cost"]))
+        totals[r["team"]] = totals.get(r["team"], 0.0) + abs(float(r["billed_cost_reporting"] or 0))
     order = sorted(totals, key=lambda t: (-totals[t], t))
     keep, rest = order[:DAILY_TEAMS], order[DAILY_TEAMS:]
+    currency = next((r["reporting_currency"] for r in rows if r["reporting_currency"]), None)
     out = {}
-    for key, unit in (("billed_cost", "billed cost per day"), ("gpu_hours", "GPU-hours billed per day")):
+    for key, column, unit in (("billed_cost", "billed_cost_reporting", f"{currency or ''} billed cost per day".lstrip()),
+                              ("gpu_hours", "gpu_hours", "GPU-hours billed per day")):
         series = {t: [0.0] * len(days) for t in keep + ([f"{len(rest)} other teams"] if rest else [])}
         for r in rows:
             name = r["team"] if r["team"] in keep else f"{len(rest)} other teams"
-            series[name][days.index(r["day"])] += float(r[key])
+            series[name][days.index(r["day"])] += float(r[column] or 0)
         series = {t: v for t, v in series.items() if any(v)}
         out[key] = charts.daily_chart_svg([d.day for d in days], series, unit) if series else ""
     return out
@@ -237,7 +240,7 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
                           key=lambda c: (-c["gpu_hours"], c["team"]))
     resources = _by_team(rows_as_dicts(con, """select * from team_resource_month where month = ?
         and (effective_cost <> 0 or billed_cost <> 0 or gpu_hours <> 0 or facility_energy_kwh <> 0)
-        order by team, resource_id is null, effective_cost desc, resource_id""", [month]))
+        order by team, resource_id is null, effective_cost_reporting desc nulls last, resource_id, currency""", [month]))
     files = team_files(con, month)
     # the GHG scopes each team's CO2e falls in, by who owns the hardware (scope_month)
     scopes = _by_team(rows_as_dicts(con, """select team, ownership, electricity_scope, embodied_scope from scope_month
@@ -282,8 +285,8 @@ def build_context(con: duckdb.DuckDBPyConnection, config: Config, month: str) ->
         "reconciliation_difference": difference,
         "findings": found,
         "top_findings": top,
-        # the findings' savings, each counted once (findings_ranked.saving_usd)
-        "savings": sum(float(f.get("saving_usd") or 0) for f in top + found),
+        # the findings' savings in the reporting currency, each counted once (findings_ranked.saving_reporting)
+        "savings": sum(float(f.get("saving_reporting") or 0) for f in top + found),
         "materiality": next((f["materiality_usd"] for f in top + found + matching), None),
         "page1_teams": PAGE1_TEAMS,
         "matching": matching[:MATCHING_ROWS],
@@ -373,7 +376,7 @@ def statement_findings(found: list[dict], team: str) -> list[dict]:
             continue
         mine = dict(f, paying_team=team, paying_teams=[{"team": team, "share": share}])
         if share < 1:
-            for k in ("cost_usd", "energy_kwh", "saving_usd") + (("value",) if f.get("unit") in SHARED_UNITS else ()):
+            for k in ("cost_usd", "cost_reporting", "energy_kwh", "saving_usd", "saving_reporting") + (("value",) if f.get("unit") in SHARED_UNITS else ()):
                 mine[k] = None if f.get(k) is None else f[k] * share
             mine["detail"] = f"this team's share, {round(share * 100)} % of the resource's cost. {f.get('detail') or ''}".strip()
         out.append(mine)

@@ -1,5 +1,6 @@
 """Unit economics of the work log's jobs for the chargeback's team pages and statements, read
-from the job_month and team_work_month marts (the build step computes every figure)."""
+from the job_month_reporting and team_work_month marts (the build step computes every figure):
+a job's money in the reporting currency, its billed amount and currency beside it."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,19 +14,25 @@ JOB_COLUMNS = ("job_id", "workload", "status", "gpu_models", "gpus", "gpu_hours"
                "effective_cost", "effective_cost_idle", "effective_cost_other", "facility_energy_kwh",
                "cost_per_mtok", "kwh_per_mtok", "kwh_per_mtok_low", "kwh_per_mtok_high", "gco2e_per_mtok",
                "gco2e_per_mtok_low", "gco2e_per_mtok_high", "cost_per_k_requests", "kwh_per_k_requests",
-               "gco2e_per_k_requests", "cost_per_k_samples", "kwh_per_k_samples", "gco2e_per_k_samples")
+               "gco2e_per_k_requests", "cost_per_k_samples", "kwh_per_k_samples", "gco2e_per_k_samples",
+               "currency")
+# the job tables print money in the reporting currency (job_month_reporting), the billed amount beside it
+REPORTING = ("effective_cost", "effective_cost_idle", "effective_cost_other", "cost_per_mtok", "cost_per_k_requests",
+             "cost_per_k_samples")
 TEAM_JOB_ROWS = 15      # jobs listed on a team page, largest cost first; the rest are counted
 
 
 def job_economics(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[str, Any]]:
     """Per team: its jobs (largest cost first) and its totals per workload. A warehouse built
     before work logs existed has neither mart: no section then."""
-    if not table_exists(con, "job_month"):
+    if not table_exists(con, "job_month_reporting"):
         return {}
     out: dict[str, dict[str, Any]] = {}
-    jobs = rows_as_dicts(con, f"""select team, {', '.join(JOB_COLUMNS)} from job_month
+    columns = [f"{c}_reporting as {c}" if c in REPORTING else c for c in JOB_COLUMNS]
+    jobs = rows_as_dicts(con, f"""select team, {', '.join(columns)}, effective_cost as effective_cost_billed
+                                  from job_month_reporting
                                   where month = ? and gpu_hours > 0 or (month = ? and status = 'uncovered')
-                                  order by team, effective_cost desc, job_id""", [month, month])
+                                  order by team, effective_cost_reporting desc nulls last, job_id""", [month, month])
     for r in jobs:
         team = out.setdefault(r.pop("team"), {"jobs": [], "totals": [], "more": 0})
         if len(team["jobs"]) < TEAM_JOB_ROWS:

@@ -25,9 +25,14 @@ LEVER_TEXT = {
 def whatif_context(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, Any]:
     """{'month', 'levers': [{lever, text, scenarios: [{scenario, subjects, baseline_*, deltas with
     _low/_high, rows}]}]}; levers with nothing to replay are listed with no scenario."""
-    if not table_exists(con, "whatif_month"):
+    if not table_exists(con, "whatif_month_reporting"):
         return {"month": month, "levers": []}
-    rows = rows_as_dicts(con, """select * exclude (month) from whatif_month where month = ?
+    # cost in the reporting currency (whatif_month_reporting), under the names the tables print
+    rows = rows_as_dicts(con, """select * exclude (month)
+                                     replace (baseline_cost_reporting as baseline_cost_usd, cost_delta_reporting as cost_usd_delta,
+                                              cost_delta_low_reporting as cost_usd_delta_low,
+                                              cost_delta_high_reporting as cost_usd_delta_high)
+                                 from whatif_month_reporting where month = ?
                                  order by lever, scenario, co2e_kg_delta, subject""", [month])
     levers = []
     for lever in LEVER_ORDER:
@@ -55,7 +60,7 @@ def _triple(s: dict[str, Any], meter: str, places: int = 1) -> str:
 def format_text(ctx: dict[str, Any], detail: bool = False) -> str:
     """The terminal table `meterbook whatif` prints."""
     out = [f"What-if replay of {ctx['month']}: deltas against the month as measured (negative = saving),",
-           "bounds in brackets; cost in the billing currency, energy at the facility, CO2e location-based hour by hour.",
+           "bounds in brackets; cost in the reporting currency, energy at the facility, CO2e location-based hour by hour.",
            ""]
     head = f"{'Lever':<12} {'Scenario':<22} {'Subjects':>8}  {'Cost':<34} {'Energy kWh':<28} {'CO2e kg':<28}"
     out += [head, "-" * len(head)]

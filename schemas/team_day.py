@@ -1,4 +1,4 @@
-"""Contract of `team_day` (grain: month x day x team): each team's cost and billed GPU-hours by
+"""Contract of `team_day` (grain: month x day x team x billing currency): each team's cost and billed GPU-hours by
 the day the charges fell on, for the chargeback's daily charts."""
 from __future__ import annotations
 
@@ -18,4 +18,4 @@ class TeamDay(pa.DataFrameModel):
     class Config:
         coerce = True
         strict = False
-        unique = ["month", "day", "team"]
+        unique = ["month", "day", "team", "currency"]

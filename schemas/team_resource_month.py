@@ -1,4 +1,4 @@
-"""Contract of `team_resource_month` (grain: month x team x resource; resource null = charges tied
+"""Contract of `team_resource_month` (grain: month x team x resource x billing currency; resource null = charges tied
 to no resource): a statement's lines, each resource's allocated cost split by part of the bill."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class TeamResourceMonth(pa.DataFrameModel):
     class Config:
         coerce = True
         strict = False
-        unique = ["month", "team", "resource_id"]
+        unique = ["month", "team", "resource_id", "currency"]
 
     @pa.dataframe_check()
     def parts_add_up(cls, df: pd.DataFrame) -> pd.Series:

@@ -2,7 +2,7 @@
 contract, totals and the delivery key."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -121,16 +121,22 @@ class BillingReader(Reader):
         rows = con.execute("""
             select billing_currency, sum(billed_cost), sum(effective_cost), sum(list_cost), sum(gpu_hours)
             from charges where file_id = ? group by all order by 1""", [file_id]).fetchall()
-        if not rows:
-            return {"billed_cost": 0.0, "effective_cost": 0.0, "list_cost": 0.0, "currency": None, "gpu_hours": 0.0}
-        # One currency is the norm; several are reported per currency rather than added up.
-        by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
-                        "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
         found = {f: n for f, n in con.execute("select finding, rows from findings where file_id = ?", [file_id]).fetchall()}
-        if len(by_cur) == 1:
-            (cur, t), = by_cur.items()
-            return {**t, "currency": cur, "findings": found}
-        return {"currency": "mixed", "by_currency": by_cur, "findings": found}
+        return currency_totals(rows, found)
+
+
+def currency_totals(rows: Sequence[Sequence[Any]], found: dict[str, int]) -> dict[str, Any]:
+    """A billing file's totals from its (currency, billed, effective, list cost, GPU-hours) sums,
+    one row per currency, and its findings by name; both engines record them."""
+    if not rows:
+        return {"billed_cost": 0.0, "effective_cost": 0.0, "list_cost": 0.0, "currency": None, "gpu_hours": 0.0}
+    # One currency is the norm; several are reported per currency rather than added up.
+    by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
+                    "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
+    if len(by_cur) == 1:
+        (cur, t), = by_cur.items()
+        return {**t, "currency": cur, "findings": found}
+    return {"currency": "mixed", "by_currency": by_cur, "findings": found}
 
 
 def file_currency(con: duckdb.DuckDBPyConnection) -> str | None:

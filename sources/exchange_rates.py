@@ -15,8 +15,10 @@ Three layouts, one table (`exchange_rates`: day or month, from, to, rate, source
   Currency row the currency of the value: RXI$US_N.B.EU is USD per EUR, RXI_N.B.JA JPY per USD.
 
 A cell the publisher left without a rate (N/A, ND) is a published absence, not a row: the rows of
-the file are its days, and a day with no rate at all is a located reject. Rows: int_fx_rates.sql
-decides which rate a month uses.
+the file are its days. A day with no rate at all (an H.10 `ND` row: a US holiday) is a row read
+and loaded as a day without a rate: counted in rows_loaded and listed in the file's totals
+(`no_rate_days`), nothing in `exchange_rates`; the day rule takes the latest published day before
+it, within its lookback. int_fx_rates.sql decides which rate a month uses.
 """
 from __future__ import annotations
 
@@ -49,25 +51,32 @@ NO_RATE = ("N/A", "ND", "")     # what ECB and H.10 cells hold on a day without 
 
 class RatesReader(Reader):
     table = "exchange_rates"
+    staged = "_staged_rates"     # the staged lines holding a rate; the days without one are counted apart
 
     def load_long(self, con: duckdb.DuckDBPyConnection, head: Head, select: str, version: str) -> Staged:
         """Stage `select` (row_number, date_text, from_text, to_text, rate_text, source) through
         the one staging model and the table's contract."""
         con.execute(f"create or replace temp view raw_fx_rates as {select}")
         rows_read = stage_sql(con, head.path, "stg_fx__rates.sql")
+        con.execute(f"create or replace temp view {self.staged} as select * from _staged where not no_rate")
         from schemas.exchange_rates import ExchangeRates  # pandera and pandas: imported when a file is staged
         sql = reject_sql(ExchangeRates, {r[0] for r in con.execute("describe _staged").fetchall()},
-                         "(select * from _staged where len(_errors) = 0)")
+                         f"(select * from {self.staged} where len(_errors) = 0)")
         if sql:
             con.execute(sql)
         return Staged(rows_read=rows_read, format_version=version)
+
+    def load(self, con: duckdb.DuckDBPyConnection, file_id: int) -> int:
+        """The rates, plus the days the publisher gave none: rows read, neither rates nor rejects."""
+        return super().load(con, file_id) + len(no_rate_days(con))
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
         n, pairs, first, last = one_row(con, """
             select count(*), list(distinct from_currency || '->' || to_currency order by 1),
                    min(rate_month), max(rate_month)
             from exchange_rates where file_id = ?""", [file_id])
-        return {"rates": n, "pairs": pairs or [], "first_month": first, "last_month": last}
+        return {"rates": n, "pairs": pairs or [], "first_month": first, "last_month": last,
+                "no_rate_days": no_rate_days(con)}
 
 
 @register
@@ -145,6 +154,14 @@ class H10Reader(RatesReader):
             select row_number, c0, null, null, null, {literal(H10_SOURCE)}
             from days where {no_rate_anywhere(len(series))}"""
         return self.load_long(con, head, select, "ddp-csv")
+
+
+def no_rate_days(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The staged file's days without any rate (a holiday) that pass every check, as YYYY-MM-DD."""
+    return [r[0] for r in con.execute("""
+        select coalesce(strftime(min(rate_date), '%Y-%m-%d'), min(rate_month)) from _staged s
+        where no_rate and not exists (select 1 from _rejects r where r.row_number = s.row_number)
+        group by row_number order by 1""").fetchall()]
 
 
 def no_rate_sql() -> str:

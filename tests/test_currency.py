@@ -26,7 +26,7 @@ FX = DATA / "fx"
 OCTOBER = [date(2026, 10, 1) + timedelta(days=i) for i in range(31)]
 
 
-def test_each_published_layout_loads_its_rates_and_rejects_days_without_one(warehouse: Path) -> None:
+def test_each_published_layout_loads_its_rates_and_counts_days_without_one(warehouse: Path) -> None:
     out = ingest_json(warehouse, FX)
     kinds = {Path(f["path"]).name: f for f in out["files"]}
     assert kinds["eurofxref-hist.csv"]["kind"] == "ecb_eurofxref"
@@ -45,7 +45,9 @@ def test_each_published_layout_loads_its_rates_and_rejects_days_without_one(ware
         month_rate = con.execute("select rate::varchar from exchange_rates where rate_date is null").fetchall()
         assert month_rate == [("1.331000000000",)]
         rejects = set(con.execute("select check_name from rejects").fetchall())
-    assert rejects == {("rate_published",), ("parses_as_decimal",)}
+    # a bad rate is a reject; a day the publisher gave no rate (H.10 ND) is not, it is counted
+    assert rejects == {("parses_as_decimal",)}
+    assert "2026-10-12" in kinds["frb_h10.csv"]["totals"]["no_rate_days"]
 
 
 # ---- the demo month: a second billing account billed in EUR, rates beside the bills ----------
@@ -94,6 +96,33 @@ def test_team_totals_sum_to_the_converted_bill_and_each_invoice_reconciles_in_it
     assert eur["rounding_and_rate"] == eur["bill_reporting"] - eur["bill_at_mean"]
 
 
+def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside_the_billed_one(two_currencies) -> None:
+    from reports.chargeback import build_context, report_html
+    with connect(two_currencies["wh"]) as con:
+        q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+        teams = {t: (b, e, lc) for t, b, e, lc in q("""select team, billed_cost, effective_cost, list_cost
+                                                      from team_month_reporting where month = '2026-10'""")}
+        eur = q("""select team, resource_id, billed_cost, billed_cost_reporting, reporting_currency from team_resource_month
+                   where month = '2026-10' and currency = 'EUR'""")
+        by_resource = q("""select team, sum(billed_cost_reporting), sum(effective_cost_reporting) from team_resource_month
+                           where month = '2026-10' group by team""")
+        by_line = q("""select team, meter, sum(amount_reporting) from allocation_day_reporting
+                       where month = '2026-10' and meter in ('billed_cost', 'effective_cost', 'list_cost') group by all""")
+        by_day = q("select team, sum(billed_cost_reporting) from team_day where month = '2026-10' group by team")
+        fx = q("select bill_billing, bill_reporting from fx_month where month = '2026-10' and from_currency = 'EUR' limit 1")[0]
+        ctx = build_context(con, load_config(two_currencies["config"]), "2026-10")
+    # the EUR account's charges: converted, the EUR amount kept beside it
+    assert eur == [("vision", None, fx[0], fx[1], "USD")]
+    # a team's resources, allocation lines and days add up to its converted chargeback figure
+    assert {t: (b, e) for t, b, e in by_resource} == {t: v[:2] for t, v in teams.items()}
+    meters = ("billed_cost", "effective_cost", "list_cost")
+    assert {(t, m): a for t, m, a in by_line} == {(t, m): v[i] for t, v in teams.items() for i, m in enumerate(meters)}
+    assert all(abs(d - float(teams[t][0])) < 1e-6 for t, d in by_day)
+    # the team's statement prints the converted figure, the billed EUR beside it
+    html = report_html(ctx, "teams", per_team=True)
+    assert f"EUR {fx[0]:,.2f} billed" in html and f"{fx[1]:,.2f}" in html
+
+
 def test_several_currencies_without_a_reporting_currency_is_one_error(two_currencies) -> None:
     from pipelines.stages import run_stages
     from reports.chargeback import build_context
@@ -127,10 +156,14 @@ def convert(rates: list[tuple[str, str]], rule: str) -> list[tuple]:
                    'direct' as rule, 'billed_cost' as meter, amt::decimal(38, 12) as amount, 'EUR' as unit
                    from (values ('2026-10-03'::date, 'a', 10.005), ('2026-10-03'::date, 'b', 20.125),
                                 ('2026-11-04'::date, 'a', 7.5), ('2026-11-04'::date, 'b', -1.25)) t(d, team, amt)""")
-    for folder, name in (("20_intermediate", "int_fx_rates"), ("20_intermediate", "int_fx_applied"),
-                         ("30_marts", "team_currency_month")):
-        con.execute(f"create table {name} as {read_sql(folder, name + '.sql')}")
+    fx_models(con)
     return con.execute("select month, team, billed_cost_reporting from team_currency_month order by all").fetchall()
+
+
+def fx_models(con: duckdb.DuckDBPyConnection) -> None:
+    for folder, name in (("20_intermediate", "int_fx_rates"), ("20_intermediate", "int_fx_applied"),
+                         ("30_marts", "team_currency_month"), ("30_marts", "fx_month")):
+        con.execute(f"create table {name} as {read_sql(folder, name + '.sql')}")
 
 
 rate_text = st.decimals(min_value=Decimal("0.5"), max_value=Decimal("2"), places=4).map(str)
@@ -147,3 +180,46 @@ def test_restating_a_later_months_rates_never_moves_an_earlier_month(october, no
     # and the teams of each month add up to the bill converted once, to the cent
     for month in ("2026-10", "2026-11"):
         assert sum(r[2] for r in before if r[0] == month) * 100 % 1 == 0
+
+
+# ---- cross rates: the ECB states EUR -> X only --------------------------------------------
+
+def test_a_gbp_bill_reported_in_usd_converts_at_the_cross_rate_via_eur(tmp_path: Path) -> None:
+    wh = tmp_path / "wh.duckdb"
+    ingest_json(wh, DATA / "fx_cross" / "eurofxref_usd_gbp.csv")
+    with duckdb.connect(str(wh)) as con:
+        add_macros(con)
+        apply_config(con, Config(currency=CurrencyConfig(reporting="USD", rate_rule="day")))
+        con.execute("""create table allocation_day as select '2026-10' as month, d::date as day, 'a' as team,
+                       'direct' as rule, 'billed_cost' as meter, amt::decimal(38, 12) as amount, 'GBP' as unit
+                       from (values ('2026-10-01', 100.00), ('2026-10-02', 50.00)) t(d, amt)""")
+        fx_models(con)
+        used = con.execute("select rate_date, rate, source, bill_reporting from fx_month order by rate_date").fetchall()
+    # the same day's EUR -> USD over EUR -> GBP, never a rate of another day
+    cross = {date(2026, 10, 1): Decimal("1.1702") / Decimal("0.87010"), date(2026, 10, 2): Decimal("1.1689") / Decimal("0.86946")}
+    assert [(d, r) for d, r, _, _ in used] == [(d, c.quantize(Decimal("1e-12"), ROUND_HALF_EVEN)) for d, c in sorted(cross.items())]
+    for _, _, source, _ in used:
+        assert source.startswith("cross rate via EUR") and source.count("ECB euro foreign exchange reference rates") == 2
+        assert "EUR -> USD" in source and "EUR -> GBP" in source
+    exact = sum(Decimal(a) * Decimal(r) for a, (_, r, _, _) in zip(("100.00", "50.00"), used))
+    assert used[0][3] == exact.quantize(Decimal("0.01"), ROUND_HALF_EVEN)
+
+
+# ---- Fed H.10: a holiday is a day without a rate, not a bad row -------------------------------
+
+def test_an_h10_holiday_is_a_day_without_a_rate_that_the_day_rule_skips(tmp_path: Path) -> None:
+    wh = tmp_path / "wh.duckdb"
+    f = ingest_json(wh, DATA / "fx_h10_holiday" / "frb_h10_columbus_day.csv")["files"][0]
+    # four days read: three rates and Columbus Day (ND), none of them a reject
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (4, 4, 0)
+    assert f["totals"]["no_rate_days"] == ["2026-10-12"] and f["totals"]["rates"] == 3
+    with duckdb.connect(str(wh)) as con:
+        assert con.execute("select count(*) from rejects").fetchone()[0] == 0
+        add_macros(con)
+        apply_config(con, Config(currency=CurrencyConfig(reporting="USD", rate_rule="day")))
+        con.execute("""create table allocation_day as select '2026-10' as month, '2026-10-12'::date as day, 'a' as team,
+                       'direct' as rule, 'billed_cost' as meter, 100.00::decimal(38, 12) as amount, 'EUR' as unit""")
+        fx_models(con)
+        used = con.execute("select rate_date, rate, bill_reporting from fx_month").fetchall()
+    # the holiday's charge takes the Friday before, the latest day the Fed published
+    assert used == [(date(2026, 10, 9), Decimal("1.166100000000"), Decimal("116.610000000000"))]

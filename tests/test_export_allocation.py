@@ -65,8 +65,9 @@ def test_lines_name_their_source_day_and_workload(exported):
     types = dict(duckdb.sql(f"select column_name, column_type from (describe select * from '{pq}')").fetchall())
     assert list(types) == ["month", "day", "team", "resource_id", "namespace", "workload", "rule", "sharing_mode", "split_rule",
                            "meter", "amount",
-                           "unit", "source_sha256", "source_row", "source_line"]
+                           "unit", "amount_reporting", "reporting_currency", "source_sha256", "source_row", "source_line"]
     assert types["amount"].startswith("DECIMAL") and types["day"] == "DATE"
+    assert types["amount_reporting"].startswith("DECIMAL")
     with duckdb.connect(str(exported / "wh.duckdb"), read_only=True) as con:
         files = {s for (s,) in con.execute("select sha256 from source_files").fetchall()}
     rows = duckdb.sql(f"""select count(*) filter (where source_sha256 is null),

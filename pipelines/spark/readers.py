@@ -23,7 +23,7 @@ from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
 from sources.base import Head
-from sources.billing import TAG_VALUES_SQL, findings_sql, lines_sql, tag_folds
+from sources.billing import TAG_VALUES_SQL, currency_totals, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.tabular import canonical_select, csv_names, is_json_lines
 from sources.telemetry import FIELDS_CSV, PART_MODELS, SERIES_KEYS, reject_lines_sql
@@ -212,14 +212,7 @@ def billing_totals(lines, findings) -> dict[str, Any]:
     rows = (lines.groupBy("billing_currency").agg(F.sum("billed_cost"), F.sum("effective_cost"), F.sum("list_cost"),
                                                    F.sum("gpu_hours")).orderBy("billing_currency").collect())
     found = {r[0]: r[1] for r in findings.select("finding", "rows").collect()}
-    if not rows:
-        return {"billed_cost": 0.0, "effective_cost": 0.0, "list_cost": 0.0, "currency": None, "gpu_hours": 0.0}
-    by_cur = {cur: {"billed_cost": float(b or 0), "effective_cost": float(e or 0), "list_cost": float(lc or 0),
-                    "gpu_hours": float(g or 0)} for cur, b, e, lc, g in rows}
-    if len(by_cur) == 1:
-        (cur, t), = by_cur.items()
-        return {**t, "currency": cur, "findings": found}
-    return {"currency": "mixed", "by_currency": by_cur, "findings": found}
+    return currency_totals(rows, found)
 
 
 # --- telemetry: dcgm-exporter text, long CSV, query_range JSON ---------------------------------

@@ -1,7 +1,10 @@
 -- Grain: rate day (null: a rate stated for the whole month) x month x from x to. The exchange
 -- rates loaded, both ways: a pair stated one way (ECB: EUR -> USD) also converts back at 1 / rate
--- where no file states that direction for the same day. Of one pair and day stated by several
--- files, the most recently loaded file's rate (a restated rate replaces the first one).
+-- where no file states that direction for the same day. A pair no file states either way converts
+-- at the cross rate through a base both are stated against on the same day (or month): the ECB
+-- states EUR -> USD and EUR -> GBP, so GBP -> USD = (EUR -> USD) / (EUR -> GBP), its source
+-- 'cross rate via EUR' with both rates' sources. Of one pair and day stated by several files,
+-- the most recently loaded file's rate (a restated rate replaces the first one).
 -- A month reads only rates of its own days (and, for the day rule, up to fx_lookback_days
 -- before its first day): restating a later month's rates never moves an earlier month.
 with loaded as (
@@ -19,8 +22,39 @@ inverted as (
     from loaded i
     anti join loaded d on d.from_currency = i.to_currency and d.to_currency = i.from_currency
         and d.rate_month = i.rate_month and d.rate_date is not distinct from i.rate_date
+),
+
+stated as (
+    select rate_date, rate_month, from_currency, to_currency, rate, source from loaded
+    union all
+    select rate_date, rate_month, from_currency, to_currency, rate, source from inverted
+),
+
+billed as (
+    -- crosses only between currencies a bill is in or reported in (a full ECB history holds some
+    -- 30 currencies a day: every pair of them would be some 900 rates a day)
+    select distinct unit as currency from allocation_day where meter in ('billed_cost', 'effective_cost', 'list_cost')
+    union
+    select nullif(getvariable('reporting_currency'), '')
+),
+
+crossed as (
+    -- one base per pair and day: the first by name, so the rate never depends on reading order
+    select x.rate_date, x.rate_month, x.to_currency as from_currency, y.to_currency,
+        (y.rate / x.rate)::decimal(38, 12) as rate,
+        'cross rate via ' || x.from_currency || ' = ' || x.from_currency || ' -> ' || y.to_currency || ' (' || y.source
+            || ') / ' || x.from_currency || ' -> ' || x.to_currency || ' (' || x.source || ')' as source
+    from loaded x
+    join loaded y on y.from_currency = x.from_currency and y.rate_month = x.rate_month
+        and y.rate_date is not distinct from x.rate_date and y.to_currency <> x.to_currency
+    semi join billed b1 on b1.currency = x.to_currency
+    semi join billed b2 on b2.currency = y.to_currency
+    anti join stated s on s.from_currency = x.to_currency and s.to_currency = y.to_currency
+        and s.rate_month = x.rate_month and s.rate_date is not distinct from x.rate_date
+    qualify row_number() over (partition by x.rate_month, x.rate_date, x.to_currency, y.to_currency
+                               order by x.from_currency) = 1
 )
 
-select rate_date, rate_month, from_currency, to_currency, rate, source from loaded
+select rate_date, rate_month, from_currency, to_currency, rate, source from stated
 union all
-select rate_date, rate_month, from_currency, to_currency, rate, source from inverted
+select rate_date, rate_month, from_currency, to_currency, rate, source from crossed

@@ -14,6 +14,10 @@
 --                 spend): that one's finding and subject; it is not added to the savings
 --   saving_usd    cost_usd where acting on it saves money and nothing overlaps it, else 0:
 --                 the month's savings are their sum
+--   currency      the billing currency of the money at stake (cost_usd, saving_usd): its
+--                 resource's, an invoice's own, else the team's only one, else the reporting one
+--   cost_reporting, saving_reporting  the same in the month's reporting currency, at the bill's
+--                 own rate (int_fx_bill_rates); materiality, overlaps and rank compare these
 --   rank          1 = first to read: invoice differences, then material decisions by money at
 --                 stake, then the rest by money at stake
 with a as (
@@ -49,9 +53,21 @@ payers as (
 ),
 
 kept as (
-    select f.*
-    from findings_month f cross join thr
+    select f.*, coalesce(r.currency, case when f.finding = 'invoice_difference' then f.unit end, t.currency,
+                         m.reporting_currency) as currency,
+        m.reporting_currency
+    from findings_month f
+    cross join thr
+    left join int_fx_owners r on r.month = f.month and r.owner_kind = 'resource' and r.owner = f.resource_id
+    left join int_fx_owners t on t.month = f.month and t.owner_kind = 'team' and t.owner = f.team
+    left join int_fx_owners m on m.month = f.month and m.owner_kind = 'month' and m.owner = f.month
     where not (f.finding = 'owned_break_even' and (f.value is null or f.value > thr.life_months))
+),
+
+converted as (
+    select k.*, (k.cost_usd * x.rate::double) as cost_reporting
+    from kept k
+    left join int_fx_bill_rates x on x.month = k.month and x.currency = k.currency
 ),
 
 labelled as (
@@ -62,9 +78,9 @@ labelled as (
                                 'energy_above_board', 'telemetry_gap', 'instrument_overclaimed', 'instrument_unmatched',
                                 'instrument_duplicate', 'market_factor_missing')
              then 'data_quality' else 'decision' end as section,
-        k.finding = 'invoice_difference' or coalesce(abs(k.cost_usd), 0) >= thr.material_usd as material,
+        k.finding = 'invoice_difference' or coalesce(abs(k.cost_reporting), 0) >= thr.material_usd as material,
         thr.material_usd as materiality_usd
-    from kept k
+    from converted k
     cross join thr
     left join payers p on p.month = k.month and p.resource_id = k.resource_id
 ),
@@ -79,7 +95,7 @@ acted as (
     from (select *, section = 'decision' and resource_id is not null and finding <> 'invoice_difference' as on_resource
           from labelled)
     window same_spend as (partition by month, resource_id, on_resource
-                          order by abs(coalesce(cost_usd, 0)) desc, finding asc, subject asc)
+                          order by abs(coalesce(cost_reporting, 0)) desc, finding asc, subject asc)
 )
 
 select * exclude (on_resource, largest_finding, largest_subject, size_rank),
@@ -87,7 +103,9 @@ select * exclude (on_resource, largest_finding, largest_subject, size_rank),
     -- what acting on it saves, counted once: decisions, less what a larger action on the resource covers
     case when section = 'decision' and finding <> 'invoice_difference' and coalesce(size_rank, 1) = 1
          then coalesce(cost_usd, 0) else 0 end as saving_usd,
+    case when section = 'decision' and finding <> 'invoice_difference' and coalesce(size_rank, 1) = 1
+         then coalesce(cost_reporting, 0) else 0 end as saving_reporting,
     row_number() over (partition by month
         order by finding <> 'invoice_difference' asc, section <> 'decision' asc, not material asc,
-                 abs(coalesce(cost_usd, 0)) desc, finding asc, subject asc) as rank
+                 abs(coalesce(cost_reporting, 0)) desc, finding asc, subject asc) as rank
 from acted
