@@ -45,6 +45,9 @@ select
     partition,
     job_name,
     gpus,
+    node_list,
+    -- Slurm's energy of the job's nodes over its whole window (every month piece carries it)
+    consumed_energy_j,
     gpus * (epoch(piece_end) - epoch(piece_start)) / getvariable('s_per_h') as gpu_hours,
     file_id,
     row_number

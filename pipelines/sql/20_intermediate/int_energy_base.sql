@@ -23,11 +23,14 @@ with resources as (
 ),
 
 measured as (
+    -- a Slurm job's part of a cluster host's GPU-hours has its job's team (its account's)
     select
-        month, team, is_idle, zone, resource_id, energy_kwh, gpu_hours_observed, gpu_hours_energy_known,
-        gpu_hours_observed * util_mean as util_weighted,
-        energy_tier, intensity_tier, facility_energy_kwh, co2e_kg, co2e_kg_low, co2e_kg_high
-    from int_gpu_hour_carbon
+        m.month, case when m.cluster_claim in ('hpc_job', 'node_share') then r.team else m.team end as team,
+        m.is_idle and coalesce(m.cluster_claim, 'idle') = 'idle' as is_idle, m.zone, m.resource_id, m.energy_kwh, m.gpu_hours_observed, m.gpu_hours_energy_known,
+        m.gpu_hours_observed * m.util_mean as util_weighted, coalesce(m.cluster_claim, m.energy_tier) as energy_tier,
+        m.intensity_tier, m.facility_energy_kwh, m.co2e_kg, m.co2e_kg_low, m.co2e_kg_high
+    from int_gpu_hour_carbon m
+    left join resources r on r.resource_id = m.resource_id and r.month = m.month
 ),
 
 covered as (

@@ -54,7 +54,9 @@ hour_files as (
 ),
 
 workloads as (
-    select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id, w.is_idle, w.team,
+    -- a Slurm job's part of a cluster host's hours is its job's (int_energy_base: its account's team)
+    select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id,
+        w.is_idle and coalesce(w.cluster_claim, 'idle') = 'idle' as is_idle, w.cluster_claim is not null as claimed, w.team,
         w.namespace, w.pod, w.sharing_mode, w.split_rule, h.file_rank,
         dsum(w.gpu_hours_observed) as hours,
         dsum(w.gpu_hours_observed * w.util_mean) as util_hours,
@@ -100,7 +102,7 @@ details as (
     from (select distinct source_group, month, resource_id, is_idle, team
           from int_energy_lines where basis = 'measured') e
     join workloads w on w.month = e.month and w.resource_id is not distinct from e.resource_id
-        and w.is_idle = e.is_idle and w.team is not distinct from e.team
+        and w.is_idle = e.is_idle and (w.team is not distinct from e.team or w.claimed)
     union all
     -- estimated energy: the resource's billed GPU-hours, every meter alike
     select e.source_group, null, r.day, r.file_rank, null::bigint, 0, null, null, null, null,
