@@ -229,3 +229,55 @@ def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path,
     cloud_only = set(before) - {"research"}          # research also runs jobs on the cluster
     assert {t: after[t] for t in cloud_only} == {t: before[t] for t in cloud_only}
     assert round(sum(after.values()) - sum(before.values()), 2) == POOL_USD
+
+
+# --- a job's energy on a node it shares ----------------------------------------------------------
+# gpu-b01 (8 H100) runs 7001 (physics, GPUs 0-3) and 7002 (chemistry, GPUs 4-7) from 00:00 to
+# 02:00 UTC on 2026-10-03. dcgm-exporter with --hpc-job-mapping-dir labels each GPU's series
+# hpc_job="7001" or "7002"; its energy counters rise as 600 W (7001's GPUs) and 200 W (7002's)
+# draw: 4 x 600 W x 2 h = 4.8 kWh and 4 x 200 W x 2 h = 1.6 kWh. sacct gives both jobs the
+# node's ConsumedEnergyRaw over their window (23,040,000 J = 6.4 kWh): split by GPU share (4 of
+# 8) that is 3.2 kWh each, the same for both, whatever each drew.
+SHARED = """[teams.accounts]
+physics = "physics-dept"
+chemistry = "chem"
+[allocation]
+idle = "unallocated"
+[[clusters]]
+name = "lab"
+gpus = 8
+gpu_model = "H100-SXM5-80GB"
+hosts = ["gpu-b01"]
+[telemetry]
+interval_s = 600
+"""
+
+
+def job_energy(wh: Path) -> dict[str, tuple]:
+    rows = query(wh, """select resource_id, basis, tiers, round(it_energy_kwh, 9), round(it_energy_kwh_low, 9),
+                               round(it_energy_kwh_high, 9) from int_energy_base where resource_id like 'lab:job:%'""")
+    return {r[0].split(":")[-1]: r[1:] for r in rows}
+
+
+def test_jobs_sharing_a_node_get_their_own_gpus_energy_from_hpc_job_series(tmp_path: Path) -> None:
+    teams, wh = chargeback(tmp_path, SHARED, DATA / "sacct_shared_node.txt", DATA / "dcgm_shared_node_hpc_job.prom")
+    assert job_energy(wh) == {"7001": ("measured", ["hpc_job"], 4.8, 4.8, 4.8),
+                              "7002": ("measured", ["hpc_job"], 1.6, 1.6, 1.6)}
+    # the node's whole energy is the jobs': none of it is left on the idle line as measured
+    assert query(wh, "select count(*) from int_energy_base where resource_id = 'lab:idle' and basis = 'measured'") == [(0,)]
+    energy = dict(query(wh, """select team, sum(amount)::double from allocation_lines where meter = 'it_energy_kwh'
+                               and team <> 'unallocated' group by team"""))
+    assert energy == {"physics-dept": 4.8, "chem": 1.6}
+    # the pool (8 x (37,500 / 48 + 160) + 6.4 kWh x PUE x price) is conserved to the cent
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool and teams["physics-dept"] == teams["chem"]
+
+
+def test_slurm_node_energy_alone_splits_a_shared_node_evenly(tmp_path: Path) -> None:
+    config = SHARED.replace("[telemetry]\ninterval_s = 600\n", "")
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_shared_node.txt")
+    # the same 3.2 kWh for both (wrong, and what the hpc_job series correct); at most the node's 6.4
+    assert job_energy(wh) == {"7001": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4),
+                              "7002": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4)}
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool

@@ -6,7 +6,9 @@
 -- has team null and is_idle, and is shared by the [allocation] idle rule downstream. Estimated
 -- lines carry the billed resource's team.
 -- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction (an
--- owned cluster's idle capacity at the idle fraction).
+-- owned cluster's idle capacity at the idle fraction). A Slurm job's GPU-hours on a cluster
+-- host's telemetry are its own (int_cluster_gpu_claims: hpc_job, node_share); a job no series
+-- reaches takes its DCGM job statistics, else Slurm's node energy (int_cluster_job_energy).
 -- CO2e (co2e_kg): facility energy x the zone's annual grid intensity. co2e_hourly_kg: the same
 -- energy hour by hour at the zone's hourly intensity where a series gives it, else the annual
 -- factor (int_gpu_hour_carbon); facility_energy_kwh_hourly is the part with an hourly figure.
@@ -58,7 +60,9 @@ estimated as (
     from resources r
     left join covered c using (resource_id, month)
     left join gpu_power p on p.gpu_model = r.gpu_model
-    where r.gpu_hours_billed > 0
+    -- a Slurm job with DCGM job statistics or Slurm's node energy has its energy from them
+    left join int_cluster_job_energy j on j.resource_id = r.resource_id and j.month = r.month
+    where r.gpu_hours_billed > 0 and j.resource_id is null
 ),
 
 unioned as (
@@ -82,6 +86,11 @@ unioned as (
     join fraction f on f.assumption_id = case when e.is_idle then 'idle_power_fraction_of_tdp' else 'gpu_power_fraction_of_tdp' end
     where e.gpu_hours_estimated > 0
     group by e.month, e.team, e.is_idle, e.zone, e.resource_id
+    union all
+    select j.month, r.team, false, r.zone, j.resource_id, j.basis, j.it_energy_kwh, j.it_energy_kwh_low, j.it_energy_kwh_high,
+        j.gpu_hours, null, [j.tier], []::varchar[], null, null, null, 0
+    from int_cluster_job_energy j
+    join resources r on r.resource_id = j.resource_id and r.month = j.month
 )
 
 select
