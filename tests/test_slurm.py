@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from pipelines.cli import main
@@ -254,6 +255,8 @@ interval_s = 600
 
 
 def job_energy(wh: Path) -> dict[str, tuple]:
+    """Each job's energy line (basis, tier, kWh, low, high); the marts keep their contracts."""
+    assert query(wh, "select table_name, check_name, example from contract_findings") == []
     rows = query(wh, """select resource_id, basis, tiers, round(it_energy_kwh, 9), round(it_energy_kwh_low, 9),
                                round(it_energy_kwh_high, 9) from int_energy_base where resource_id like 'lab:job:%'""")
     return {r[0].split(":")[-1]: r[1:] for r in rows}
@@ -281,3 +284,41 @@ def test_slurm_node_energy_alone_splits_a_shared_node_evenly(tmp_path: Path) -> 
                               "7002": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4)}
     (pool,), = query(wh, "select pool_usd from int_cost_pool")
     assert round(sum(teams.values()), 2) == pool
+
+
+def test_job_statistics_come_before_slurms_node_energy(tmp_path: Path) -> None:
+    # no series: 7002's dcgmi stats (4 GPUs x 1,440,000 J = 1.6 kWh, a meter's reading: no range)
+    # win over Slurm's node energy; 7001, without statistics, keeps Slurm's even split
+    config = SHARED.replace("[telemetry]\ninterval_s = 600\n", "")
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_shared_node.txt",
+                           STATS / "job_7002_four_gpus_shared_node.txt")
+    assert job_energy(wh) == {"7001": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4),
+                              "7002": ("measured", ["dcgm_job_stats"], 1.6, 1.6, 1.6)}
+    assert dict(query(wh, "select tier, round(it_energy_kwh, 9) from energy_tiers_month where tier <> 'tdp_model'")) == \
+        {"dcgm_job_stats": 1.6, "slurm_node_energy": 3.2}
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_series_without_the_job_label_are_split_by_gpu_share_of_the_node(tmp_path: Path) -> None:
+    # the same scrapes without --hpc-job-mapping-dir: each job takes its 4 of the node's 8 GPUs
+    # in every hour its window touches, 6.4 kWh / 2 each, measured (the counter's range)
+    plain = tmp_path / "gpu-b01.prom"
+    text = (DATA / "dcgm_shared_node_hpc_job.prom").read_text(encoding="utf-8")
+    plain.write_text(text.replace(',hpc_job="7001"', "").replace(',hpc_job="7002"', ""), encoding="utf-8")
+    teams, wh = chargeback(tmp_path, SHARED, DATA / "sacct_shared_node.txt", plain)
+    energy = job_energy(wh)
+    assert {j: e[:2] for j, e in energy.items()} == {"7001": ("measured", ["node_share"]), "7002": ("measured", ["node_share"])}
+    # the 02:00 hour holds the counter's last 10 minutes (0.1 kWh per 600 W GPU, 1/30 per 200 W
+    # one) but lies outside both windows: that part stays on the idle line
+    assert [e[2] for e in energy.values()] == [pytest.approx((6.4 - 4 * (0.1 + 0.2 / 6)) / 2)] * 2
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_hostlist_names_every_host() -> None:
+    from pipelines.warehouse import add_macros
+    con = duckdb.connect()
+    add_macros(con)
+    assert con.execute("select hostlist('gpu-a[01-03,07],b2'), hostlist('n[8-10]-ib'), hostlist('gpu-a01')").fetchone() == \
+        (["gpu-a01", "gpu-a02", "gpu-a03", "gpu-a07", "b2"], ["n8-ib", "n9-ib", "n10-ib"], ["gpu-a01"])

@@ -176,5 +176,5 @@ create or replace temp macro hostlist(nodes) as flatten(list_transform(
         string_split(regexp_extract(item, '\[([^\]]*)\]', 1), ','),
         lambda r: list_transform(
             generate_series(split_part(r, '-', 1)::bigint, coalesce(nullif(split_part(r, '-', 2), ''), split_part(r, '-', 1))::bigint),
-            lambda n: regexp_extract(item, '^[^\[]*') || lpad(n::varchar, length(split_part(r, '-', 1))::integer, '0')
+            lambda n: regexp_extract(item, '^[^\[]*') || lpad(n::varchar, greatest(length(n::varchar), length(split_part(r, '-', 1)))::integer, '0')
                       || regexp_extract(item, '\]([^\]]*)$', 1)))) end));
