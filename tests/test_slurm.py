@@ -206,8 +206,36 @@ def test_demo_cluster_alone_is_charged_back_from_its_pool(tmp_path: Path) -> Non
     assert query(wh, "select used_gpu_hours, idle_gpu_hours from int_cost_pool") == [(1032.0, 10_872.0)]
 
 
+# The demo's slurm folder also holds an hour of each node's telemetry: its power is measured, so
+# the running cost is operations alone (owned_ops_usd_per_gpu_month = 160) and the power is the
+# hosts' measured energy (6.71933 kWh) x pue_unknown 1.56 x 0.10 USD/kWh = 1.05 USD:
+# 16 x (37,500 / 48 + 160) + 1.05 = 15,061.05 USD.
+DEMO_POOL_USD = 15_061.05
+
+
+def test_demo_cluster_nodes_measure_their_jobs(tmp_path: Path) -> None:
+    """hpc-a01 (dcgm-exporter, hpc_job labels) carries 5001 on its 8 GPUs at 610 W for an hour
+    of scrapes every 30 s: 119 intervals x 30 s x 8 x 610 W = 4.8393 kWh, the job's own.
+    hpc-a02 (an nvidia-smi log only) carries 5002_1 (2 GPUs at 420 W) and 5002_2 (2 at 380 W)
+    beside 4 idle GPUs at 70 W: 1.88 kWh in the hour, each job 2 of the node's 8 GPUs, 0.47 kWh
+    (no series names the job, so the node splits by GPU share); the idle GPUs' part (0.94) is the
+    idle line's. The rest of each job's GPU-hours is estimated from rated power."""
+    demo = tmp_path / "demo"
+    res = CliRunner().invoke(main, ["demo", "--month", "2026-10", "--out", str(demo)])
+    assert res.exit_code == 0, res.output
+    teams, wh = chargeback(tmp_path, (demo / "meterbook.toml").read_text(encoding="utf-8"), demo / "slurm")
+    rows = query(wh, """select resource_id, tiers, round(it_energy_kwh, 4), gpu_hours from int_energy_base
+                        where basis = 'measured' order by resource_id""")
+    assert rows == [("hpc-lab:idle", ["power_integral"], 0.94, 4.0),
+                    ("hpc-lab:job:5001", ["hpc_job"], 4.8393, 8.0),
+                    ("hpc-lab:job:5002_1", ["node_share"], 0.47, 2.0),
+                    ("hpc-lab:job:5002_2", ["node_share"], 0.47, 2.0)]
+    assert query(wh, "select pool_usd from int_cost_pool") == [(DEMO_POOL_USD,)]
+    assert round(sum(teams.values()), 2) == DEMO_POOL_USD
+
+
 def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path, tmp_path: Path) -> None:
-    """The demo's bills alone, then with its Slurm export: the pool is 16,500.00 more in all, and
+    """The demo's bills alone, then with its Slurm folder: the pool is 15,061.05 more in all, and
     every team the bills charge keeps its figure (the pool takes no share of shared services,
     commitments or credits); the cluster's teams get exactly the pool."""
     import csv
@@ -229,7 +257,7 @@ def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path,
     after = teams(wh, tmp_path / "after")
     cloud_only = set(before) - {"research"}          # research also runs jobs on the cluster
     assert {t: after[t] for t in cloud_only} == {t: before[t] for t in cloud_only}
-    assert round(sum(after.values()) - sum(before.values()), 2) == POOL_USD
+    assert round(sum(after.values()) - sum(before.values()), 2) == DEMO_POOL_USD
 
 
 # --- a job's energy on a node it shares ----------------------------------------------------------

@@ -29,7 +29,7 @@ measured as (
     select
         m.month, case when m.cluster_claim in ('hpc_job', 'node_share') then r.team else m.team end as team,
         m.is_idle and coalesce(m.cluster_claim, 'idle') = 'idle' as is_idle, m.zone, m.resource_id, m.energy_kwh, m.gpu_hours_observed, m.gpu_hours_energy_known,
-        m.gpu_hours_observed * m.util_mean as util_weighted, coalesce(m.cluster_claim, m.energy_tier) as energy_tier,
+        m.gpu_hours_observed * m.util_mean as util_weighted, case when m.cluster_claim in ('hpc_job', 'node_share') then m.cluster_claim else m.energy_tier end as energy_tier,
         m.intensity_tier, m.facility_energy_kwh, m.co2e_kg, m.co2e_kg_low, m.co2e_kg_high
     from int_gpu_hour_carbon m
     left join resources r on r.resource_id = m.resource_id and r.month = m.month
