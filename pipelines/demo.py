@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator, NamedTuple, TextIO
 
 from core.months import month_bounds
-from pipelines.demo_onprem import cluster_config, write_sacct
+from pipelines.demo_onprem import cluster_config, write_cluster_telemetry, write_sacct
 from sources.focus import FOCUS_12
 from sources.reference_data import assumption, read_rows
 
@@ -585,5 +585,6 @@ def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int =
     written.append(write_csv(out / "grid" / f"{f['grid']['zone_id']}_{month}_hourly.csv", GRID_COLUMNS, grid_rows(f["grid"], m0, m1)))
     written.append(write_csv(out / "instruments" / "instruments.csv", INSTRUMENT_COLUMNS, instrument_rows(f, m0.year)))
     written.append(write_sacct(f["onprem"], m0, out / "slurm" / f"sacct-{month}.txt"))
+    written += write_cluster_telemetry(f["onprem"], m0, out / "slurm", interval_s)
     (out / "meterbook.toml").write_text(config_text(f, m0.year - 1) + cluster_config(f["onprem"]), encoding="utf-8")
     return written + [out / "disclosures" / "acme-embed-1b.yaml", out / "meterbook.toml"]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from pipelines.cli import main
@@ -205,8 +206,36 @@ def test_demo_cluster_alone_is_charged_back_from_its_pool(tmp_path: Path) -> Non
     assert query(wh, "select used_gpu_hours, idle_gpu_hours from int_cost_pool") == [(1032.0, 10_872.0)]
 
 
+# The demo's slurm folder also holds an hour of each node's telemetry: its power is measured, so
+# the running cost is operations alone (owned_ops_usd_per_gpu_month = 160) and the power is the
+# hosts' measured energy (6.71933 kWh) x pue_unknown 1.56 x 0.10 USD/kWh = 1.05 USD:
+# 16 x (37,500 / 48 + 160) + 1.05 = 15,061.05 USD.
+DEMO_POOL_USD = 15_061.05
+
+
+def test_demo_cluster_nodes_measure_their_jobs(tmp_path: Path) -> None:
+    """hpc-a01 (dcgm-exporter, hpc_job labels) carries 5001 on its 8 GPUs at 610 W for an hour
+    of scrapes every 30 s: 119 intervals x 30 s x 8 x 610 W = 4.8393 kWh, the job's own.
+    hpc-a02 (an nvidia-smi log only) carries 5002_1 (2 GPUs at 420 W) and 5002_2 (2 at 380 W)
+    beside 4 idle GPUs at 70 W: 1.88 kWh in the hour, each job 2 of the node's 8 GPUs, 0.47 kWh
+    (no series names the job, so the node splits by GPU share); the idle GPUs' part (0.94) is the
+    idle line's. The rest of each job's GPU-hours is estimated from rated power."""
+    demo = tmp_path / "demo"
+    res = CliRunner().invoke(main, ["demo", "--month", "2026-10", "--out", str(demo)])
+    assert res.exit_code == 0, res.output
+    teams, wh = chargeback(tmp_path, (demo / "meterbook.toml").read_text(encoding="utf-8"), demo / "slurm")
+    rows = query(wh, """select resource_id, tiers, round(it_energy_kwh, 4), gpu_hours from int_energy_base
+                        where basis = 'measured' order by resource_id""")
+    assert rows == [("hpc-lab:idle", ["power_integral"], 0.94, 4.0),
+                    ("hpc-lab:job:5001", ["hpc_job"], 4.8393, 8.0),
+                    ("hpc-lab:job:5002_1", ["node_share"], 0.47, 2.0),
+                    ("hpc-lab:job:5002_2", ["node_share"], 0.47, 2.0)]
+    assert query(wh, "select pool_usd from int_cost_pool") == [(DEMO_POOL_USD,)]
+    assert round(sum(teams.values()), 2) == DEMO_POOL_USD
+
+
 def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path, tmp_path: Path) -> None:
-    """The demo's bills alone, then with its Slurm export: the pool is 16,500.00 more in all, and
+    """The demo's bills alone, then with its Slurm folder: the pool is 15,061.05 more in all, and
     every team the bills charge keeps its figure (the pool takes no share of shared services,
     commitments or credits); the cluster's teams get exactly the pool."""
     import csv
@@ -228,4 +257,96 @@ def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path,
     after = teams(wh, tmp_path / "after")
     cloud_only = set(before) - {"research"}          # research also runs jobs on the cluster
     assert {t: after[t] for t in cloud_only} == {t: before[t] for t in cloud_only}
-    assert round(sum(after.values()) - sum(before.values()), 2) == POOL_USD
+    assert round(sum(after.values()) - sum(before.values()), 2) == DEMO_POOL_USD
+
+
+# --- a job's energy on a node it shares ----------------------------------------------------------
+# gpu-b01 (8 H100) runs 7001 (physics, GPUs 0-3) and 7002 (chemistry, GPUs 4-7) from 00:00 to
+# 02:00 UTC on 2026-10-03. dcgm-exporter with --hpc-job-mapping-dir labels each GPU's series
+# hpc_job="7001" or "7002"; its energy counters rise as 600 W (7001's GPUs) and 200 W (7002's)
+# draw: 4 x 600 W x 2 h = 4.8 kWh and 4 x 200 W x 2 h = 1.6 kWh. sacct gives both jobs the
+# node's ConsumedEnergyRaw over their window (23,040,000 J = 6.4 kWh): split by GPU share (4 of
+# 8) that is 3.2 kWh each, the same for both, whatever each drew.
+SHARED = """[teams.accounts]
+physics = "physics-dept"
+chemistry = "chem"
+[allocation]
+idle = "unallocated"
+[[clusters]]
+name = "lab"
+gpus = 8
+gpu_model = "H100-SXM5-80GB"
+hosts = ["gpu-b01"]
+[telemetry]
+interval_s = 600
+"""
+
+
+def job_energy(wh: Path) -> dict[str, tuple]:
+    """Each job's energy line (basis, tier, kWh, low, high); the marts keep their contracts."""
+    assert query(wh, "select table_name, check_name, example from contract_findings") == []
+    rows = query(wh, """select resource_id, basis, tiers, round(it_energy_kwh, 9), round(it_energy_kwh_low, 9),
+                               round(it_energy_kwh_high, 9) from int_energy_base where resource_id like 'lab:job:%'""")
+    return {r[0].split(":")[-1]: r[1:] for r in rows}
+
+
+def test_jobs_sharing_a_node_get_their_own_gpus_energy_from_hpc_job_series(tmp_path: Path) -> None:
+    teams, wh = chargeback(tmp_path, SHARED, DATA / "sacct_shared_node.txt", DATA / "dcgm_shared_node_hpc_job.prom")
+    assert job_energy(wh) == {"7001": ("measured", ["hpc_job"], 4.8, 4.8, 4.8),
+                              "7002": ("measured", ["hpc_job"], 1.6, 1.6, 1.6)}
+    # the node's whole energy is the jobs': none of it is left on the idle line as measured
+    assert query(wh, "select count(*) from int_energy_base where resource_id = 'lab:idle' and basis = 'measured'") == [(0,)]
+    energy = dict(query(wh, """select team, sum(amount)::double from allocation_lines where meter = 'it_energy_kwh'
+                               and team <> 'unallocated' group by team"""))
+    assert energy == {"physics-dept": 4.8, "chem": 1.6}
+    # the pool (8 x (37,500 / 48 + 160) + 6.4 kWh x PUE x price) is conserved to the cent
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool and teams["physics-dept"] == teams["chem"]
+
+
+def test_slurm_node_energy_alone_splits_a_shared_node_evenly(tmp_path: Path) -> None:
+    config = SHARED.replace("[telemetry]\ninterval_s = 600\n", "")
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_shared_node.txt")
+    # the same 3.2 kWh for both (wrong, and what the hpc_job series correct); at most the node's 6.4
+    assert job_energy(wh) == {"7001": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4),
+                              "7002": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4)}
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_job_statistics_come_before_slurms_node_energy(tmp_path: Path) -> None:
+    # no series: 7002's dcgmi stats (4 GPUs x 1,440,000 J = 1.6 kWh, a meter's reading: no range)
+    # win over Slurm's node energy; 7001, without statistics, keeps Slurm's even split
+    config = SHARED.replace("[telemetry]\ninterval_s = 600\n", "")
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_shared_node.txt",
+                           STATS / "job_7002_four_gpus_shared_node.txt")
+    assert job_energy(wh) == {"7001": ("estimated", ["slurm_node_energy"], 3.2, 3.2, 6.4),
+                              "7002": ("measured", ["dcgm_job_stats"], 1.6, 1.6, 1.6)}
+    assert dict(query(wh, "select tier, round(it_energy_kwh, 9) from energy_tiers_month where tier <> 'tdp_model'")) == \
+        {"dcgm_job_stats": 1.6, "slurm_node_energy": 3.2}
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_series_without_the_job_label_are_split_by_gpu_share_of_the_node(tmp_path: Path) -> None:
+    # the same scrapes without --hpc-job-mapping-dir: each job takes its 4 of the node's 8 GPUs
+    # in every hour its window touches, 6.4 kWh / 2 each, measured (the counter's range)
+    plain = tmp_path / "gpu-b01.prom"
+    text = (DATA / "dcgm_shared_node_hpc_job.prom").read_text(encoding="utf-8")
+    plain.write_text(text.replace(',hpc_job="7001"', "").replace(',hpc_job="7002"', ""), encoding="utf-8")
+    teams, wh = chargeback(tmp_path, SHARED, DATA / "sacct_shared_node.txt", plain)
+    energy = job_energy(wh)
+    assert {j: e[:2] for j, e in energy.items()} == {"7001": ("measured", ["node_share"]), "7002": ("measured", ["node_share"])}
+    # the 02:00 hour holds the counter's last 10 minutes (0.1 kWh per 600 W GPU, 1/30 per 200 W
+    # one) but lies outside both windows: that part stays on the idle line
+    assert [e[2] for e in energy.values()] == [pytest.approx((6.4 - 4 * (0.1 + 0.2 / 6)) / 2)] * 2
+    (pool,), = query(wh, "select pool_usd from int_cost_pool")
+    assert round(sum(teams.values()), 2) == pool
+
+
+def test_hostlist_names_every_host() -> None:
+    from pipelines.warehouse import add_macros
+    con = duckdb.connect()
+    add_macros(con)
+    assert con.execute("select hostlist('gpu-a[01-03,07],b2'), hostlist('n[8-10]-ib'), hostlist('gpu-a01')").fetchone() == \
+        (["gpu-a01", "gpu-a02", "gpu-a03", "gpu-a07", "b2"], ["n8-ib", "n9-ib", "n10-ib"], ["gpu-a01"])

@@ -168,3 +168,17 @@ create or replace temp macro round_units(u, mode) as sign(u) * (floor(abs(u))
            when abs(u) - floor(abs(u)) < 0.5 then 0
            when mode = 'half_up' then 1
            else floor(abs(u)) % 2 end);
+-- Slurm's hostlist (NodeList: gpu-a01, gpu-a[01-03,07], a[1-2]-ib,b3) as the hosts it names; a
+-- range keeps its lower bound's zero padding, as Slurm writes it
+create or replace temp macro hostlist(nodes) as flatten(list_transform(
+    regexp_extract_all(nodes, '[^,\[]+(\[[^\]]*\])?[^,\[]*'),
+    lambda item: case when strpos(item, '[') = 0 then [item] else flatten(list_transform(
+        string_split(regexp_extract(item, '\[([^\]]*)\]', 1), ','),
+        lambda r: list_transform(
+            generate_series(split_part(r, '-', 1)::bigint, coalesce(nullif(split_part(r, '-', 2), ''), split_part(r, '-', 1))::bigint),
+            lambda n: regexp_extract(item, '^[^\[]*') || lpad(n::varchar, greatest(length(n::varchar), length(split_part(r, '-', 1)))::integer, '0')
+                      || regexp_extract(item, '\]([^\]]*)$', 1)))) end));
+-- The first instants of the months a window [start_ts, end_ts) reaches: a job ending exactly at a
+-- month's start does not reach that month (int_cluster_jobs, int_job_windows split jobs by them)
+create or replace temp macro month_starts(start_ts, end_ts) as
+    generate_series(date_trunc('month', start_ts), date_trunc('month', end_ts - interval 1 microsecond), interval 1 month);

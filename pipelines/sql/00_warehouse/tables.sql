@@ -129,7 +129,8 @@ create table if not exists gpu_pod_parts (
     gr_active_sum double,
     n_gr_active   bigint,
     first_ts      timestamp,
-    last_ts       timestamp
+    last_ts       timestamp,
+    hpc_job       varchar        -- the batch job dcgm-exporter's HPC job mapping labels the series with
 );
 
 -- What pods reserved, per UTC hour (kube-state-metrics kube_pod_container_resource_requests and
@@ -175,3 +176,4 @@ alter table gpu_pod_parts add column if not exists gr_active_sum double;
 alter table gpu_pod_parts add column if not exists n_gr_active bigint;
 alter table gpu_pod_parts add column if not exists first_ts timestamp;
 alter table gpu_pod_parts add column if not exists last_ts timestamp;
+alter table gpu_pod_parts add column if not exists hpc_job varchar;

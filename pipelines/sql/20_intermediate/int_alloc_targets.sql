@@ -32,6 +32,8 @@ node_use as (
         case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
         dsum(w.gpu_hours_observed) as hours
     from int_gpu_workloads w
+    -- an owned cluster's hosts: their time is its jobs' and idle lines' (int_cost_pool_lines)
+    where w.cluster_claim is null
     group by all
 ),
 

@@ -26,8 +26,7 @@ pieces as (
         greatest(p.start_utc, m.month_start) as piece_start,
         least(p.end_utc, m.month_start + interval 1 month) as piece_end
     from placed p,
-         unnest(generate_series(date_trunc('month', p.start_utc), date_trunc('month', p.end_utc - interval 1 microsecond),
-                                interval 1 month)) m (month_start)
+         unnest(month_starts(p.start_utc, p.end_utc)) m (month_start)
     where p.cluster is not null
 )
 
@@ -45,6 +44,9 @@ select
     partition,
     job_name,
     gpus,
+    node_list,
+    -- Slurm's energy of the job's nodes over its whole window (every month piece carries it)
+    consumed_energy_j,
     gpus * (epoch(piece_end) - epoch(piece_start)) / getvariable('s_per_h') as gpu_hours,
     file_id,
     row_number

@@ -6,7 +6,9 @@
 -- has team null and is_idle, and is shared by the [allocation] idle rule downstream. Estimated
 -- lines carry the billed resource's team.
 -- Estimated: billed GPU-hours that no telemetry covers x TDP x an assumed power fraction (an
--- owned cluster's idle capacity at the idle fraction).
+-- owned cluster's idle capacity at the idle fraction). A Slurm job's GPU-hours on a cluster
+-- host's telemetry are its own (int_cluster_gpu_claims: hpc_job, node_share); a job no series
+-- reaches takes its DCGM job statistics, else Slurm's node energy (int_cluster_job_energy).
 -- CO2e (co2e_kg): facility energy x the zone's annual grid intensity. co2e_hourly_kg: the same
 -- energy hour by hour at the zone's hourly intensity where a series gives it, else the annual
 -- factor (int_gpu_hour_carbon); facility_energy_kwh_hourly is the part with an hourly figure.
@@ -23,11 +25,14 @@ with resources as (
 ),
 
 measured as (
+    -- a Slurm job's part of a cluster host's GPU-hours has its job's team (its account's)
     select
-        month, team, is_idle, zone, resource_id, energy_kwh, gpu_hours_observed, gpu_hours_energy_known,
-        gpu_hours_observed * util_mean as util_weighted,
-        energy_tier, intensity_tier, facility_energy_kwh, co2e_kg, co2e_kg_low, co2e_kg_high
-    from int_gpu_hour_carbon
+        m.month, case when m.cluster_claim in ('hpc_job', 'node_share') then r.team else m.team end as team,
+        m.is_idle and coalesce(m.cluster_claim, 'idle') = 'idle' as is_idle, m.zone, m.resource_id, m.energy_kwh, m.gpu_hours_observed, m.gpu_hours_energy_known,
+        m.gpu_hours_observed * m.util_mean as util_weighted, case when m.cluster_claim in ('hpc_job', 'node_share') then m.cluster_claim else m.energy_tier end as energy_tier,
+        m.intensity_tier, m.facility_energy_kwh, m.co2e_kg, m.co2e_kg_low, m.co2e_kg_high
+    from int_gpu_hour_carbon m
+    left join resources r on r.resource_id = m.resource_id and r.month = m.month
 ),
 
 covered as (
@@ -55,7 +60,9 @@ estimated as (
     from resources r
     left join covered c using (resource_id, month)
     left join gpu_power p on p.gpu_model = r.gpu_model
-    where r.gpu_hours_billed > 0
+    -- a Slurm job with DCGM job statistics or Slurm's node energy has its energy from them
+    left join int_cluster_job_energy j on j.resource_id = r.resource_id and j.month = r.month
+    where r.gpu_hours_billed > 0 and j.resource_id is null
 ),
 
 unioned as (
@@ -79,6 +86,11 @@ unioned as (
     join fraction f on f.assumption_id = case when e.is_idle then 'idle_power_fraction_of_tdp' else 'gpu_power_fraction_of_tdp' end
     where e.gpu_hours_estimated > 0
     group by e.month, e.team, e.is_idle, e.zone, e.resource_id
+    union all
+    select j.month, r.team, false, r.zone, j.resource_id, j.basis, j.it_energy_kwh, j.it_energy_kwh_low, j.it_energy_kwh_high,
+        j.gpu_hours, null, [j.tier], []::varchar[], null, null, null, 0
+    from int_cluster_job_energy j
+    join resources r on r.resource_id = j.resource_id and r.month = j.month
 )
 
 select

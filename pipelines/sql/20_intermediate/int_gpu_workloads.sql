@@ -14,6 +14,9 @@
 --              the bill spells it when a charge has it, kept as labelled otherwise
 --   host_name  the host is itself a billed resource id (nodes named after their instance)
 -- null when none applies; findings_month reports such hosts (unmatched_host).
+-- An owned cluster's host: each GPU-hour split between the Slurm jobs that claim it and the
+-- cluster's idle capacity (int_cluster_gpu_claims: cluster_claim says how, resource_match
+-- 'cluster'); its time, energy and resource follow the claim's share.
 with billed_ids as (
     -- matched without case: Azure writes one ARM id in several casings (resourceGroups,
     -- resourcegroups), and AWS and GCP ids are lower case anyway
@@ -47,15 +50,16 @@ select
     s.energy_rule,
     s.mig_instance,
     case when s.is_capacity then getvariable('unallocated') else coalesce(nt.team, nr.team) end as team,
-    g.energy_kwh * s.energy_share as energy_kwh,
-    g.coverage * s.share as gpu_hours_observed,
+    g.energy_kwh * s.energy_share * coalesce(c.share, 1) as energy_kwh,
+    g.coverage * s.share * coalesce(c.share, 1) as gpu_hours_observed,
     -- GPU time whose energy is known (observed, or inside a counter gap): the billed hours
     -- beyond it are the ones int_energy_lines estimates
-    g.energy_coverage * s.energy_share as gpu_hours_energy_known,
+    g.energy_coverage * s.energy_share * coalesce(c.share, 1) as gpu_hours_energy_known,
     g.energy_tier,
     g.util_mean,
-    coalesce(h.resource_id, bl.resource_id, g.instance_id, bh.resource_id) as resource_id,
-    case when h.resource_id is not null then 'hosts' when g.instance_id is not null then 'label'
+    coalesce(c.resource_id, h.resource_id, bl.resource_id, g.instance_id, bh.resource_id) as resource_id,
+    c.claim as cluster_claim,
+    case when c.resource_id is not null then 'cluster' when h.resource_id is not null then 'hosts' when g.instance_id is not null then 'label'
          when bh.resource_id is not null then 'host_name' end as resource_match
 from gpu_hours g
 join shares s on s.gpu_uuid = g.gpu_uuid and s.hour_start = g.share_hour
@@ -64,3 +68,4 @@ left join namespace_rules nr on nr.namespace = s.namespace
 left join cfg_hosts h on h.host = g.host
 left join billed_ids bl on bl.id_key = lower(g.instance_id)
 left join billed_ids bh on bh.id_key = lower(g.host)
+left join int_cluster_gpu_claims c on c.gpu_uuid = g.gpu_uuid and c.hour_start = g.hour_start

@@ -25,8 +25,7 @@ pieces as (
         greatest(l.start_utc, m.month_start) as piece_start,
         least(l.end_utc, m.month_start + interval 1 month) as piece_end
     from latest l,
-         unnest(generate_series(date_trunc('month', l.start_utc), date_trunc('month', l.end_utc - interval 1 microsecond),
-                                interval 1 month)) m (month_start)
+         unnest(month_starts(l.start_utc, l.end_utc)) m (month_start)
 )
 
 select

@@ -54,7 +54,9 @@ hour_files as (
 ),
 
 workloads as (
-    select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id, w.is_idle, w.team,
+    -- a Slurm job's part of a cluster host's hours is its job's (int_energy_base: its account's team)
+    select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id,
+        w.is_idle and coalesce(w.cluster_claim, 'idle') = 'idle' as is_idle, w.cluster_claim is not null as claimed, w.team,
         w.namespace, w.pod, w.sharing_mode, w.split_rule, h.file_rank,
         dsum(w.gpu_hours_observed) as hours,
         dsum(w.gpu_hours_observed * w.util_mean) as util_hours,
@@ -98,14 +100,15 @@ details as (
     select e.source_group, null, w.day, w.file_rank, null::bigint, 0, w.namespace, w.pod, w.sharing_mode, w.split_rule,
         w.hours, w.util_hours, w.energy_kwh, null
     from (select distinct source_group, month, resource_id, is_idle, team
-          from int_energy_lines where basis = 'measured') e
+          from int_energy_lines where basis = 'measured' and not list_contains(tiers, 'dcgm_job_stats')) e
     join workloads w on w.month = e.month and w.resource_id is not distinct from e.resource_id
-        and w.is_idle = e.is_idle and w.team is not distinct from e.team
+        and w.is_idle = e.is_idle and (w.team is not distinct from e.team or w.claimed)
     union all
-    -- estimated energy: the resource's billed GPU-hours, every meter alike
+    -- estimated energy, and a job's DCGM statistics (no hours): the resource's billed GPU-hours, every meter alike
     select e.source_group, null, r.day, r.file_rank, null::bigint, 0, null, null, null, null,
         r.gpu_hours as w1, r.gpu_hours as w2, r.gpu_hours as w3, null as w4
-    from (select distinct source_group, month, resource_id from int_energy_lines where basis = 'estimated') e
+    from (select distinct source_group, month, resource_id from int_energy_lines
+          where basis = 'estimated' or list_contains(tiers, 'dcgm_job_stats')) e
     join (select month, resource_id, day, file_rank, dsum(gpu_hours) as gpu_hours
           from charge_rows where gpu_hours > 0 group by all) r
         on r.month = e.month and r.resource_id = e.resource_id
