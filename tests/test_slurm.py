@@ -132,8 +132,10 @@ def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
 
 def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
     # gpu-a01 (a host of the cluster) draws 300 W and 150 W for one hour: 0.45 kWh; PUE 1.5 at
-    # 0.30 USD/kWh is 0.2025 USD. With the power priced, the running cost is operations alone
-    # (owned_ops_usd_per_gpu_month = 160): 16 x (37,500 / 48 + 160) + 0.2025 = 15,060.20 USD.
+    # 0.30 USD/kWh is 0.2025 USD. The running cost is operations (owned_ops_usd_per_gpu_month =
+    # 160) plus, for the 11,902 of 11,904 GPU-hours no telemetry covers, the power inside the running
+    # cost (250 - 160 = 90 per GPU-month): 16 x (37,500 / 48 + 160 + 90 x 11,902 / 11,904) + 0.2025
+    # = 16,499.96 USD. Two measured GPU-hours price two GPU-hours' power, not the month's.
     from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
     log = tmp_path / "gpu-a01.csv"
     write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
@@ -141,7 +143,7 @@ def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
         'hosts = ["gpu-a01"]\npue = 1.5\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n'
     teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
     (kwh, power, pool, basis), = query(wh, "select facility_energy_kwh, power_usd, pool_usd, power_basis from int_cost_pool")
-    assert (round(kwh, 4), round(power, 4), pool, basis) == (0.675, 0.2025, 15_060.20, "measured energy x price")
+    assert (round(kwh, 4), round(power, 4), pool, basis) == (0.675, 0.2025, 16_499.96, "measured energy x price for 2.0 of 11904.0 GPU-hours, the rest in the running cost")
     assert round(sum(teams.values()), 2) == pool
 
 
@@ -206,11 +208,10 @@ def test_demo_cluster_alone_is_charged_back_from_its_pool(tmp_path: Path) -> Non
     assert query(wh, "select used_gpu_hours, idle_gpu_hours from int_cost_pool") == [(1032.0, 10_872.0)]
 
 
-# The demo's slurm folder also holds an hour of each node's telemetry: its power is measured, so
-# the running cost is operations alone (owned_ops_usd_per_gpu_month = 160) and the power is the
-# hosts' measured energy (6.71933 kWh) x pue_unknown 1.56 x 0.10 USD/kWh = 1.05 USD:
-# 16 x (37,500 / 48 + 160) + 1.05 = 15,061.05 USD.
-DEMO_POOL_USD = 15_061.05
+# The demo's slurm folder also holds an hour of each node's telemetry: those 16 GPU-hours' power
+# is measured (6.71933 kWh x pue_unknown 1.56 x 0.10 USD/kWh = 1.05 USD); the other 11,888 keep
+# the power inside the running cost: 16 x (37,500 / 48 + 160 + 90 x unpriced share) + 1.05.
+DEMO_POOL_USD = 16_499.11
 
 
 def test_demo_cluster_nodes_measure_their_jobs(tmp_path: Path) -> None:
@@ -235,7 +236,7 @@ def test_demo_cluster_nodes_measure_their_jobs(tmp_path: Path) -> None:
 
 
 def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path, tmp_path: Path) -> None:
-    """The demo's bills alone, then with its Slurm folder: the pool is 15,061.05 more in all, and
+    """The demo's bills alone, then with its Slurm folder: the pool is 16,499.11 more in all, and
     every team the bills charge keeps its figure (the pool takes no share of shared services,
     commitments or credits); the cluster's teams get exactly the pool."""
     import csv

@@ -3,9 +3,11 @@
 -- telemetry fall in:
 --   capital_usd   GPUs x purchase price per GPU / (lifetime x 12): the config's capex_usd_per_gpu,
 --                 else capital_costs.csv for its gpu_model, else owned_capex_usd_per_gpu
---   running_usd   GPUs x operations per GPU-month (owned_ops_usd_per_gpu_month) where the power is
---                 priced from energy; else GPUs x owned_opex_usd_per_gpu_month, which includes it
---   power_usd     measured energy of its hosts (gpu_hours, every tier) x PUE x electricity price
+--   running_usd   GPUs x operations per GPU-month (owned_ops_usd_per_gpu_month), plus, for the
+--                 share of its GPU-hours no telemetry covers, the power inside the running cost
+--                 (owned_opex_usd_per_gpu_month less operations): GPUs x opex with no telemetry
+--   power_usd     measured energy of its hosts (gpu_hours, every tier) x PUE x electricity price:
+--                 the covered GPU-hours' power, so an hour of telemetry prices an hour's power
 -- The purchase and running parts are the one formula of the owned-hardware finding
 -- (owned_gpu_month_usd). pool_usd is rounded to the cent. capacity_gpu_hours = GPUs x the month's hours: what is not used by jobs
 -- is the idle line. Ranges: the low and high ends of every coefficient together.
@@ -60,7 +62,8 @@ clusters as (
 
 energy as (
     select h.cluster, strftime(g.hour_start, '%Y-%m') as month, dsum(g.energy_kwh) as it_energy_kwh,
-        dsum(g.energy_kwh_low) as it_energy_kwh_low, dsum(g.energy_kwh_high) as it_energy_kwh_high
+        dsum(g.energy_kwh_low) as it_energy_kwh_low, dsum(g.energy_kwh_high) as it_energy_kwh_high,
+        dsum(g.energy_coverage) as covered_gpu_hours
     from gpu_hours g
     join cfg_cluster_members h on h.kind = 'host' and h.name = g.host
     group by all
@@ -84,12 +87,18 @@ sized as (
             / getvariable('s_per_h') as capacity_gpu_hours,
         coalesce(u.used_gpu_hours, 0) as used_gpu_hours, coalesce(u.jobs, 0) as jobs,
         e.it_energy_kwh, e.it_energy_kwh_low, e.it_energy_kwh_high,
-        e.it_energy_kwh is not null as power_measured
+        e.it_energy_kwh is not null as power_measured, coalesce(e.covered_gpu_hours, 0) as covered_gpu_hours
     from months m
     join clusters c using (cluster)
     left join used u using (cluster, month)
     left join energy e using (cluster, month)
     cross join (select quantum_places from cfg_meters where meter = 'billed_cost') q
+),
+
+priced as (
+    -- the share of the month's GPU-hours whose power is not priced from energy
+    select *, greatest(capacity_gpu_hours - covered_gpu_hours, 0) / capacity_gpu_hours as unpriced
+    from sized
 )
 
 select
@@ -102,21 +111,24 @@ select
     greatest(capacity_gpu_hours - used_gpu_hours, 0) as idle_gpu_hours,
     used_gpu_hours > capacity_gpu_hours as overbooked,
     jobs,
-    case when power_measured then 'measured energy x price' else 'in the running cost (no energy measured)' end as power_basis,
+    case when not power_measured then 'in the running cost (no energy measured)'
+         when unpriced = 0 then 'measured energy x price'
+         else 'measured energy x price for ' || cast(round(covered_gpu_hours, 1) as varchar) || ' of '
+             || cast(round(capacity_gpu_hours, 1) as varchar) || ' GPU-hours, the rest in the running cost' end as power_basis,
     it_energy_kwh * pue as facility_energy_kwh,
     gpus * capex / life_months as capital_usd,
-    gpus * case when power_measured then ops else ox end as running_usd,
+    gpus * (ops + (ox - ops) * unpriced) as running_usd,
     coalesce(it_energy_kwh * pue * price, 0) as power_usd,
     -- the pool to the cent (the money quantum of cfg_meters): the lines that share it add up to it
     -- (scaled, rounded, scaled back: Spark's round() takes its places only as a constant)
-    round((gpus * owned_gpu_month_usd(capex, life_months, case when power_measured then ops else ox end)
+    round((gpus * owned_gpu_month_usd(capex, life_months, ops + (ox - ops) * unpriced)
            + coalesce(it_energy_kwh * pue * price, 0)) * power(10, quantum_places)) / power(10, quantum_places) as pool_usd,
-    gpus * owned_gpu_month_usd(capex_lo, life_months_hi, case when power_measured then ops_lo else ox_lo end)
+    gpus * owned_gpu_month_usd(capex_lo, life_months_hi, ops_lo + (ox_lo - ops_lo) * unpriced)
         + coalesce(it_energy_kwh_low * pue_lo * price_lo, 0) as pool_usd_low,
-    gpus * owned_gpu_month_usd(capex_hi, life_months_lo, case when power_measured then ops_hi else ox_hi end)
+    gpus * owned_gpu_month_usd(capex_hi, life_months_lo, ops_hi + (ox_hi - ops_hi) * unpriced)
         + coalesce(it_energy_kwh_high * pue_hi * price_hi, 0) as pool_usd_high,
     list_sort(list_distinct(list_filter(
-        [capex_id, life_id, case when power_measured then ops_id else ox_id end,
+        [capex_id, life_id, case when unpriced < 1 then ops_id end, case when unpriced > 0 then ox_id end,
          case when power_measured then price_id end, case when power_measured then pue_id end],
         lambda x: x is not null))) as assumption_ids
-from sized
+from priced
