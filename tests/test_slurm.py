@@ -144,6 +144,24 @@ def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
     assert round(sum(teams.values()), 2) == pool
 
 
+def test_an_unknown_facility_has_one_pue_on_every_path(tmp_path: Path) -> None:
+    # an owned cluster with measured energy and no pue of its own: its cost pool prices the
+    # facility overhead, and its zone (no provider row) grosses up the same energy for carbon.
+    # Both read the one unknown-facility default, value and range alike.
+    from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
+    log = tmp_path / "gpu-a01.csv"
+    write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
+    config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
+        'hosts = ["gpu-a01"]\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\ndefault_zone = "onprem:lab"\n'
+    _, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+    (kwh, ids), = query(wh, "select facility_energy_kwh, assumption_ids from int_cost_pool")
+    (pue, low, high, pue_id), = query(wh, "select pue, pue_low, pue_high, pue_id from int_zone_factors "
+                                          "where zone = 'onprem:lab'")
+    (value, lo, hi), = query(wh, "select value, low, high from ref_assumptions where assumption_id = 'pue_unknown'")
+    assert pue_id == "assumptions:pue_unknown" and pue_id in ids
+    assert (pue, low, high) == (value, lo, hi) and round(kwh, 6) == round(0.45 * pue, 6)
+
+
 def test_the_pool_uses_the_owned_hardware_findings_formula(tmp_path: Path) -> None:
     # the config's own figures replace the defaults (and carry no range): capital 24,000 USD per
     # GPU over 3 years; no energy measured, so the running cost with power included (250, 120-500)

@@ -56,7 +56,8 @@ pue_by_zone as (
     from zones z
     left join ref_pue r on r.provider || ':' || r.region = z.zone and r.region <> ''
     left join ref_pue p on p.provider = split_part(z.zone, ':', 1) and p.region = '' and p.facility_type = 'hyperscale'
-    cross join (select * from ref_pue where provider = '' and facility_type = 'unknown') u
+    -- the one unknown-facility default, the same row an owned cluster's cost pool reads
+    cross join (select * from ref_assumptions where assumption_id = 'pue_unknown') u
 )
 
 select
