@@ -14,6 +14,9 @@
 --                 spend): that one's finding and subject; it is not added to the savings
 --   saving_usd    cost_usd where acting on it saves money and nothing overlaps it, else 0:
 --                 the month's savings are their sum
+--   action_key    the labels.csv finding key whose action the reports print: the finding, but
+--                 idle_owned_capacity for an owned cluster's idle time (its capital is spent:
+--                 scaling down saves nothing, more work on it does)
 --   rank          1 = first to read: invoice differences, then material decisions by money at
 --                 stake, then the rest by money at stake
 with a as (
@@ -48,8 +51,15 @@ payers as (
     group by month, resource_id
 ),
 
+owned as (
+    -- the resources of owned clusters' cost pools
+    select distinct resource_id from int_charges_teams where provider = 'owned' and resource_id is not null
+),
+
 kept as (
-    select f.*
+    select f.*,
+        case when f.finding = 'idle_gpu_hours' and f.resource_id in (select o.resource_id from owned o)
+             then 'idle_owned_capacity' else f.finding end as action_key
     from findings_month f cross join thr
     where not (f.finding = 'owned_break_even' and (f.value is null or f.value > thr.life_months))
 ),
