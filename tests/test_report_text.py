@@ -138,3 +138,4 @@ def test_every_identifier_a_report_labels_has_a_label(outputs):
                for v in vs if not has_label(k, v)]
     missing += [("assumption", r["assumption_id"]) for r in read_rows("assumptions") if not has_label("assumption", r["assumption_id"])]
     assert missing == []
+

@@ -126,10 +126,18 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
 
 def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     config = (DATA / "lab.toml").read_text(encoding="utf-8").replace('idle = "unallocated"', 'idle = "proportional"')
-    teams, _ = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt")
     # the idle line over the teams that used the cluster, by their GPU-hours: 80 : 6
     assert abs(teams["physics-dept"] - (PHYSICS_USD + IDLE_USD * 80 / 86)) <= 0.01
     assert round(sum(teams.values()), 2) == POOL_USD and "unallocated" not in teams
+    # no telemetry covers the cluster, yet the idle rule charges each team its unused GPU-hours:
+    # the team's page states that cost, as its Lines do, not "unknown"
+    from tests.pdf_helpers import text
+    pages = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
+    (idle_cost,), = query(wh, "select idle_cost from team_month where team = 'physics-dept'")
+    assert idle_cost > 0 and "unknown: no telemetry" not in pages and "utilization and idle time are unknown" not in pages
+    assert f"Effective cost of idle GPU time USD {idle_cost:,.2f}" in pages
+    assert f"The idle rule charges it USD {idle_cost:,.2f}" in pages
 
 
 def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
