@@ -149,6 +149,6 @@ def test_page_one_names_the_cost_its_gpu_spend_is(outputs):
     with duckdb.connect(str(outputs["wh"]), read_only=True) as con:
         dark = con.execute("""select team, gpu_cost from team_coverage_month
                               where month = ? and gpu_hours > 0 and not has_telemetry""", [MONTH]).fetchall()
-    assert dark and "of GPU spend at effective cost (USD" in first
+    assert dark and "of effective GPU spend (USD" in first
     for team, cost in dark:
         assert f"{team} (" in first and f"USD {cost:,.0f})" in first, team

@@ -140,16 +140,22 @@ def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     assert f"The idle rule charges it USD {idle_cost:,.2f}" in pages
 
 
-def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
-    # gpu-a01 (a host of the cluster) draws 300 W and 150 W for one hour: 0.45 kWh; PUE 1.5 at
-    # 0.30 USD/kWh is 0.2025 USD. With the power priced, the running cost is operations alone
-    # (owned_ops_usd_per_gpu_month = 160): 16 x (37,500 / 48 + 160) + 0.2025 = 15,060.20 USD.
+def chargeback_with_one_metered_host(tmp_path: Path, cluster: str, telemetry: str) -> tuple[dict[str, float], Path]:
+    """The lab cluster with gpu-a01 drawing 300 W and 150 W for one hour (0.45 kWh), power priced
+    at 0.30 USD/kWh; `cluster` and `telemetry` add lines to those tables."""
     from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
     log = tmp_path / "gpu-a01.csv"
     write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
     config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
-        'hosts = ["gpu-a01"]\npue = 1.5\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n'
-    teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+        f'hosts = ["gpu-a01"]\n{cluster}electricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n{telemetry}'
+    return chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+
+
+def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
+    # gpu-a01 (a host of the cluster) draws 300 W and 150 W for one hour: 0.45 kWh; PUE 1.5 at
+    # 0.30 USD/kWh is 0.2025 USD. With the power priced, the running cost is operations alone
+    # (owned_ops_usd_per_gpu_month = 160): 16 x (37,500 / 48 + 160) + 0.2025 = 15,060.20 USD.
+    teams, wh = chargeback_with_one_metered_host(tmp_path, 'pue = 1.5\n', '')
     (kwh, power, pool, basis), = query(wh, "select facility_energy_kwh, power_usd, pool_usd, power_basis from int_cost_pool")
     assert (round(kwh, 4), round(power, 4), pool, basis) == (0.675, 0.2025, 15_060.20, "measured energy x price")
     assert round(sum(teams.values()), 2) == pool
@@ -159,12 +165,7 @@ def test_an_unknown_facility_has_one_pue_on_every_path(tmp_path: Path) -> None:
     # an owned cluster with measured energy and no pue of its own: its cost pool prices the
     # facility overhead, and its zone (no provider row) grosses up the same energy for carbon.
     # Both read the one unknown-facility default, value and range alike.
-    from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
-    log = tmp_path / "gpu-a01.csv"
-    write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
-    config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
-        'hosts = ["gpu-a01"]\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\ndefault_zone = "onprem:lab"\n'
-    _, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+    _, wh = chargeback_with_one_metered_host(tmp_path, '', 'default_zone = "onprem:lab"\n')
     (kwh, ids), = query(wh, "select facility_energy_kwh, assumption_ids from int_cost_pool")
     (pue, low, high, pue_id), = query(wh, "select pue, pue_low, pue_high, pue_id from int_zone_factors "
                                           "where zone = 'onprem:lab'")
