@@ -55,7 +55,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "ri_unused_upfront": _both("reservation/UnusedAmortizedUpfrontFeeForBillingPeriod"),
     "ri_unused_recurring": _both("reservation/UnusedRecurringFee"),
     # Split cost allocation data (EKS/ECS): a pod's share of its parent instance's cost. The
-    # pod rows re-describe the parent line's cost; they never add to the bill.
+    # pod rows re-describe the parent line's cost; they never add to the bill (a pod row's own line
+    # cost, which AWS does not promise is 0, is not counted: stg_aws_cur__charges.sql).
     "split_parent_resource_id": _both("splitLineItem/ParentResourceId"),
     "split_cost": _both("splitLineItem/SplitCost"),
     "split_unused_cost": _both("splitLineItem/UnusedCost"),

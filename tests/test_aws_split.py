@@ -80,15 +80,21 @@ def test_split_rows_add_nothing_to_the_bill(tmp_path, path, kind):
         (6, Decimal("24.624"), Decimal("8.208"), 0, 0)]
 
 
-def test_a_split_row_with_its_own_cost_is_a_located_reject(tmp_path):
+def test_a_split_row_with_its_own_cost_loads_and_its_cost_is_counted_once(tmp_path):
+    # AWS's split line item dictionary puts the pod's cost in SplitCost and does not promise that
+    # the pod row's own lineItem/UnblendedCost is 0: where it is not, the row loads (its split is
+    # the allocation basis), the node's line stays the bill and the row says what was not counted
     bad = rewrite(LEGACY, tmp_path / "cur_split_row_with_line_cost.csv",
                   lambda r: {**r, "lineItem/UnblendedCost": "4.32"} if r["identity/LineItemId"] == "li-trainer-0-GPU" else r)
     wh = tmp_path / "wh.duckdb"
     (f,) = ingest_json(wh, bad)["files"]
-    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (7, 6, 1)
+    assert (f["rows_read"], f["rows_loaded"], f["rows_rejected"]) == (7, 7, 0)
     assert f["totals"]["billed_cost"] == pytest.approx(float(PARENT_USD))
-    assert query(wh, "select row_number, column_name, check_name, value from rejects") == [
-        (2, "lineItem/UnblendedCost", "split_row_without_line_cost", "4.32")]
+    assert f["totals"]["findings"] == {"split_row_line_cost_not_counted": 1}
+    assert query(wh, "select row_number, check_name, value from row_findings") == [
+        (2, "split_row_line_cost_not_counted", "4.32")]
+    assert query(wh, "select sum(billed_cost), sum(effective_cost), sum(split_cost) from charges where split_parent_id is not null") == [
+        (0, 0, Decimal("24.624"))]
 
 
 def test_split_rows_without_their_parent_are_a_finding(tmp_path):

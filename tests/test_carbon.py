@@ -94,20 +94,36 @@ def test_the_direct_factors_are_used_when_configured(tmp_path):
     assert con.execute("select co2e_hourly_kg from carbon_month").fetchone()[0] == pytest.approx(expected, rel=1e-12)
 
 
-def test_a_site_mapped_in_config_takes_its_grid_zones_series_and_has_no_market_factor(tmp_path):
+def test_a_site_mapped_in_config_takes_its_grid_zones_series_and_its_countrys_residual_mix(tmp_path):
     """An on-premises site: [carbon.grid_zones] names its grid; an operator's plain series (15-minute
-    rows averaged, a direct row ignored under life-cycle factors); no residual mix, so its
-    market-based CO2e is not available, with the reason, and a finding."""
+    rows averaged, a direct row ignored under life-cycle factors); the grid zone's prefix names its
+    country, so the country's residual mix prices its market-based CO2e."""
     config = Config(namespace_teams=NS, default_zone="onprem:lab-1", grid_zones={"onprem:lab-1": "US-CAL-CISO"})
     con = month(tmp_path, 6, config, (DATA / "grid" / "operator_ciso_hourly.csv",), charges=[])
     pue, annual, residual = zone_factors(con, "onprem:lab-1")
-    assert residual is None
+    us, = con.execute("""select arg_max(value, year) from ref_grid_intensity
+                         where basis = 'residual_mix' and zone_kind = 'country' and zone_id = 'US'""").fetchone()
+    assert residual == us
+    assert con.execute("select country from int_zone_factors where zone = 'onprem:lab-1'").fetchone() == ("US",)
     hourly = {0: 212.4, 1: 198.0, 2: (150.25 + 160.75) / 2, 3: 140.0}       # 04:00 is direct, 05:00 rejected
     expected = sum(energy(h) * pue * hourly.get(h, annual) / 1000 for h in range(6))
-    row = con.execute("""select co2e_hourly_kg, hours_hourly, hours_annual, market_status, market_reason, co2e_market_kg
+    row = con.execute("""select co2e_hourly_kg, hours_hourly, hours_annual, market_status, co2e_market_kg, facility_energy_kwh
                          from carbon_month where zone = 'onprem:lab-1'""").fetchone()
     assert row[0] == pytest.approx(expected, rel=1e-12) and row[1:3] == (4, 2)
-    assert row[3] == "not available" and row[5] is None and "no residual mix for onprem:lab-1" in row[4]
+    assert row[3] == "available" and row[4] == pytest.approx(row[5] * us / 1000, rel=1e-9)
+    assert con.execute("select count(*) from findings_month where finding = 'market_factor_missing'").fetchone() == (0,)
+
+
+def test_a_mapped_site_in_a_country_without_a_residual_mix_says_so(tmp_path):
+    """Japan has no residual mix in the reference data: the market-based CO2e is not available and
+    the reason names the country found, not a missing mapping."""
+    config = Config(namespace_teams=NS, default_zone="onprem:lab-1", grid_zones={"onprem:lab-1": "JP-TK"})
+    con = month(tmp_path, 6, config, charges=[])
+    assert zone_factors(con, "onprem:lab-1")[2] is None
+    status, reason, market = con.execute("""select market_status, market_reason, co2e_market_kg
+                                            from carbon_month where zone = 'onprem:lab-1'""").fetchone()
+    assert status == "not available" and market is None
+    assert "no residual mix for onprem:lab-1 (country JP)" in reason and "not known" not in reason
     kwh, na = con.execute("select sum(facility_energy_kwh), sum(facility_energy_kwh_market_na) from team_month").fetchone()
     assert na == pytest.approx(kwh, abs=1e-3) and na > 0
     assert con.execute("select subject from findings_month where finding = 'market_factor_missing'").fetchall() == [("onprem:lab-1",)]

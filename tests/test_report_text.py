@@ -138,3 +138,17 @@ def test_every_identifier_a_report_labels_has_a_label(outputs):
                for v in vs if not has_label(k, v)]
     missing += [("assumption", r["assumption_id"]) for r in read_rows("assumptions") if not has_label("assumption", r["assumption_id"])]
     assert missing == []
+
+
+
+def test_page_one_names_the_cost_its_gpu_spend_is(outputs):
+    """The coverage sentence's USD per team is the effective cost of its GPU lines, not its billed
+    cost the table above prints (vision: billed 5,977.12, GPU spend at effective cost 6,093): the
+    sentence says which cost it is."""
+    first = " ".join(pdftotext(outputs["chargeback"], 1, 1).split())
+    with duckdb.connect(str(outputs["wh"]), read_only=True) as con:
+        dark = con.execute("""select team, gpu_cost from team_coverage_month
+                              where month = ? and gpu_hours > 0 and not has_telemetry""", [MONTH]).fetchall()
+    assert dark and "of effective GPU spend (USD" in first
+    for team, cost in dark:
+        assert f"{team} (" in first and f"USD {cost:,.0f})" in first, team

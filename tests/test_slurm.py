@@ -120,14 +120,36 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
     page1 = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
     assert "reconciled to the cost pool" in page1
     assert "Status: reconciled to cost pool lab 2026-10; allocated USD 16,500.00." in page1
+    # the cluster's idle capacity is spent capital: the action is to use it, not to scale down
+    assert "Idle owned GPUs" in page1 and "Schedule more work onto the owned GPUs" in page1
+    assert "Scale the node group down" not in page1
 
 
 def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     config = (DATA / "lab.toml").read_text(encoding="utf-8").replace('idle = "unallocated"', 'idle = "proportional"')
-    teams, _ = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt")
     # the idle line over the teams that used the cluster, by their GPU-hours: 80 : 6
     assert abs(teams["physics-dept"] - (PHYSICS_USD + IDLE_USD * 80 / 86)) <= 0.01
     assert round(sum(teams.values()), 2) == POOL_USD and "unallocated" not in teams
+    # no telemetry covers the cluster, yet the idle rule charges each team its unused GPU-hours:
+    # the team's page states that cost, as its Lines do, not "unknown"
+    from tests.pdf_helpers import text
+    pages = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
+    (idle_cost,), = query(wh, "select idle_cost from team_month where team = 'physics-dept'")
+    assert idle_cost > 0 and "unknown: no telemetry" not in pages and "utilization and idle time are unknown" not in pages
+    assert f"Effective cost of idle GPU time USD {idle_cost:,.2f}" in pages
+    assert f"The idle rule charges it USD {idle_cost:,.2f}" in pages
+
+
+def chargeback_with_one_metered_host(tmp_path: Path, cluster: str, telemetry: str) -> tuple[dict[str, float], Path]:
+    """The lab cluster with gpu-a01 drawing 300 W and 150 W for one hour (0.45 kWh), power priced
+    at 0.30 USD/kWh; `cluster` and `telemetry` add lines to those tables."""
+    from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
+    log = tmp_path / "gpu-a01.csv"
+    write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
+    config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
+        f'hosts = ["gpu-a01"]\n{cluster}electricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n{telemetry}'
+    return chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
 
 
 def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
@@ -136,15 +158,23 @@ def test_measured_energy_prices_the_power(tmp_path: Path) -> None:
     # 160) plus, for the 11,902 of 11,904 GPU-hours no telemetry covers, the power inside the running
     # cost (250 - 160 = 90 per GPU-month): 16 x (37,500 / 48 + 160 + 90 x 11,902 / 11,904) + 0.2025
     # = 16,499.96 USD. Two measured GPU-hours price two GPU-hours' power, not the month's.
-    from tests.test_nvidia_smi import UUID_A, UUID_B, write_constant_power_log
-    log = tmp_path / "gpu-a01.csv"
-    write_constant_power_log(log, {UUID_A: 300, UUID_B: 150}, interval_s=10, hours=1)
-    config = (DATA / "lab.toml").read_text(encoding="utf-8") + \
-        'hosts = ["gpu-a01"]\npue = 1.5\nelectricity_usd_per_kwh = 0.30\n[telemetry]\ninterval_s = 10\n'
-    teams, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt", log)
+    teams, wh = chargeback_with_one_metered_host(tmp_path, 'pue = 1.5\n', '')
     (kwh, power, pool, basis), = query(wh, "select facility_energy_kwh, power_usd, pool_usd, power_basis from int_cost_pool")
     assert (round(kwh, 4), round(power, 4), pool, basis) == (0.675, 0.2025, 16_499.96, "measured energy x price for 2.0 of 11904.0 GPU-hours, the rest in the running cost")
     assert round(sum(teams.values()), 2) == pool
+
+
+def test_an_unknown_facility_has_one_pue_on_every_path(tmp_path: Path) -> None:
+    # an owned cluster with measured energy and no pue of its own: its cost pool prices the
+    # facility overhead, and its zone (no provider row) grosses up the same energy for carbon.
+    # Both read the one unknown-facility default, value and range alike.
+    _, wh = chargeback_with_one_metered_host(tmp_path, '', 'default_zone = "onprem:lab"\n')
+    (kwh, ids), = query(wh, "select facility_energy_kwh, assumption_ids from int_cost_pool")
+    (pue, low, high, pue_id), = query(wh, "select pue, pue_low, pue_high, pue_id from int_zone_factors "
+                                          "where zone = 'onprem:lab'")
+    (value, lo, hi), = query(wh, "select value, low, high from ref_assumptions where assumption_id = 'pue_unknown'")
+    assert pue_id == "assumptions:pue_unknown" and pue_id in ids
+    assert (pue, low, high) == (value, lo, hi) and round(kwh, 6) == round(0.45 * pue, 6)
 
 
 def test_the_pool_uses_the_owned_hardware_findings_formula(tmp_path: Path) -> None:

@@ -44,10 +44,13 @@ typed as (
         coalesce(savings_plan_arn, reservation_arn) as commitment_discount_id,
         num(usage_amount) as consumed_quantity,
         pricing_unit as consumed_unit,
-        money(coalesce(net_unblended_cost, unblended_cost)) as billed_cost,
+        -- a pod row of split cost allocation data re-describes its node's line: its own line cost
+        -- (AWS's data dictionary does not say it is always 0) is never counted, the node's is
+        case when nullif(trim(split_parent_resource_id), '') is null then money(coalesce(net_unblended_cost, unblended_cost))
+             else 0 end as billed_cost,
         -- Amortized cost per line item type (input-formats.md 1.2): commitments spread over the
         -- usage they cover, unused commitment kept visible on the fee line.
-        case line_item_type
+        case when nullif(trim(split_parent_resource_id), '') is not null then 0 else case line_item_type
             when 'SavingsPlanCoveredUsage' then money(sp_effective_cost)
             when 'SavingsPlanRecurringFee' then money(sp_total_commitment) - money(sp_used_commitment)
             when 'SavingsPlanNegation' then 0
@@ -56,12 +59,12 @@ typed as (
             when 'RIFee' then coalesce(money(ri_unused_upfront), 0) + coalesce(money(ri_unused_recurring), 0)
             when 'Fee' then case when reservation_arn is not null then 0 else money(unblended_cost) end
             else money(coalesce(net_unblended_cost, unblended_cost))
-        end as effective_cost,
-        money(public_on_demand_cost) as list_cost,
+        end end as effective_cost,
+        case when nullif(trim(split_parent_resource_id), '') is null then money(public_on_demand_cost) end as list_cost,
         upper(trim(coalesce(currency_code, 'USD'))) as billing_currency,
         nullif(trim(invoice_id), '') as invoice_id,   -- empty until AWS issues the month's invoice
         -- split cost allocation data: a pod's part of its parent instance's amortized cost, net of
-        -- discounts where the export has them (as billed_cost); its own line cost must be 0
+        -- discounts where the export has them (as billed_cost)
         nullif(trim(split_parent_resource_id), '') as split_parent_id,
         money(coalesce(split_net_split_cost, split_cost)) as split_cost,
         money(coalesce(split_net_unused_cost, split_unused_cost)) as split_unused_cost,
@@ -79,17 +82,13 @@ typed as (
 select
     * exclude (_cost, _qty, _start, _end, _tags, _fields, _split, _unused),
     errors([
-        cast_err('lineItem/UnblendedCost', _cost, billed_cost, 'decimal'),
+        cast_err('lineItem/UnblendedCost', _cost, money(_cost), 'decimal'),
         cast_err('lineItem/UsageAmount', _qty, consumed_quantity, 'number'),
         cast_err('lineItem/UsageStartDate', _start, charge_period_start, 'timestamp'),
         cast_err('lineItem/UsageEndDate', _end, charge_period_end, 'timestamp'),
         cast_err('splitLineItem/SplitCost', _split, split_cost, 'decimal'),
         cast_err('splitLineItem/UnusedCost', _unused, split_unused_cost, 'decimal'),
-        -- the parent instance's line holds the cost a split row re-describes: a split row's own
-        -- cost would count it twice, and a split row without its split costs describes nothing
-        case when split_parent_id is not null and billed_cost <> 0 then
-            {'column_name': 'lineItem/UnblendedCost', 'check_name': 'split_row_without_line_cost', 'value': _cost,
-             'message': 'a split cost allocation row carries a line cost of its own: the parent line holds the cost, which would count twice'} end,
+        -- a split row without its split costs describes nothing
         case when split_parent_id is not null and (split_cost is null or split_cost < 0 or split_unused_cost < 0) then
             {'column_name': 'splitLineItem/SplitCost', 'check_name': 'split_costs_present',
              'value': coalesce(_split, '') || ' / ' || coalesce(_unused, ''),
@@ -98,5 +97,10 @@ select
             {'column_name': 'lineItem/LineItemType', 'check_name': 'known_line_item_type', 'value': line_item_type,
              'message': 'unknown line item type; add it to stg_aws_cur__charges.sql'} end
     ]) as _errors,
-    errors([short_row_note(_fields), tags_note('resource_tags', _tags, tags)]) as _notes
+    errors([short_row_note(_fields), tags_note('resource_tags', _tags, tags),
+        -- the row loads; the cost it shows is the node line's, counted there
+        case when split_parent_id is not null and money(_cost) <> 0 then
+            {'column_name': 'lineItem/UnblendedCost', 'check_name': 'split_row_line_cost_not_counted', 'value': _cost,
+             'message': 'a split cost allocation row shows a line cost of its own; the parent line holds the cost, so it is not counted again'} end
+    ]) as _notes
 from typed

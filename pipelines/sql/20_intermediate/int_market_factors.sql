@@ -34,7 +34,7 @@ select
     case when p.co2e_market_kg is null then 'not available' else 'available' end as status,
     case when p.co2e_market_kg is null then
         printf('%.1f kWh in %s have no contractual instrument or supplier factor, and sources/reference has no residual mix for %s%s: declare an instrument or [[carbon.supplier_factors]] for it',
-               p.uncovered_kwh, p.zone, p.zone, coalesce(' (country ' || z.country || ')', ' (its country is not known: map it in [carbon.grid_zones] or grid_zones.csv)'))
+               p.uncovered_kwh, p.zone, p.zone, coalesce(' (country ' || z.country || ')', ' (its country is not known: map it in [carbon.grid_zones] to an Electricity Maps zone, whose id starts with the country code)'))
     end as reason
 from pivoted p
 left join int_zone_factors z on z.zone = p.zone

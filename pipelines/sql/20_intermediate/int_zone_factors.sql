@@ -3,8 +3,8 @@
 -- every region instance_prices.csv prices). Unknown zones fall back to the world intensity and
 -- the unknown-facility PUE, flagged.
 -- grid_zone / operator_code / country: how hourly series and instruments name the zone's grid
--- ([carbon.grid_zones] first, then grid_zones.csv). Residual mix (market-based Scope 2, for
--- energy no instrument or supplier factor covers): the zone's own residual_mix row, else its
+-- ([carbon.grid_zones] first, then grid_zones.csv; a mapped zone's country is its grid zone's).
+-- Residual mix (market-based Scope 2, for energy no instrument or supplier factor covers): the zone's own residual_mix row, else its
 -- country's, newest year; null when neither exists.
 with zones as (
     select distinct zone from int_charges_teams where zone is not null
@@ -40,8 +40,14 @@ residual as (
 ),
 
 grid_areas as (
+    -- an Electricity Maps zone id starts with its ISO 3166-1 alpha-2 country ('US-MIDA-PJM', 'DE',
+    -- 'DK-DK1'): a zone the config maps takes the country of its grid zone, as the residual mix is
+    -- published per country
     select z.zone, coalesce(c.grid_zone, g.grid_zone) as grid_zone, nullif(g.operator_code, '') as operator_code,
-        nullif(g.country, '') as country
+        coalesce(
+            nullif(regexp_extract(upper(c.grid_zone), '^([A-Z]{2})(-|$)', 1), ''),
+            nullif(g.country, ''),
+            nullif(regexp_extract(upper(g.grid_zone), '^([A-Z]{2})(-|$)', 1), '')) as country
     from zones z
     left join cfg_grid_zones c on c.zone = z.zone
     left join ref_grid_zones g on g.zone = z.zone
@@ -56,7 +62,8 @@ pue_by_zone as (
     from zones z
     left join ref_pue r on r.provider || ':' || r.region = z.zone and r.region <> ''
     left join ref_pue p on p.provider = split_part(z.zone, ':', 1) and p.region = '' and p.facility_type = 'hyperscale'
-    cross join (select * from ref_pue where provider = '' and facility_type = 'unknown') u
+    -- the one unknown-facility default, the same row an owned cluster's cost pool reads
+    cross join (select * from ref_assumptions where assumption_id = 'pue_unknown') u
 )
 
 select

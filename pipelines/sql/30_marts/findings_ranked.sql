@@ -18,6 +18,9 @@
 --                 resource's, an invoice's own, else the team's only one, else the reporting one
 --   cost_reporting, saving_reporting  the same in the month's reporting currency, at the bill's
 --                 own rate (int_fx_bill_rates); materiality, overlaps and rank compare these
+--   action_key    the labels.csv finding key whose action the reports print: the finding, but
+--                 idle_owned_capacity for an owned cluster's idle time (its capital is spent:
+--                 scaling down saves nothing, more work on it does)
 --   rank          1 = first to read: invoice differences, then material decisions by money at
 --                 stake, then the rest by money at stake
 with a as (
@@ -52,10 +55,17 @@ payers as (
     group by month, resource_id
 ),
 
+owned as (
+    -- the resources of owned clusters' cost pools
+    select distinct resource_id from int_charges_teams where provider = 'owned' and resource_id is not null
+),
+
 kept as (
     select f.*, coalesce(r.currency, case when f.finding = 'invoice_difference' then f.unit end, t.currency,
                          m.reporting_currency) as currency,
-        m.reporting_currency
+        m.reporting_currency,
+        case when f.finding = 'idle_gpu_hours' and f.resource_id in (select o.resource_id from owned o)
+             then 'idle_owned_capacity' else f.finding end as action_key
     from findings_month f
     cross join thr
     left join int_fx_owners r on r.month = f.month and r.owner_kind = 'resource' and r.owner = f.resource_id
