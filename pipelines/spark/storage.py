@@ -29,11 +29,9 @@ from core.sql import read_sql, sql_files
 
 FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs", "disclosures", "invoices",
          "work_log", "grid_hours", "instruments", "provider_carbon",
-         # FOCUS 1.3/1.4 beside the charges: the origin charges a file splits itself are set
-         # aside as on one machine; the others the Spark ingest writes none of yet, so the models
-         # read them empty there
+         # FOCUS 1.3/1.4 beside the charges (readers.stage_billing, readers.provider_parts)
          "focus_origin_charges", "focus_allocations", "charge_contracts", "contract_commitments",
-         # read by the models but written by no Spark reader yet (one machine ingests them): empty
+         # the small formats' tables, written by their DuckDB reader on the driver (ingest.on_driver)
          "invoice_details", "exchange_rates", "slurm_jobs", "dcgm_job_stats")
 LINEAGE = ("source_files", "rejects", "row_findings", "findings")
 # The month a fact row belongs to (its partition): billing by billing period, like the marts.
@@ -100,8 +98,9 @@ def spark_type(duck: str) -> str:
             "TIMESTAMP": "timestamp_ntz", "JSON": "string", "DATE": "date"}[duck]
 
 
-def spark_schema(table: str) -> str:
-    return ", ".join(f"`{c}` {spark_type(t)}" for c, t in duck_shapes()[table])
+def spark_schema(table: str, without: str | None = None) -> str:
+    """A warehouse table's columns as Spark DDL, less the column `without` (file_id: added at the write)."""
+    return ", ".join(f"`{c}` {spark_type(t)}" for c, t in duck_shapes()[table] if c != without)
 
 
 def checkpoint(df):
