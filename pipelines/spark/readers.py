@@ -194,7 +194,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         file_notes.append(focus.origins_note(aside, differ))
     totals = billing_totals(lines, findings)
     if keep is not None:   # as FocusReader.totals
-        allocated = facts["focus_allocations"].count()
+        allocated = facts["focus_allocations"].count() if "focus_allocations" in facts else 0
         if allocated or aside:
             totals |= {"provider_allocated_rows": allocated, "origin_charges_aside": aside}
     return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
@@ -211,8 +211,10 @@ def provider_parts(spark, lines) -> dict[str, Any]:
     SQL (sources.focus.provider_parts_sql), on the driver, over the loaded rows that carry an
     allocation or a contract only (none in most exports; a provider that splits every row
     sends them all through the driver, as Arrow)."""
-    con = duckdb.connect()
     carrying = lines.where("_allocated_method_id is not null or _contract_applied is not null").select(*PROVIDER_COLUMNS)
+    if carrying.isEmpty():   # (toArrow of no rows fails in pyspark: an Arrow table of no chunks)
+        return {}
+    con = duckdb.connect()
     con.register("_carrying", carrying.toArrow())
     parts = {}
     for table, query in focus.provider_parts_sql("_carrying").items():
