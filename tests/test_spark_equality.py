@@ -121,11 +121,18 @@ def rows(con, table: str) -> tuple[list[str], list[tuple]]:
 
 
 def comparable(v):
-    """One form for both engines' values: decimals as floats, structs as sorted items, lists of
+    """One form for both engines' values: decimals as floats, JSON text parsed, structs as sorted items, lists of
     scalars as sorted (their order is the models' choice only where they say `order by`, and
     those are lists of structs here), lists of structs in their order."""
     if isinstance(v, Decimal):
         return float(v)
+    if isinstance(v, str) and v[:1] in ("[", "{"):
+        # JSON text (a line's allocations, its method details): its numbers are shares summed in
+        # each engine's order, compared as numbers like the columns' (not as digits)
+        try:
+            return comparable(json.loads(v))
+        except ValueError:
+            return v
     if isinstance(v, dict):
         return tuple(sorted((k, comparable(x)) for k, x in v.items()))
     if isinstance(v, list):
