@@ -42,16 +42,17 @@ QUANTUM = [(key, 10.0 ** -places / 2) for keys, places in (
 
 # The demo folders both engines ingest (telemetry: the dcgm scrapes joined into fewer files);
 # billing/ holds the EUR account's exchange rates. The demo's sacct month (slurm/) is left out:
-# with it in, month_files and run_month differ in file ids and team_month gains a December on
-# both engines (not yet diagnosed); tests/test_spark_fact_tables.py compares a Slurm month's rows.
+# with it in, month_files and run_month differ in file ids (DuckDB's ingest of month two's
+# telemetry takes two ids it does not use) and team_month gains a December on both engines (not
+# yet diagnosed); tests/test_spark_fact_tables.py compares a Slurm month's rows.
 FOLDERS = ("billing", "invoices", "telemetry", "codecarbon", "disclosures", "work", "grid", "instruments")
 # The warehouse tables compared row for row (test_the_warehouse_holds_duckdbs_rows): every fact
 # table the demo's inputs fill; the other fact tables must be empty on both engines.
 FILLED = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs",
           "disclosures", "invoices", "work_log", "grid_hours", "instruments", "provider_carbon", "exchange_rates")
-# A Spark charge row of the November CUR differs from DuckDB's in a column not yet found (the
-# marts built from them are equal): kept in view, not hidden
-UNEXPLAINED = {"charges"}
+# Columns of one engine's own loading, read by no model: the line item key's hash the DuckDB
+# in-place CUR load checks for repeats (sources.billing_in_place); Spark leaves it null
+ENGINE_COLUMNS = {"line_item_hash"}
 
 
 def inputs(root: Path) -> list[list[Path]]:
@@ -248,11 +249,10 @@ def number(cell: str) -> float | str:
         return cell
 
 
-@pytest.mark.parametrize("table", [pytest.param(t, marks=pytest.mark.xfail(reason="a charge row differs, not yet found"))
-                                   if t in UNEXPLAINED else t for t in FACTS])
+@pytest.mark.parametrize("table", FACTS)
 def test_the_warehouse_holds_duckdbs_rows(built, spark, table):
     """Each fact table, rows of loaded files (file ids aside: each engine numbers its own)."""
-    cols = [c for c, _ in duck_shapes()[table] if c != "file_id"]
+    cols = [c for c, _ in duck_shapes()[table] if c != "file_id" and c not in ENGINE_COLUMNS]
     built["store"].register_inputs()
     duck = built["duck"].execute(f"select {', '.join(cols)} from {table} where file_id in "
                                  "(select file_id from source_files where status = 'loaded')").fetchall()
