@@ -129,25 +129,9 @@ class FocusReader(BillingReader):
         con.execute("""insert into charge_source_columns
                        select ?, row_number, _source_columns from _staged
                        anti join (select distinct row_number from _rejects) r using (row_number)""", [file_id])
-        loaded = "from _staged anti join (select distinct row_number from _rejects) r using (row_number)"
-        # AllocatedMethodDetails: {"Elements": [{"AllocatedRatio", "UsageUnit", "UsageQuantity"}]}
-        con.execute(f"""insert into focus_allocations
-                        select ?, row_number, _allocated_method_id, _allocated_resource_id, _allocated_resource_name,
-                               list_sum(list_transform(json_extract(d, '$.Elements[*].AllocatedRatio'), lambda x: try_cast(x as double))),
-                               list_sum(list_transform(json_extract(d, '$.Elements[*].UsageQuantity'), lambda x: try_cast(x as double))),
-                               case when len(list_distinct(json_extract_string(d, '$.Elements[*].UsageUnit'))) = 1
-                                    then json_extract_string(d, '$.Elements[*].UsageUnit')[1] end,
-                               _allocated_tags, _allocated_method_details
-                        from (select *, case when json_valid(_allocated_method_details) then _allocated_method_details end as d
-                              {loaded} where _allocated_method_id is not null)""", [file_id])
-        # ContractApplied: {"Elements": [{"ContractId", "ContractCommitmentId", "ContractCommitmentAppliedCost" |
-        # "ContractCommitmentAppliedQuantity", "ContractCommitmentAppliedUnit"}]}
-        con.execute(f"""insert into charge_contracts
-                        select ?, row_number, e->>'ContractId', e->>'ContractCommitmentId',
-                               try_cast(e->>'ContractCommitmentAppliedCost' as decimal(38, 12)),
-                               try_cast(e->>'ContractCommitmentAppliedQuantity' as double), e->>'ContractCommitmentAppliedUnit'
-                        from (select row_number, unnest(from_json(_contract_applied::json->'Elements', '["json"]')) as e
-                              {loaded} where json_valid(_contract_applied))""", [file_id])
+        loaded = "(select * from _staged anti join (select distinct row_number from _rejects) r using (row_number))"
+        for table, query in provider_parts_sql(loaded).items():
+            con.execute(f"insert into {table} select ?, * from ({query})", [file_id])
         con.execute("""insert into focus_origin_charges
                        select ?, row_number, resource_id, charge_period_start, billing_currency, billed_cost, effective_cost,
                               _origin_of, _allocated_billed_cost
@@ -164,6 +148,32 @@ class FocusReader(BillingReader):
         allocated = one_row(con, "select count(*) from focus_allocations where file_id = ?", [file_id])[0]
         origins = one_row(con, "select count(*) from focus_origin_charges where file_id = ?", [file_id])[0]
         return {**t, "provider_allocated_rows": allocated, "origin_charges_aside": origins} if allocated or origins else t
+
+
+def provider_parts_sql(loaded: str) -> dict[str, str]:
+    """What the provider wrote inside a loaded row, per table (without file_id): its allocation
+    (focus_allocations) and the commitments applied to it (charge_contracts). `loaded` is a
+    relation of the file's loaded staged rows. Both engines run this on DuckDB (on Spark, over
+    the few rows that carry either, on the driver)."""
+    # AllocatedMethodDetails: {"Elements": [{"AllocatedRatio", "UsageUnit", "UsageQuantity"}]}
+    allocations = f"""
+        select row_number, _allocated_method_id, _allocated_resource_id, _allocated_resource_name,
+               list_sum(list_transform(json_extract(d, '$.Elements[*].AllocatedRatio'), lambda x: try_cast(x as double))),
+               list_sum(list_transform(json_extract(d, '$.Elements[*].UsageQuantity'), lambda x: try_cast(x as double))),
+               case when len(list_distinct(json_extract_string(d, '$.Elements[*].UsageUnit'))) = 1
+                    then json_extract_string(d, '$.Elements[*].UsageUnit')[1] end,
+               _allocated_tags, _allocated_method_details
+        from (select *, case when json_valid(_allocated_method_details) then _allocated_method_details end as d
+              from {loaded} where _allocated_method_id is not null)"""
+    # ContractApplied: {"Elements": [{"ContractId", "ContractCommitmentId", "ContractCommitmentAppliedCost" |
+    # "ContractCommitmentAppliedQuantity", "ContractCommitmentAppliedUnit"}]}
+    contracts = f"""
+        select row_number, e->>'ContractId', e->>'ContractCommitmentId',
+               try_cast(e->>'ContractCommitmentAppliedCost' as decimal(38, 12)),
+               try_cast(e->>'ContractCommitmentAppliedQuantity' as double), e->>'ContractCommitmentAppliedUnit'
+        from (select row_number, unnest(from_json(_contract_applied::json->'Elements', '["json"]')) as e
+              from {loaded} where json_valid(_contract_applied))"""
+    return {"focus_allocations": allocations, "charge_contracts": contracts}
 
 
 # The spec's rule: an allocated row's dimensions match its origin charge's.

@@ -25,7 +25,7 @@ from pipelines.config import load_config
 from pipelines.demo import write_demo
 from pipelines.ingest import ingest as duck_ingest
 from pipelines.spark import engine as spark_engine
-from pipelines.spark.storage import SparkStore
+from pipelines.spark.storage import FACTS, SparkStore, duck_shapes
 from pipelines.stages import MARTS, run_stages
 from pipelines.warehouse import connect
 
@@ -40,9 +40,19 @@ QUANTUM = [(key, 10.0 ** -places / 2) for keys, places in (
     (("tokens", "samples", "requests"), 0)) for key in keys]
 
 
-# The demo folders both engines ingest (telemetry: the dcgm scrapes joined into fewer files); the
-# demo's on-premises cluster (slurm/) is left out: no Spark reader writes slurm_jobs yet.
+# The demo folders both engines ingest (telemetry: the dcgm scrapes joined into fewer files);
+# billing/ holds the EUR account's exchange rates. The demo's sacct month (slurm/) is left out:
+# with it in, month_files and run_month differ in file ids (DuckDB's ingest of month two's
+# telemetry takes two ids it does not use) and team_month gains a December on both engines (not
+# yet diagnosed); tests/test_spark_fact_tables.py compares a Slurm month's rows.
 FOLDERS = ("billing", "invoices", "telemetry", "codecarbon", "disclosures", "work", "grid", "instruments")
+# The warehouse tables compared row for row (test_the_warehouse_holds_duckdbs_rows): every fact
+# table the demo's inputs fill; the other fact tables must be empty on both engines.
+FILLED = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs",
+          "disclosures", "invoices", "work_log", "grid_hours", "instruments", "provider_carbon", "exchange_rates")
+# Columns of one engine's own loading, read by no model: the line item key's hash the DuckDB
+# in-place CUR load checks for repeats (sources.billing_in_place); Spark leaves it null
+ENGINE_COLUMNS = {"line_item_hash"}
 
 
 def inputs(root: Path) -> list[list[Path]]:
@@ -116,11 +126,18 @@ def rows(con, table: str) -> tuple[list[str], list[tuple]]:
 
 
 def comparable(v):
-    """One form for both engines' values: decimals as floats, structs as sorted items, lists of
+    """One form for both engines' values: decimals as floats, JSON text parsed, structs as sorted items, lists of
     scalars as sorted (their order is the models' choice only where they say `order by`, and
     those are lists of structs here), lists of structs in their order."""
     if isinstance(v, Decimal):
         return float(v)
+    if isinstance(v, str) and v[:1] in ("[", "{"):
+        # JSON text (a line's allocations, its method details): its numbers are shares summed in
+        # each engine's order, compared as numbers like the columns' (not as digits)
+        try:
+            return comparable(json.loads(v))
+        except ValueError:
+            return v
     if isinstance(v, dict):
         return tuple(sorted((k, comparable(x)) for k, x in v.items()))
     if isinstance(v, list):
@@ -159,16 +176,21 @@ def test_every_mart_equals_duckdbs(built, mart):
     assert scols == dcols
     assert len(srows) == len(drows), mart
     assert drows, f"{mart} is empty: the comparison would prove nothing"
-    by_key = {}
+    assert_same_rows(mart, dcols, drows, srows)
+
+
+def assert_same_rows(table: str, cols: list[str], drows: list, srows: list) -> None:
+    """Each DuckDB row has a Spark twin: the same key (key_of), numbers within their quantum."""
+    by_key: dict[tuple, list] = {}
     for r in srows:
-        by_key.setdefault(key_of(scols, r), []).append(r)
+        by_key.setdefault(key_of(cols, r), []).append(r)
     for r in drows:
-        k = key_of(dcols, r)
-        assert by_key.get(k), f"{mart}: a DuckDB row has no Spark twin: {dict(zip(dcols, r))}"
+        k = key_of(cols, r)
+        assert by_key.get(k), f"{table}: a DuckDB row has no Spark twin: {dict(zip(cols, r))}"
         twin = by_key[k].pop()
-        for c, a, b in zip(dcols, r, twin):
+        for c, a, b in zip(cols, r, twin):
             a, b = comparable(a), comparable(b)
-            assert same(a, b, tolerance(c)), (mart, c, a, b, dict(zip(dcols, r)))
+            assert same(a, b, tolerance(c)), (table, c, a, b, dict(zip(cols, r)))
 
 
 def test_contracts_find_the_same_on_both(built):
@@ -225,3 +247,16 @@ def number(cell: str) -> float | str:
         return float(cell)
     except ValueError:
         return cell
+
+
+@pytest.mark.parametrize("table", FACTS)
+def test_the_warehouse_holds_duckdbs_rows(built, spark, table):
+    """Each fact table, rows of loaded files (file ids aside: each engine numbers its own)."""
+    cols = [c for c, _ in duck_shapes()[table] if c != "file_id" and c not in ENGINE_COLUMNS]
+    built["store"].register_inputs()
+    duck = built["duck"].execute(f"select {', '.join(cols)} from {table} where file_id in "
+                                 "(select file_id from source_files where status = 'loaded')").fetchall()
+    on_spark = [tuple(v.asDict() if hasattr(v, "asDict") else v for v in r) for r in spark.table(table).select(*cols).collect()]
+    assert bool(duck) == (table in FILLED), f"{table}: {len(duck)} rows on DuckDB"
+    assert len(on_spark) == len(duck), table
+    assert_same_rows(table, cols, duck, on_spark)

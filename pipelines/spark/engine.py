@@ -102,7 +102,7 @@ def _copy(con, spark, store: SparkStore, name: str) -> None:
     model's column order; an empty mart from its Spark schema."""
     df = spark.table(name)
     cols = ", ".join(f'"{c}"' for c in df.columns)
-    if df.isEmpty():
+    if not df.inputFiles():   # no rows written (listed, not read: no Spark job)
         con.register("_empty", df.limit(0).toArrow())
         con.execute(f"create or replace table {name} as select {cols} from _empty")
         con.unregister("_empty")

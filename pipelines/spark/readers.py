@@ -18,7 +18,7 @@ import duckdb
 from core.errors import InputError
 from core.sql import fill, literal, read_sql, sql_text
 from pipelines.spark.steps import to_spark
-from pipelines.spark.storage import checkpoint
+from pipelines.spark.storage import checkpoint, duck_shapes, spark_schema
 from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
@@ -181,17 +181,47 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     facts = {"charges": lines}
     file_notes: list[str] = []
+    aside = 0
     if keep is not None:   # as FocusReader.load: the loaded rows' columns as written
         facts["charge_source_columns"] = lines.selectExpr("row_number", "_source_columns as columns")
+        facts.update(provider_parts(spark, lines))
     if origins is not None:   # in the warehouse, beside the charges: loaded, counted once
         facts["focus_origin_charges"] = origins.selectExpr(
             "row_number", "resource_id", "charge_period_start", "billing_currency", "billed_cost", "effective_cost",
             "_origin_of as allocated_rows", "_allocated_billed_cost as allocated_billed_cost")
-        n, differ = origins.selectExpr("count(*)", "count_if(billed_cost <> _allocated_billed_cost)").first()
-        rows_loaded += n
-        file_notes.append(focus.origins_note(n, differ))
+        aside, differ = origins.selectExpr("count(*)", "count_if(billed_cost <> _allocated_billed_cost)").first()
+        rows_loaded += aside
+        file_notes.append(focus.origins_note(aside, differ))
+    totals = billing_totals(lines, findings)
+    if keep is not None:   # as FocusReader.totals
+        allocated = facts["focus_allocations"].count() if "focus_allocations" in facts else 0
+        if allocated or aside:
+            totals |= {"provider_allocated_rows": allocated, "origin_charges_aside": aside}
     return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
-                       notes=file_notes, totals=billing_totals(lines, findings), row_findings=row_findings)
+                       notes=file_notes, totals=totals, row_findings=row_findings)
+
+
+# the staged columns sources.focus.provider_parts_sql reads
+PROVIDER_COLUMNS = ("row_number", "_allocated_method_id", "_allocated_resource_id", "_allocated_resource_name",
+                    "_allocated_tags", "_allocated_method_details", "_contract_applied")
+
+
+def provider_parts(spark, lines) -> dict[str, Any]:
+    """As FocusReader.load: focus_allocations and charge_contracts by the DuckDB reader's own
+    SQL (sources.focus.provider_parts_sql), on the driver, over the loaded rows that carry an
+    allocation or a contract only (none in most exports; a provider that splits every row
+    sends them all through the driver, as Arrow)."""
+    carrying = lines.where("_allocated_method_id is not null or _contract_applied is not null").select(*PROVIDER_COLUMNS)
+    if carrying.isEmpty():   # (toArrow of no rows fails in pyspark: an Arrow table of no chunks)
+        return {}
+    con = duckdb.connect()
+    con.register("_carrying", carrying.toArrow())
+    parts = {}
+    for table, query in focus.provider_parts_sql("_carrying").items():
+        rows = con.sql(query).to_arrow_table()
+        names = [c for c, _ in duck_shapes()[table] if c != "file_id"]
+        parts[table] = spark.createDataFrame(rows.rename_columns(names), spark_schema(table, without="file_id"))
+    return parts
 
 
 def set_origins_aside(spark):

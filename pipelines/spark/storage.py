@@ -11,8 +11,7 @@ A file's rows are written first, under partitions of their own; its source_files
 last and is the commit: readers take facts of loaded file ids only, so a run that stops half
 way leaves partitions nobody reads (the next load of that file overwrites them). A restated
 delivery writes the new file, then marks the old one replaced, then deletes its partitions.
-Marts are written with dynamic partition overwrite: a build replaces the months it computed,
-each month's folder swapped whole, and leaves other months as they were.
+A build replaces each mart whole (it computes every month), one folder per month.
 
 Table shapes are the DuckDB warehouse's (pipelines/sql/00_warehouse), read from an in-memory
 DuckDB, so both engines hold the same columns with the same types.
@@ -26,29 +25,26 @@ from pathlib import Path
 import duckdb
 
 from core.sql import read_sql, sql_files
+from pipelines.month_scope import LEDGER_TABLES, MONTH_EXPR
+from pipelines.month_scope import MONTH_OF as MODEL_MONTH
+from pipelines.spark.dialect import DIALECT, spark_tree
 
 FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs", "disclosures", "invoices",
          "work_log", "grid_hours", "instruments", "provider_carbon",
-         # FOCUS 1.3/1.4 beside the charges: the origin charges a file splits itself are set
-         # aside as on one machine; the others the Spark ingest writes none of yet, so the models
-         # read them empty there
+         # FOCUS 1.3/1.4 beside the charges (readers.stage_billing, readers.provider_parts)
          "focus_origin_charges", "focus_allocations", "charge_contracts", "contract_commitments",
-         # read by the models but written by no Spark reader yet (one machine ingests them): empty
+         # the small formats' tables, written by their DuckDB reader on the driver (ingest.on_driver)
          "invoice_details", "exchange_rates", "slurm_jobs", "dcgm_job_stats")
-LINEAGE = ("source_files", "rejects", "row_findings", "findings")
-# The month a fact row belongs to (its partition): billing by billing period, like the marts.
-MONTH_OF = {
-    "charges": "date_format(coalesce(billing_period_start, charge_period_start), 'yyyy-MM')",
-    "gpu_hour_parts": "date_format(hour_start, 'yyyy-MM')",
-    "gpu_pod_parts": "date_format(hour_start, 'yyyy-MM')",
-    "gpu_request_parts": "date_format(hour_start, 'yyyy-MM')",
+LINEAGE = LEDGER_TABLES
+# The month a fact row belongs to (its partition), billing by billing period like the marts: one
+# machine's month of a row (pipelines.month_scope) where that is one expression, in Spark SQL...
+SCOPED_MONTH = {**MONTH_EXPR, "gpu_hour_parts": MODEL_MONTH["gpu_hours"], "gpu_pod_parts": MODEL_MONTH["gpu_hours"]}
+# ...and where one machine maps a row to several months (a window, a lookback), the month it starts in
+SPARK_MONTH = {
     "runs": "date_format(end_utc, 'yyyy-MM')",
     "disclosures": "'none'",
-    "invoices": "period",
     "work_log": "date_format(start_utc, 'yyyy-MM')",
-    "grid_hours": "date_format(hour_start, 'yyyy-MM')",
     "instruments": "date_format(period_start, 'yyyy-MM')",
-    "provider_carbon": "usage_month",
     # FOCUS columns as written: keyed by file and row like charges, no date of its own
     "charge_source_columns": "'none'",
     "focus_allocations": "'none'",
@@ -58,8 +54,15 @@ MONTH_OF = {
     "invoice_details": "'none'",
     "exchange_rates": "rate_month",
     "slurm_jobs": "coalesce(date_format(start_utc, 'yyyy-MM'), 'none')",
-    "dcgm_job_stats": "date_format(start_utc, 'yyyy-MM')",
 }
+
+
+@lru_cache(maxsize=None)
+def month_of(table: str) -> str:
+    """A fact table's partition month as a Spark SQL expression."""
+    if table in SCOPED_MONTH:
+        return spark_tree(f"select {SCOPED_MONTH[table]}").expressions[0].sql(dialect=DIALECT)
+    return SPARK_MONTH[table]
 
 
 @lru_cache(maxsize=1)
@@ -100,8 +103,9 @@ def spark_type(duck: str) -> str:
             "TIMESTAMP": "timestamp_ntz", "JSON": "string", "DATE": "date"}[duck]
 
 
-def spark_schema(table: str) -> str:
-    return ", ".join(f"`{c}` {spark_type(t)}" for c, t in duck_shapes()[table])
+def spark_schema(table: str, without: str | None = None) -> str:
+    """A warehouse table's columns as Spark DDL, less the column `without` (file_id: added at the write)."""
+    return ", ".join(f"`{c}` {spark_type(t)}" for c, t in duck_shapes()[table] if c != without)
 
 
 def checkpoint(df):
@@ -159,7 +163,7 @@ class SparkStore:
         cols = [f"cast(`{c}` as {spark_type(t)}) as `{c}`" if c in have else
                 f"cast({duck_defaults().get((table, c), 'null')} as {spark_type(t)}) as `{c}`"
                 for c, t in duck_shapes()[table]]
-        out = df.selectExpr(*cols).selectExpr("*", f"{MONTH_OF[table]} as month")
+        out = df.selectExpr(*cols).selectExpr("*", f"{month_of(table)} as month")
         out.write.mode("overwrite").partitionBy("month", "file_id").parquet(self.path("facts", table))
 
     def write_lineage(self, table: str, df) -> None:
@@ -174,21 +178,19 @@ class SparkStore:
             self._delete(self.path("lineage", table, f"file_id={int(file_id)}"))
 
     def write_stage(self, name: str, df):
-        """An intermediate stage's result, stored and read back (its plan ends here)."""
+        """An intermediate stage's result, stored and read back (its plan ends here) with the
+        schema it was written with: no footer read to learn it again."""
         df.write.mode("overwrite").parquet(self.path("build", name))
-        return self.spark.read.parquet(self.path("build", name))
+        return self.spark.read.schema(df.schema).parquet(self.path("build", name))
 
     def write_mart(self, name: str, df):
-        """A mart by month: the months it holds are replaced (each folder swapped whole); a month
-        it no longer holds (its files all replaced by another month's) is removed after."""
-        # computed once (the write and the months below would each run the model again)
-        df = checkpoint(df)
-        df.write.mode("overwrite").partitionBy("month").parquet(self.path("marts", name))
-        months = {f"month={r[0]}" for r in df.select("month").distinct().collect()}
-        self._delete(self.path("marts", name, "month=*"), keep=months)
-        if not months:
-            return self.spark.createDataFrame([], df.schema)
-        return self.spark.read.parquet(self.path("marts", name)).select(*df.columns)
+        """A mart, partitioned by month, replaced whole: a build computes every month, so a month
+        it no longer holds (its files all replaced by another month's) goes with the others.
+        One pass over the model: the write (a dynamic overwrite would need the months written,
+        a second pass, to remove the others)."""
+        df.write.mode("overwrite").option("partitionOverwriteMode", "static").partitionBy("month") \
+            .parquet(self.path("marts", name))
+        return self.spark.read.schema(df.schema).parquet(self.path("marts", name)).select(*df.columns)
 
     def _delete(self, pattern: str, keep: Collection[str] = frozenset()) -> None:
         jvm = self.spark.sparkContext._jvm
