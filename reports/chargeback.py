@@ -83,14 +83,27 @@ def _by_team(rows: list[dict]) -> dict[str, list[dict]]:
 
 def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dict[str, list[dict]]:
     """Per team, what its figures are made of: the allocation engine's lines, one row per
-    category and rule, the main meters as columns. Lines billed in another currency than the
-    report's stay in theirs (named after the category): the lines are as billed."""
-    meters = ", ".join(f"sum(amount) filter (where meter = '{m}') as {m}" for m in ALLOCATION_METERS)
+    category and rule, the main meters as columns, money in the report's currency (each line's
+    converted amount, allocation_day_reporting, so the lines add up to the team's total). A
+    line billed in another currency says so in its category."""
+    money = ("billed_cost", "effective_cost")
+    meters = ", ".join(f"sum(coalesce(r.amount_reporting, l.amount)) filter (where l.meter = '{m}') as {m}"
+                       if m in money else f"sum(l.amount) filter (where l.meter = '{m}') as {m}"
+                       for m in ALLOCATION_METERS)
     return _by_team(rows_as_dicts(con, f"""
-        select team, coalesce(category, '–') || coalesce(' (' || nullif(currency, ?) || ')', '') as category,
-               coalesce(rule, '–') as rule, count(distinct source_group) as sources, {meters}
-        from allocation_lines where month = ? group by all
-        order by team, billed_cost desc nulls last, category, rule""", [currency, month]))
+        with converted as (
+            select month, team, meter, rule, source_group, sum(amount_reporting) as amount_reporting
+            from allocation_day_reporting
+            where month = ? and meter in ('billed_cost', 'effective_cost')
+            group by all
+        )
+        select l.team, coalesce(l.category, '–') || coalesce(', billed in ' || nullif(l.currency, ?), '') as category,
+               coalesce(l.rule, '–') as rule, count(distinct l.source_group) as sources, {meters}
+        from allocation_lines l
+        left join converted r on r.month = l.month and r.team = l.team and r.meter = l.meter
+            and r.rule is not distinct from l.rule and r.source_group = l.source_group
+        where l.month = ? group by all
+        order by l.team, billed_cost desc nulls last, category, rule""", [month, currency, month]))
 
 
 def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:

@@ -97,7 +97,7 @@ def test_team_totals_sum_to_the_converted_bill_and_each_invoice_reconciles_in_it
 
 
 def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside_the_billed_one(two_currencies) -> None:
-    from reports.chargeback import build_context, report_html
+    from reports.chargeback import build_context, report_html, team_lines
     with connect(two_currencies["wh"]) as con:
         q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
         teams = {t: (b, e, lc) for t, b, e, lc in q("""select team, billed_cost, effective_cost, list_cost
@@ -111,6 +111,7 @@ def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside
         by_day = q("select team, sum(billed_cost_reporting) from team_day where month = '2026-10' group by team")
         fx = q("select bill_billing, bill_reporting from fx_month where month = '2026-10' and from_currency = 'EUR' limit 1")[0]
         ctx = build_context(con, load_config(two_currencies["config"]), "2026-10")
+        lines_by_team = team_lines(con, "2026-10", "USD")
     # the EUR account's charges: converted, the EUR amount kept beside it
     assert eur == [("vision", None, fx[0], fx[1], "USD")]
     # a team's resources, allocation lines and days add up to its converted chargeback figure
@@ -121,6 +122,11 @@ def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside
     # the team's statement prints the converted figure, the billed EUR beside it
     html = report_html(ctx, "teams", per_team=True)
     assert f"EUR {fx[0]:,.2f} billed" in html and f"{fx[1]:,.2f}" in html
+    # the statement's lines are in the report's currency too: they add up to the team's figure
+    for team, lines in lines_by_team.items():
+        for meter, i in (("billed_cost", 0), ("effective_cost", 1)):
+            assert abs(sum(float(ln[meter] or 0) for ln in lines) - float(teams[team][i])) < 0.005, (team, meter)
+    assert any(ln["category"].endswith(", billed in EUR") for ln in lines_by_team["vision"])
 
 
 def test_several_currencies_without_a_reporting_currency_is_one_error(two_currencies) -> None:
