@@ -5,19 +5,31 @@ name, a fragment of our own SQL chosen by the reader)."""
 from __future__ import annotations
 
 import re
-from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import duckdb
 
-SQL_DIR = files("pipelines") / "sql"
 SLOT = re.compile(r"\{\{ (\w+) \}\}")
 WITH_CLAUSE = re.compile(r"^with\s", re.MULTILINE | re.IGNORECASE)
+_SQL_DIR: list[Traversable] = []
+
+
+def use_sql_dir(folder: Traversable) -> None:
+    """Register the folder of the SQL stages (00_warehouse, 10_staging...): the layer that ships
+    the models registers it on import, so the ground floor names no package above it."""
+    _SQL_DIR[:] = [folder]
+
+
+def sql_dir() -> Traversable:
+    if not _SQL_DIR:
+        raise LookupError("no SQL folder registered: importing the pipelines package registers its own")
+    return _SQL_DIR[0]
 
 
 def sql_files(folder: str) -> list[str]:
     """The .sql files of one stage folder, in name order."""
-    return sorted(f.name for f in (SQL_DIR / folder).iterdir() if f.name.endswith(".sql"))
+    return sorted(f.name for f in (sql_dir() / folder).iterdir() if f.name.endswith(".sql"))
 
 
 def read_sql(folder: str, name: str, **slots: str) -> str:
@@ -29,7 +41,7 @@ def read_sql(folder: str, name: str, **slots: str) -> str:
 
 def sql_text(folder: str, name: str) -> str:
     """A model's text as written, slots unfilled (for a caller that fills them more than once)."""
-    return (SQL_DIR / folder / name).read_text(encoding="utf-8")
+    return (sql_dir() / folder / name).read_text(encoding="utf-8")
 
 
 def fill(name: str, sql: str, slots: dict[str, str]) -> str:
