@@ -137,6 +137,14 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "audit_disclosures": AuditDisclosures,
     "audit_reconstructions": AuditReconstructions,
 }
+# The marts no pandera model checks, each with where it is checked instead; every other mart is in
+# VALIDATED (tests/test_mart_registry.py fails on a mart in neither).
+NOT_VALIDATED = {
+    "contract_findings": "the contracts' own findings",
+    "focus_export": "the FOCUS rules (pipelines.focus_rules) in the FOCUS tests",
+    "focus_allocated": "the FOCUS rules, as focus_export's lines split by team (the export tests)",
+    "fx_month": "none yet: the rates a month used, read by the chargeback's currency section",
+}
 
 
 # The config the marts were last built with (its sha256, path and text; a null sha256: the
