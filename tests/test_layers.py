@@ -82,3 +82,11 @@ def test_no_module_reads_the_files_of_a_layer_above_it():
     assert ("sources.telemetry", "sources") in reaches     # the walk finds the calls it is meant to judge
     assert sorted(f"{m} -> files({p!r})" for m, p in reaches
                   if p.split(".")[0] in PACKAGES and layer(p) > layer(m)) == []
+
+
+def test_reports_reach_into_pipelines_rarely():
+    """Reports read marts; what else they take from pipelines (the config, the quality summary,
+    the reconstruction engine's face) stays under 15 import lines: a generic helper belongs in core."""
+    lines = [ln for p in (ROOT / "reports").rglob("*.py") for ln in p.read_text(encoding="utf-8").splitlines()
+             if ln.lstrip().startswith(("from pipelines", "import pipelines"))]
+    assert len(lines) < 15, lines
