@@ -65,6 +65,7 @@ capped as (
         case when raw_high_kwh is not null then least(raw_high_kwh, coalesce(board_max_kwh, raw_high_kwh)) end as capped_high_kwh
     from totals
 )
+
 select
     host,
     gpu_uuid,

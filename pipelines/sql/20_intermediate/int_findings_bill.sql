@@ -62,7 +62,7 @@ where o.energy_kwh > 0
 union all
 -- billed GPU capacity that no telemetry maps to, in a month that has telemetry (a month with none
 -- is not instrumented at all: Energy by source then shows every kWh as tdp_model)
-select u.month, 'unobserved_resource', u.resource_id, u.resource_id, u.team, u.billed_h, 'h', null, null, u.cost_usd, null,
+select u.month, 'unobserved_resource', u.resource_id, u.resource_id, u.team, u.billed_h, 'h', null, null, u.cost_usd, null,  -- noqa: AL08
     'billed GPU-hours with no telemetry, energy estimated from TDP: if its host is scraped, map it in [hosts] of meterbook.toml or label its series with the instance id',
     []::varchar[]
 from bill_vs_telemetry u

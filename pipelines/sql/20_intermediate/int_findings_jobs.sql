@@ -20,8 +20,8 @@ with job_mfu as (
 thr as (
     select
         (select value from int_findings_params where assumption_id = 'findings_low_mfu_threshold') as low_mfu,
-        value as typ, low as typ_low, high as typ_high
-    from int_findings_params where assumption_id = 'mfu_typical'
+        typical.value as typ, typical.low as typ_low, typical.high as typ_high
+    from int_findings_params typical where typical.assumption_id = 'mfu_typical'
 )
 
 select j.month, 'low_mfu' as finding, j.job_id as subject, null::varchar as resource_id, j.team,

@@ -31,7 +31,7 @@ select month, 'instrument_' || claim_kind, claim, null, null, available_kwh, 'kW
 from market_basis_month
 where claim_kind in ('unmatched', 'duplicate') and origin = 'instruments file'
 union all
-select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,
+select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,  -- noqa: AL08
     market_reason, []::varchar[]
 from carbon_month
 where market_status = 'not available'

@@ -53,7 +53,7 @@ select strftime(o.end_utc, '%Y-%m') as month, 'energy_gap' as finding,
 from run_overlap o cross join tol
 where o.gpus = o.gpu_count and abs(o.tel_kwh - o.run_kwh) > tol.tol * greatest(o.tel_kwh, o.run_kwh)
 union all
-select month, 'energy_above_board', subject, resource_id, null, excess_kwh, 'kWh', null, null, null, excess_kwh,
+select month, 'energy_above_board', subject, resource_id, null, excess_kwh, 'kWh', null, null, null, excess_kwh,  -- noqa: AL08
     printf('%d GPU-hours read more than the board can draw (TDP x tolerance): %.3f kWh not charged; check the counter and the labels that name this GPU',
            excess_hours, excess_kwh),
     ['assumptions:board_power_tolerance']

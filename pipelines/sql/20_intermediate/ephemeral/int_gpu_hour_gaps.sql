@@ -57,13 +57,8 @@ pieces as (
 )
 
 select
-    gpu_uuid,
-    hour_start,
-    pick(host) as host,
-    pick(gpu_index) as gpu_index,
-    pick(gpu_model_raw) as gpu_model_raw,
-    pick(instance_id) as instance_id,
-    arg_max(share_hour, t0) as share_hour,
+    gpu_uuid, hour_start, pick(host) as host, pick(gpu_index) as gpu_index, pick(gpu_model_raw) as gpu_model_raw,
+    pick(instance_id) as instance_id, arg_max(share_hour, t0) as share_hour,
     sum(measured_kwh * in_measured_s / nullif(measured_s, 0)) as gap_measured_kwh,
     sum(power_w_est * in_estimated_s) / getvariable('s_per_h') / getvariable('w_per_kw') as gap_estimated_kwh,
     sum(least(coalesce(idle_w, 0), power_w_est) * in_estimated_s) / getvariable('s_per_h') / getvariable('w_per_kw') as gap_estimated_low_kwh,
