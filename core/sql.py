@@ -5,31 +5,80 @@ name, a fragment of our own SQL chosen by the reader)."""
 from __future__ import annotations
 
 import re
-from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import duckdb
 
-SQL_DIR = files("pipelines") / "sql"
 SLOT = re.compile(r"\{\{ (\w+) \}\}")
 WITH_CLAUSE = re.compile(r"^with\s", re.MULTILINE | re.IGNORECASE)
+COMMENT = re.compile(r"--[^\n]*")
+EPHEMERAL = "ephemeral"
+_SQL_DIR: list[Traversable] = []
+
+
+def use_sql_dir(folder: Traversable) -> None:
+    """Register the folder of the SQL stages (00_warehouse, 10_staging...): the layer that ships
+    the models registers it on import, so the ground floor names no package above it."""
+    _SQL_DIR[:] = [folder]
+
+
+def sql_dir() -> Traversable:
+    if not _SQL_DIR:
+        raise LookupError("no SQL folder registered: importing the pipelines package registers its own")
+    return _SQL_DIR[0]
 
 
 def sql_files(folder: str) -> list[str]:
     """The .sql files of one stage folder, in name order."""
-    return sorted(f.name for f in (SQL_DIR / folder).iterdir() if f.name.endswith(".sql"))
+    return sorted(f.name for f in (sql_dir() / folder).iterdir() if f.name.endswith(".sql"))
 
 
 def read_sql(folder: str, name: str, **slots: str) -> str:
     """A model's text with its `{{ slot }}`s filled by fragments of our own SQL (never user text:
     user values are quoted with literal()/ident() or bound). A slot left empty, or a fragment for a
-    slot the model lacks, is a programming error and says which."""
-    return fill(name, sql_text(folder, name), slots)
+    slot the model lacks, is a programming error and says which. The ephemeral models it reads
+    come inlined (with_ephemeral)."""
+    return fill(name, with_ephemeral(folder, sql_text(folder, name)), slots)
 
 
 def sql_text(folder: str, name: str) -> str:
     """A model's text as written, slots unfilled (for a caller that fills them more than once)."""
-    return (SQL_DIR / folder / name).read_text(encoding="utf-8")
+    return (sql_dir() / folder / name).read_text(encoding="utf-8")
+
+
+def ephemeral_models(folder: str) -> dict[str, str]:
+    """{name: text} of a stage folder's ephemeral models (its `ephemeral/` folder): parts of a
+    model too long to read in one file, never tables of their own (as dbt's ephemeral models)."""
+    d = sql_dir() / folder / EPHEMERAL
+    if not d.is_dir():
+        return {}
+    return {f.name.removesuffix(".sql"): f.read_text(encoding="utf-8") for f in d.iterdir() if f.name.endswith(".sql")}
+
+
+def with_ephemeral(folder: str, sql: str) -> str:
+    """A model's text with the ephemeral models it reads, and those they read, as its first CTEs
+    (each after those it reads): one query, as if the model had been written in one file."""
+    models = ephemeral_models(folder)
+    order: list[str] = []
+
+    def visit(text: str, seen: tuple[str, ...]) -> None:
+        code = COMMENT.sub("", text)
+        for name in sorted(models):
+            if name not in order and name not in seen and re.search(rf"\b{name}\b", code):
+                visit(models[name], (*seen, name))
+                order.append(name)
+
+    visit(sql, ())
+    return with_ctes(sql, [f"{name} as (\n{models[name]}\n)" for name in order]) if order else sql
+
+
+def with_ctes(sql: str, ctes: list[str]) -> str:
+    """`sql` with `ctes` ("name as (select ...)") before its own CTEs: CTEs shadow tables."""
+    m = WITH_CLAUSE.search(sql)
+    if m is None:
+        return f"with {', '.join(ctes)} {sql}"
+    return f"{sql[:m.start()]}with {', '.join(ctes)}, {sql[m.end():]}"
 
 
 def fill(name: str, sql: str, slots: dict[str, str]) -> str:
@@ -61,12 +110,7 @@ def model_over(folder: str, name: str, inputs: dict[str, str]) -> str:
     names: CTEs shadow tables, so the one formula of a model also answers for a part of the data
     (one file's telemetry, say) without a second copy of it. The selects are our own SQL with
     bound parameters, never user text."""
-    sql = read_sql(folder, name)
-    m = WITH_CLAUSE.search(sql)
-    ctes = ", ".join(f"{table} as ({select})" for table, select in inputs.items())
-    if m is None:
-        return f"with {ctes} {sql}"
-    return f"{sql[:m.start()]}with {ctes}, {sql[m.end():]}"
+    return with_ctes(read_sql(folder, name), [f"{table} as ({select})" for table, select in inputs.items()])
 
 
 def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> tuple[Any, ...]:

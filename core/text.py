@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import Any, Mapping
 
 # Unicode categories that print as nothing or act on the display: control characters (terminal
 # escapes, line breaks) and format characters (zero-width, bidi overrides, soft hyphen, BOM)
@@ -33,3 +34,9 @@ def team_name(raw: str | None) -> str | None:
 
 def _without_hidden(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) not in HIDDEN)
+
+
+def run_name(r: Mapping[str, Any]) -> str:
+    """The name a CodeCarbon run goes by (its project and the start of its id, else its row): the
+    audit's reconstruction of it and the report's table both print it."""
+    return f"{r['project'] or 'run'} {(r['run_id'] or str(r['row_number']))[:8]}"

@@ -54,3 +54,11 @@ CHARGE_BY = ("request", "use", "larger")
 MIG_SLICES = ("compute", "memory")
 MIG_UNUSED = ("unallocated", "slice_time")
 SHARING_DEFAULTS = {"charge_by": "request", "mig_slices": "compute", "mig_unused": "unallocated"}
+
+# The unit each meter of a footprint is stated in (a reconstruction's and the audit's).
+METER_UNITS = {
+    "accelerator_hours": "h", "it_energy_kwh": "kWh", "facility_energy_kwh": "kWh",
+    "co2e_location_kg": "kg", "co2e_market_kg": "kg", "co2e_embodied_kg": "kg", "cost_usd": "USD",
+    "train_flops": "FLOP", "mfu": "fraction", "cost_usd_per_million_tokens": "USD/Mtok",
+    "energy_j_per_token": "J/token", "co2e_g_per_million_tokens": "g/Mtok",
+}

@@ -20,6 +20,7 @@ import duckdb
 import pandas as pd
 
 from core.sql import rows_as_dicts
+from core.text import run_name
 from core.units import KWH_PER_MWH
 from pipelines.reconstruct import reconstruct_many
 from pipelines.reconstruct.reference import resolve_gpu
@@ -42,10 +43,6 @@ def measured_input(d: dict[str, Any], match: Mapping[str, Any] | None) -> dict[s
         return None
     texts = {k: v for k, v in (d.get("number_text") or {}).items() if k not in ("energy_mwh", "energy_scope")}
     return {**d, "energy_mwh": match["it_energy_kwh"] / KWH_PER_MWH, "energy_scope": "it", "number_text": texts}
-
-
-def run_name(r: Mapping[str, Any]) -> str:
-    return f"{r['project'] or 'run'} {(r['run_id'] or str(r['row_number']))[:8]}"
 
 
 def run_input(r: Mapping[str, Any]) -> dict[str, Any]:

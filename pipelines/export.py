@@ -16,12 +16,12 @@ from pathlib import Path
 import duckdb
 
 from core.atomic import replacing_set
+from core.csv_amounts import amount_sql, exact_sql, minor_units
 from core.csv_out import copy_csv, copy_parquet
 from core.errors import InputError
 from core.figures import settled_sql
 from core.sql import ident, literal, one_row
 from core.vocabulary import METERS
-from pipelines.csv_amounts import amount_sql, exact_sql, minor_units
 
 # FOCUS money columns, each in the currency named beside it; the rest of the decimals (unit
 # prices, quantities) are not amounts and keep their precision.

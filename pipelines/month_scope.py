@@ -96,7 +96,7 @@ MONTH_OF = {
 # merged    a row per key found in the months built (zones billed); rows of other months stay
 # after     read every month's marts (the published disclosures and their reconstructions):
 #           rebuilt over the whole warehouse once the months are in
-REPLACED = frozenset({"int_findings_params", "int_fx_rates"})
+REPLACED = frozenset({"int_findings_params", "int_whatif_params", "int_fx_rates"})
 MERGED = frozenset({"int_zone_factors", "int_tag_values", "int_name_folds"})   # zones billed, tag values outside ASCII
 AFTER = frozenset({"audit_disclosures", "audit_reconstructions"})
 UNDATED = REPLACED | MERGED | AFTER

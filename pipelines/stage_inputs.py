@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
+from core.csv_amounts import minor_units
 from core.sql import model_over
 from core.units import (
     G_PER_KG,
@@ -23,7 +24,6 @@ from core.units import (
 )
 from core.vocabulary import METERS
 from pipelines.config import UNDECLARED_SOURCE, Config
-from pipelines.csv_amounts import minor_units
 from sources.bounded import limit
 
 

@@ -41,12 +41,18 @@ def connect(path: str | Path = DEFAULT_WAREHOUSE, read_only: bool = False, creat
     con.execute("set enable_progress_bar_print = false")
     con.execute("set enable_progress_bar = true")
     if not read_only:
-        # Every table file of 00_warehouse (one per input family), in name order.
-        for name in sql_files("00_warehouse"):
-            if name != "macros.sql":
-                con.execute(read_sql("00_warehouse", name))
+        create_tables(con)
     add_macros(con)
     return con
+
+
+def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The warehouse's tables, as both engines know them: every table file of 00_warehouse (one
+    per input family), in name order; `create table if not exists`, so an existing warehouse keeps
+    its rows."""
+    for name in sql_files("00_warehouse"):
+        if name != "macros.sql":
+            con.execute(read_sql("00_warehouse", name))
 
 
 def database_path(con: duckdb.DuckDBPyConnection) -> str | None:

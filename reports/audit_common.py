@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from pipelines.reconstruct import METER_UNITS
+from core.vocabulary import METER_UNITS
 from reports import charts
 from reports.labels import label
 

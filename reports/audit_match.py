@@ -21,7 +21,7 @@ from typing import Any, Mapping
 import duckdb
 
 from core.sql import one_row, rows_as_dicts, table_exists
-from pipelines.reconstruct.reference import resolve_gpu
+from pipelines.reconstruct import resolve_gpu
 from reports.render import number
 
 # Observed GPU-hours fall short of billed hours by the scrape gaps at a run's edges (a 30 s

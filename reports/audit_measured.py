@@ -11,9 +11,8 @@ from typing import Any, Mapping
 import duckdb
 
 from core.sql import rows_as_dicts, table_exists
-from pipelines.audit_reconstructions import run_name
-from pipelines.reconstruct.reference import coefficients_by_id
-from pipelines.reconstruct.sampling import P_HIGH, P_LOW
+from core.text import run_name
+from pipelines.reconstruct import P_HIGH, P_LOW, coefficients_by_id
 from reports.audit_common import CO2E, meter
 from reports.audit_match import window_energy_kwh
 from reports.labels import coefficient_label

@@ -14,8 +14,7 @@ from typing import Any
 
 from core.months import month_bounds
 from pipelines.config import Config
-from pipelines.reconstruct import DRAWS, SEED, coefficients_by_id
-from pipelines.reconstruct.sampling import P_HIGH, P_LOW
+from pipelines.reconstruct import DRAWS, P_HIGH, P_LOW, SEED, coefficients_by_id
 from reports.audit_common import CO2E, meter
 from reports.render import RANGE_MEANING, SCOPE_RULE
 

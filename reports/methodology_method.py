@@ -11,8 +11,7 @@ from typing import Any
 from core.units import H_PER_YEAR
 from core.vocabulary import CATEGORIES, RULES
 from pipelines.config import DEFAULT_RULES, OWNERSHIP
-from pipelines.reconstruct import DRAWS, SEED
-from pipelines.reconstruct.sampling import P_HIGH, P_LOW, PERT_LAMBDA
+from pipelines.reconstruct import DRAWS, P_HIGH, P_LOW, PERT_LAMBDA, SEED
 from reports.labels import coefficient_label, label
 from reports.render import RANGE_MEANING, SCOPE_RULE
 from sources.reference_data import read_rows

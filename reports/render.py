@@ -14,9 +14,9 @@ from typing import Any, Iterable
 import jinja2
 
 from core.atomic import replace_file
+from core.csv_amounts import money_text
 from core.csv_out import safe_cell, write_text
 from core.figures import settled
-from pipelines.csv_amounts import money_text
 from reports import fonts
 from reports.charts import bar_chart_svg  # noqa: F401  (re-exported: older callers import it here)
 from reports.labels import action, label, plain

@@ -61,3 +61,32 @@ def test_the_ground_floor_needs_nothing_but_the_standard_library_and_itself():
     for m, ts in imports().items():
         if m.startswith("core"):
             assert all(t.startswith("core") for t in ts), (m, ts)
+
+
+def resource_reaches() -> list[tuple[str, str]]:
+    """(module, package) for every `files("package")` (importlib.resources) a module calls: a
+    package's files are a dependency on it as much as an import is."""
+    found = []
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "files"
+                        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                    found.append((module, node.args[0].value))
+    return found
+
+
+def test_no_module_reads_the_files_of_a_layer_above_it():
+    reaches = resource_reaches()
+    assert ("sources.telemetry", "sources") in reaches     # the walk finds the calls it is meant to judge
+    assert sorted(f"{m} -> files({p!r})" for m, p in reaches
+                  if p.split(".")[0] in PACKAGES and layer(p) > layer(m)) == []
+
+
+def test_reports_reach_into_pipelines_rarely():
+    """Reports read marts; what else they take from pipelines (the config, the quality summary,
+    the reconstruction engine's face) stays under 15 import lines: a generic helper belongs in core."""
+    lines = [ln for p in (ROOT / "reports").rglob("*.py") for ln in p.read_text(encoding="utf-8").splitlines()
+             if ln.lstrip().startswith(("from pipelines", "import pipelines"))]
+    assert len(lines) < 15, lines

@@ -148,7 +148,8 @@ def test_a_pod_that_requested_a_gpu_and_left_it_idle_is_a_finding_with_its_cost(
     assert con.execute("select count(*) from findings_month where finding = 'requested_idle'").fetchone()[0] == 0
     con.executemany("insert into gpu_request_parts values (3, ?, 'ns-a', 'ns-a-0', 'main', 'ip-1', 'nvidia_com_gpu', 'request', 1, 1)",
                     [[M0.replace(hour=h)] for h in range(2)])
-    con.execute("create or replace table findings_month as " + read_sql("30_marts", "findings_month.sql"))
+    for folder, model in (("20_intermediate", "int_findings_utilization"), ("30_marts", "findings_month")):
+        con.execute(f"create or replace table {model} as " + read_sql(folder, f"{model}.sql"))
     row = con.execute("select subject, team, value, cost_usd from findings_month where finding = 'requested_idle'").fetchone()
     assert row == ("ns-a/ns-a-0", "alpha", 2.0, 20.0)
 

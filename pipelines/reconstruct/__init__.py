@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
+from core.vocabulary import METER_UNITS
 from pipelines.reconstruct import reference as ref
 from pipelines.reconstruct.checks import check_json, mfu_check, pending_checks, plausibility
 from pipelines.reconstruct.graph import (  # noqa: F401 (API)
@@ -27,16 +28,21 @@ from pipelines.reconstruct.graph import (  # noqa: F401 (API)
     embodied_per_accelerator,
     reference_coef,
 )
-from pipelines.reconstruct.reference import check_limits, coefficients_by_id  # noqa: F401 (API)
-from pipelines.reconstruct.sampling import STATUS, MonteCarlo, Q, extremes, interval, relative_precision, tornado
+from pipelines.reconstruct.reference import check_limits, coefficients_by_id, resolve_gpu  # noqa: F401 (API)
+from pipelines.reconstruct.sampling import (  # noqa: F401 (API: the percentiles and PERT shape reports state)
+    P_HIGH,
+    P_LOW,
+    PERT_LAMBDA,
+    STATUS,
+    MonteCarlo,
+    Q,
+    extremes,
+    interval,
+    relative_precision,
+    tornado,
+)
 from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
 
-METER_UNITS = {
-    "accelerator_hours": "h", "it_energy_kwh": "kWh", "facility_energy_kwh": "kWh",
-    "co2e_location_kg": "kg", "co2e_market_kg": "kg", "co2e_embodied_kg": "kg", "cost_usd": "USD",
-    "train_flops": "FLOP", "mfu": "fraction", "cost_usd_per_million_tokens": "USD/Mtok",
-    "energy_j_per_token": "J/token", "co2e_g_per_million_tokens": "g/Mtok",
-}
 # Figures a disclosure needs at least one of for any meter to be reconstructed.
 FINDINGS = "findings"   # a parser's plausibility findings ride along with the disclosure, not validated
 USABLE = ("accelerator_hours", "accelerator_count", "energy_mwh", "co2e_location_t", "co2e_market_t", "cost_usd",

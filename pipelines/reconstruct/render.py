@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from core.units import KG_PER_T, KWH_PER_MWH
-from pipelines.reconstruct import METER_UNITS
+from core.vocabulary import METER_UNITS
 
 # (unit, threshold, divisor, shown unit): a figure at or above the threshold is shown scaled.
 SCALES = {"kWh": ((KWH_PER_MWH * KWH_PER_MWH, KWH_PER_MWH * KWH_PER_MWH, "GWh"), (KWH_PER_MWH, KWH_PER_MWH, "MWh")),

@@ -17,14 +17,14 @@ from typing import Any, Iterable
 
 import duckdb
 
-from core.sql import model_over, read_sql, sql_files
+from core.sql import model_over
 from pipelines.config import Config
 from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded, unchanged
 from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
 from pipelines.stage_inputs import apply_config, config_variables
-from pipelines.warehouse import add_macros
+from pipelines.warehouse import add_macros, create_tables
 from sources import REGISTRY
 from sources.base import detect, read_head
 from sources.reference_data import load_reference
@@ -38,9 +38,7 @@ def scratch_warehouse(store: SparkStore, config: Config) -> duckdb.DuckDBPyConne
     driver-side readers load into it, and supersede decisions read it."""
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
-    for name in sql_files("00_warehouse"):
-        if name != "macros.sql":
-            con.execute(read_sql("00_warehouse", name))
+    create_tables(con)
     add_macros(con)
     con.register("_sf", store.source_files().toArrow())
     con.execute("insert into source_files by name select * from _sf")

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import duckdb
 
-from core.sql import read_sql, sql_files
 from pipelines.month_scope import LEDGER_TABLES, MONTH_EXPR
 from pipelines.month_scope import MONTH_OF as MODEL_MONTH
 from pipelines.spark.dialect import DIALECT, spark_tree
+from pipelines.warehouse import create_tables
 
 FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs", "disclosures", "invoices",
          "work_log", "grid_hours", "instruments", "provider_carbon",
@@ -69,9 +69,7 @@ def month_of(table: str) -> str:
 def duck_shapes() -> dict[str, list[tuple[str, str]]]:
     """Column names and DuckDB types of every warehouse table, from the schema files themselves."""
     con = duckdb.connect()
-    for name in sql_files("00_warehouse"):
-        if name != "macros.sql":
-            con.execute(read_sql("00_warehouse", name))
+    create_tables(con)
     return {t: [(c, ty) for c, ty in con.execute(
         "select column_name, data_type from information_schema.columns where table_name = ? order by ordinal_position",
         [t]).fetchall()] for t in (*FACTS, *LINEAGE)}
@@ -81,9 +79,7 @@ def duck_shapes() -> dict[str, list[tuple[str, str]]]:
 def duck_defaults() -> dict[tuple[str, str], str]:
     """(table, column) -> the column's DEFAULT as SQL, where the schema gives one."""
     con = duckdb.connect()
-    for name in sql_files("00_warehouse"):
-        if name != "macros.sql":
-            con.execute(read_sql("00_warehouse", name))
+    create_tables(con)
     return {(t, c): d for t, c, d in con.execute(
         "select table_name, column_name, column_default from information_schema.columns where column_default is not null"
     ).fetchall()}

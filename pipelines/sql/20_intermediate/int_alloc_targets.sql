@@ -6,8 +6,7 @@
 --   unallocated_capacity  its MIG slices no pod held (split rule mig_unallocated): the unallocated team
 --   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
 --                     teams that used that node (proportional to their GPU-hours, or even), or
---                     configured weights, or left unallocated; no user on the node -> owner.
---                     An owned cluster's idle line likewise, over the teams its jobs ran for
+--                     weights, or left unallocated; no user -> owner. An owned cluster's idle likewise
 --   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
 --   provider_split    a billed node no telemetry covers, with AWS split cost allocation data:
 --                     by its pods' split cost per team; its unused cost -> unallocated_capacity
@@ -32,8 +31,7 @@ node_use as (
         case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
         dsum(w.gpu_hours_observed) as hours
     from int_gpu_workloads w
-    -- an owned cluster's hosts: their time is its jobs' and idle lines' (int_cost_pool_lines)
-    where w.cluster_claim is null
+    where w.cluster_claim is null    -- an owned cluster's host time is its jobs' and idle lines'
     group by all
 ),
 

@@ -8,9 +8,8 @@
 --                    on that resource that day (GPU-hours), none that day -> no namespace
 --   measured energy  its GPU-hours by day, namespace and pod (telemetry file; no row: an hour
 --                    sums many samples), by GPU-hours, util-weighted hours or IT energy
---   estimated energy the resource's billed GPU-hours by day and billing file (no row: an
---                    hourly CUR has hundreds of GPU rows per resource and month, each line of
---                    the group's 18 meters would repeat them all)
+--   estimated energy the resource's billed GPU-hours by day and billing file (no row: an hourly
+--                    CUR's hundreds of GPU rows per resource would repeat on each of 18 meters)
 -- Each line's amount is split by cumulative rounding in whole quanta of its meter (cfg_meters):
 -- the running total up to detail k is floored to the quantum, the last equals the line amount,
 -- and a detail takes the difference. So per line, exactly, sum(amount) = allocation_lines.amount
@@ -54,12 +53,10 @@ hour_files as (
 ),
 
 workloads as (
-    -- a Slurm job's part of a cluster host's hours is its job's (int_energy_base: its account's team)
     select strftime(w.hour_start, '%Y-%m') as month, w.hour_start::date as day, w.resource_id,
         w.is_idle and coalesce(w.cluster_claim, 'idle') = 'idle' as is_idle, w.cluster_claim is not null as claimed, w.team,
         w.namespace, w.pod, w.sharing_mode, w.split_rule, h.file_rank,
-        dsum(w.gpu_hours_observed) as hours,
-        dsum(w.gpu_hours_observed * w.util_mean) as util_hours,
+        dsum(w.gpu_hours_observed) as hours, dsum(w.gpu_hours_observed * w.util_mean) as util_hours,
         dsum(w.energy_kwh) as energy_kwh
     from int_gpu_workloads w
     left join hour_files h on h.gpu_uuid = w.gpu_uuid and h.hour_start = w.hour_start

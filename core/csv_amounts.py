@@ -2,7 +2,7 @@
 
 Exact values stay in Parquet and in the warehouse (DECIMAL(38, 12)); a CSV is read by people
 and spreadsheets, so it carries what an invoice would print. Minor units per currency come from
-sources/currency_minor_units.csv (ISO 4217). A currency the file does not know keeps its exact
+core/currency_minor_units.csv (ISO 4217). A currency the file does not know keeps its exact
 value, trailing zeros dropped: rounding it to a guessed unit would invent precision or lose it.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from core.sql import literal
 
-MINOR_UNITS_FILE = Path(__file__).resolve().parents[1] / "sources" / "currency_minor_units.csv"
+MINOR_UNITS_FILE = Path(__file__).resolve().parent / "currency_minor_units.csv"
 
 
 @lru_cache(maxsize=1)

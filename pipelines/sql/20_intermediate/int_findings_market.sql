@@ -1,0 +1,37 @@
+-- Grain: month x finding x subject, in the shape of findings_month (which unions it in): the
+-- market-based basis's instruments and the energy no market factor covers.
+--   instrument_overclaimed  value = kWh of an instrument's volume for the month that no
+--                       consumption was left for in the zones it names (not claimed: Scope 2
+--                       Quality Criteria); energy_kwh = what it did cover
+--   instrument_unmatched    value = the month's part of an instrument's volume, no consumption in
+--                       any zone it names (a misspelled zone, or a market with no GPUs)
+--   instrument_duplicate    value = kWh of a second declaration of an instrument id (claimed once)
+--   market_factor_missing   value = kWh of a zone's facility energy that no instrument, supplier
+--                       factor or residual mix covers: its market-based CO2e is not available
+-- Declared instruments (files), not meterbook.toml's supplier factors, which carry no volume.
+select month, 'instrument_overclaimed' as finding, claim as subject, null::varchar as resource_id, null::varchar as team,
+    dsum(excess_kwh) as value, 'kWh' as unit, null::double as low, null::double as high, null::double as cost_usd,
+    dsum(applied_kwh) as energy_kwh,
+    printf('%s (%s, %s) offers %.1f kWh for the month in %s; consumption left it %.1f kWh: the rest is not claimed',
+           pick(instrument_id), pick(instrument_type), pick(source), dsum(available_kwh),
+           string_agg(zone, ', ' order by zone), dsum(applied_kwh)) as detail,
+    []::varchar[] as assumption_ids
+from market_basis_month
+where claim_kind in ('instrument', 'supplier') and origin = 'instruments file'
+group by month, claim
+having dsum(excess_kwh) > 1e-9 * greatest(1, dsum(available_kwh))
+union all
+select month, 'instrument_' || claim_kind, claim, null, null, available_kwh, 'kWh', null, null, null, 0,
+    case claim_kind
+        when 'unmatched' then printf('%s (%s, %s): no consumption this month in zone %s; name a zone, grid zone, operator code or country that has GPU energy',
+                                     instrument_id, instrument_type, source, declared_zone)
+        else printf('%s is declared again (%s row %d): an instrument is claimed once', instrument_id, coalesce(origin_path, origin), row_number)
+    end,
+    []::varchar[]
+from market_basis_month
+where claim_kind in ('unmatched', 'duplicate') and origin = 'instruments file'
+union all
+select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', null, null, null, uncovered_kwh,  -- noqa: AL08
+    market_reason, []::varchar[]
+from carbon_month
+where market_status = 'not available'
