@@ -6,7 +6,7 @@ from decimal import Decimal as D
 import pytest
 
 from pipelines.config import Config, TeamRule
-from tests.test_allocation_fixtures import Charge, GpuHour, build, lines, team_amounts
+from tests.allocation_fixtures import Charge, GpuHour, build, lines, team_amounts
 
 NS = {"llm": "research", "embed": "search"}
 NODE = {"ip-1": "i-node"}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.vocabulary import CATEGORIES, CHARGE_BY, MIG_SLICES, MIG_UNUSED, RULES, SHARING_MODES
 from pipelines.config import Config
-from tests.test_allocation_fixtures import Charge, GpuHour, build
+from tests.allocation_fixtures import Charge, GpuHour, build
 
 TEAMS = ["research", "search", "vision"]
 NAMESPACES = {"ns-r": "research", "ns-s": "search", "ns-x": None}   # ns-x maps to no team

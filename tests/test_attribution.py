@@ -13,10 +13,10 @@ from pipelines.config import Config
 from pipelines.stages import run_stages
 from pipelines.warehouse import add_macros, connect
 from reports.chargeback import MATCHING_ROWS, build_context, report_html
+from tests.allocation_fixtures import Charge, GpuHour, build
 from tests.conftest import DATA, ingest_json
 from tests.pdf_helpers import cli, text
 from tests.telemetry_fixtures import Trace, write_prom_text
-from tests.test_allocation_fixtures import Charge, GpuHour, build
 
 MONTH = "2026-10"
 START = datetime(2026, 10, 6)

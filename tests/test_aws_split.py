@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from pipelines.config import Config
 from sources.reference_data import assumption, read_rows
+from tests.allocation_fixtures import GpuHour, build
 from tests.conftest import DATA, ingest_json
-from tests.test_allocation_fixtures import GpuHour, build
 
 LEGACY = DATA / "aws_cur" / "cur_eks_split_two_pods_and_unused.csv"
 CUR2 = DATA / "aws_cur2" / "cur2_eks_split_two_pods_and_unused.csv"

@@ -1,6 +1,6 @@
 """Hourly grid carbon and market-based Scope 2 (issue 21; issue 17's market-based factors).
 
-Hand-built months (tests/test_allocation_fixtures.py) with grid-hourly and instruments files
+Hand-built months (tests/allocation_fixtures.py) with grid-hourly and instruments files
 ingested by their real readers: each GPU-hour takes its zone's intensity for that hour, else the
 annual factor, and is counted; instruments cover energy by zone and period within their volume,
 the residual mix the rest, and what they cannot do is a finding."""
@@ -18,8 +18,8 @@ from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.stages import VALIDATED, contract_failures
 from pipelines.warehouse import connect
+from tests.allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
 from tests.conftest import DATA, ingest_json
-from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
 
 WEEK = DATA / "grid" / "electricity-maps_US-MIDA-PJM_week_2026-10.csv"
 LIFE_CYCLE = "Carbon intensity gCO₂eq/kWh (Life cycle)"

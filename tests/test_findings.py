@@ -7,7 +7,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.scaling import amdahl_comm_time, cost_optimal_k, efficiency, fit_scaling
-from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
+from tests.allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
 
 HOSTS = {"ip-1": "i-node"}
 NS = {"llm": "research", "embed": "search"}

@@ -13,7 +13,7 @@ import pytest
 from pipelines.config import Config
 from pipelines.ingest import ingest
 from sources.reference_data import REFERENCE_DIR
-from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
+from tests.allocation_fixtures import M0, Charge, GpuHour, build, run_after_gpu_hours
 
 HEADER = "job_id,workload,namespace,pod,host,gpu_uuids,gpus,start_utc,end_utc,params,active_params,tokens,requests,precision,tokens_per_s"
 CONFIG = Config(namespace_teams={"llm": "research", "embed": "search"}, hosts={"node-a": "i-a", "node-b": "i-b"},

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines.config import Config
-from tests.test_allocation_fixtures import M0, Charge, GpuHour
+from tests.allocation_fixtures import M0, Charge, GpuHour
 from tests.test_allocation_properties import unique_hours
 from tests.test_jobs import build, with_work
 

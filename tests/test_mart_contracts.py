@@ -22,8 +22,8 @@ from pipelines.stages import (
 )
 from pipelines.warehouse import connect
 from schemas.findings_month import FINDINGS
+from tests.allocation_fixtures import Charge, GpuHour, build
 from tests.pdf_helpers import cli
-from tests.test_allocation_fixtures import Charge, GpuHour, build
 from tests.test_end_to_end import demo_report  # noqa: F401  (module fixture: the demo month, ingested)
 
 MARTS = ["allocation_lines", "team_month", "team_energy_lines", "reconciliation", "findings_month"]

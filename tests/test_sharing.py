@@ -14,8 +14,8 @@ from pipelines.config import Config
 from pipelines.stages import apply_config, build_model, stages
 from pipelines.warehouse import connect
 from sources.reference_data import load_reference
+from tests.allocation_fixtures import M0, Charge, GpuHour, build, insert_charges
 from tests.conftest import DATA, ingest_json
-from tests.test_allocation_fixtures import M0, Charge, GpuHour, build, insert_charges
 
 SHARING = DATA / "sharing"
 NAMESPACES = {"ns-a": "alpha", "ns-b": "beta", "ns-c": "gamma"}

@@ -17,8 +17,8 @@ from pipelines.cli import main
 from pipelines.config import Config
 from pipelines.stages import VALIDATED, contract_failures
 from pipelines.warehouse import add_macros
+from tests.allocation_fixtures import Charge, GpuHour, build, run_after_gpu_hours
 from tests.pdf_helpers import cli
-from tests.test_allocation_fixtures import Charge, GpuHour, build, run_after_gpu_hours
 
 M0 = datetime(2026, 10, 1)
 MONTH_H = 31 * 24

@@ -113,8 +113,8 @@ select
     jobs,
     case when not power_measured then 'in the running cost (no energy measured)'
          when unpriced = 0 then 'measured energy x price'
-         else 'measured energy x price for ' || cast(round(covered_gpu_hours, 1) as varchar) || ' of '
-             || cast(round(capacity_gpu_hours, 1) as varchar) || ' GPU-hours, the rest in the running cost' end as power_basis,
+         else 'measured energy x price for ' || round(covered_gpu_hours, 1)::varchar || ' of '
+             || round(capacity_gpu_hours, 1)::varchar || ' GPU-hours, the rest in the running cost' end as power_basis,
     it_energy_kwh * pue as facility_energy_kwh,
     gpus * capex / life_months as capital_usd,
     gpus * (ops + (ox - ops) * unpriced) as running_usd,
