@@ -57,6 +57,9 @@ PUBLISH = (
     ("assumptions:hardware_lifetime_years", "embodied CO2e with its amortization life (not yet a field of the disclosure format)"),
     ("assumptions:accelerators_per_server", "embodied CO2e per accelerator including its host share (not yet a field)"),
     ("embodied:*", "embodied CO2e of the accelerators and servers (not yet a field of the disclosure format)"),
+    ("energy_scope:*", "energy_scope of the energy the published CO2e was computed from (IT or facility)"),
+    ("convention_grid:*", "grid_gco2e_per_kwh: the factor the calculator applied, as it printed it"),
+    ("market_instruments:*", "co2e_market_t, or market_gco2e_per_kwh with the contracts behind it"),
 )
 METER_COLUMNS = ["entity", "kind", "meter", "unit", "reported", "value", "low", "high", "status", "method", "assumptions"]
 

@@ -263,6 +263,14 @@ def test_demo_cluster_nodes_measure_their_jobs(tmp_path: Path) -> None:
                     ("hpc-lab:job:5002_2", ["node_share"], 0.47, 2.0)]
     assert query(wh, "select pool_usd from int_cost_pool") == [(DEMO_POOL_USD,)]
     assert round(sum(teams.values()), 2) == DEMO_POOL_USD
+    # an hour of telemetry covers that hour's GPU-hours, not the month the job or the idle line
+    # was billed for: 16 of the cluster's 11,904 GPU-hours were seen, on every page alike
+    seen = query(wh, """select resource_id, round(gpu_hours_billed * telemetry_share, 6) from int_resource_coverage
+                        where telemetry_share > 0 order by 1""")
+    assert seen == [("hpc-lab:idle", 4.0), ("hpc-lab:job:5001", 8.0), ("hpc-lab:job:5002_1", 2.0), ("hpc-lab:job:5002_2", 2.0)]
+    (fleet,), = query(wh, "select round(gpu_hours_billed_with_telemetry, 6) from telemetry_month")
+    (by_team,), = query(wh, "select round(sum(gpu_hours_with_telemetry), 6) from team_coverage_month")
+    assert fleet == by_team == 16.0
 
 
 def test_a_cluster_beside_the_cloud_bill_moves_no_cloud_team(demo_billing: Path, tmp_path: Path) -> None:

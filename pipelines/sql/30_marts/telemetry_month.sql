@@ -1,17 +1,12 @@
 -- Grain: month. How much of the billed GPU fleet telemetry describes, so a utilization figure is
--- read with its coverage: billed GPU-hours and GPU cost in all, and on resources telemetry maps
--- to; observed GPU-hours; utilization weighted by observed time (of the observed fleet only).
+-- read with its coverage: billed GPU-hours and GPU cost in all, and the part telemetry saw (each
+-- resource's by its observed share, int_resource_coverage); observed GPU-hours; utilization
+-- weighted by observed time (of the observed fleet only).
 with billed as (
     select month, resource_id, dsum(gpu_hours) as gpu_hours, sum(effective_cost) as gpu_cost
     from int_charges_teams
     where gpu_hours > 0
     group by all
-),
-
-observed_resources as (
-    select distinct strftime(hour_start, '%Y-%m') as month, resource_id
-    from int_gpu_workloads
-    where resource_id is not null
 ),
 
 observed as (
@@ -29,11 +24,11 @@ observed as (
 fleet as (
     select b.month,
         dsum(b.gpu_hours) as gpu_hours_billed,
-        coalesce(sum(b.gpu_hours::decimal(38, 12)) filter (where o.resource_id is not null), 0)::double as gpu_hours_billed_with_telemetry,
+        coalesce(sum((b.gpu_hours * c.telemetry_share)::decimal(38, 12)), 0)::double as gpu_hours_billed_with_telemetry,
         sum(b.gpu_cost) as gpu_cost,
-        coalesce(sum(b.gpu_cost) filter (where o.resource_id is not null), 0) as gpu_cost_with_telemetry
+        coalesce(sum((b.gpu_cost * c.telemetry_share)::decimal(38, 12)), 0) as gpu_cost_with_telemetry
     from billed b
-    left join observed_resources o using (month, resource_id)
+    left join int_resource_coverage c using (month, resource_id)
     group by all
 )
 
