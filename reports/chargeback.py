@@ -85,7 +85,7 @@ def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dic
     """Per team, what its figures are made of: the allocation engine's lines, one row per
     category and rule, the main meters as columns, money in the report's currency (each line's
     converted amount, allocation_day_reporting, so the lines add up to the team's total). A
-    line billed in another currency says so in its category."""
+    line billed in another currency names it (billed_in)."""
     money = ("billed_cost", "effective_cost")
     meters = ", ".join(f"sum(coalesce(r.amount_reporting, l.amount)) filter (where l.meter = '{m}') as {m}"
                        if m in money else f"sum(l.amount) filter (where l.meter = '{m}') as {m}"
@@ -97,13 +97,13 @@ def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dic
             where month = ? and meter in ('billed_cost', 'effective_cost')
             group by all
         )
-        select l.team, coalesce(l.category, '–') || coalesce(', billed in ' || nullif(l.currency, ?), '') as category,
+        select l.team, coalesce(l.category, '–') as category, nullif(l.currency, ?) as billed_in,
                coalesce(l.rule, '–') as rule, count(distinct l.source_group) as sources, {meters}
         from allocation_lines l
         left join converted r on r.month = l.month and r.team = l.team and r.meter = l.meter
             and r.rule is not distinct from l.rule and r.source_group = l.source_group
         where l.month = ? group by all
-        order by l.team, billed_cost desc nulls last, category, rule""", [month, currency, month]))
+        order by l.team, billed_cost desc nulls last, category, billed_in, rule""", [month, currency, month]))
 
 
 def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:

@@ -30,7 +30,7 @@ class TeamMonth(pa.DataFrameModel):
     gpu_hours: float = pa.Field(description="billed GPU-hours as allocated; negative on corrections")
     gpu_hours_observed: float = pa.Field(ge=0, description="telemetry GPU-hours")
     idle_gpu_hours: float = pa.Field(ge=0, description="the idle part of gpu_hours_observed")
-    effective_gpu_hours: float = pa.Field(ge=0, description="observed GPU-hours x utilization")
+    effective_gpu_hours: float = pa.Field(nullable=True, ge=0, description="observed GPU-hours x utilization; null where no utilization was measured")
     # No upper bound: effective and observed GPU-hours are rounded apart, so a team's ratio can
     # exceed 1 by a quantum over its observed hours.
     util_mean: float = pa.Field(nullable=True, ge=0, description="effective / observed GPU-hours")

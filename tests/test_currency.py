@@ -126,7 +126,8 @@ def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside
     for team, lines in lines_by_team.items():
         for meter, i in (("billed_cost", 0), ("effective_cost", 1)):
             assert abs(sum(float(ln[meter] or 0) for ln in lines) - float(teams[team][i])) < 0.005, (team, meter)
-    assert any(ln["category"].endswith(", billed in EUR") for ln in lines_by_team["vision"])
+    assert [ln["category"] for ln in lines_by_team["vision"] if ln["billed_in"] == "EUR"] == ["direct"]
+    assert "Direct use, billed in EUR" in html
 
 
 def test_several_currencies_without_a_reporting_currency_is_one_error(two_currencies) -> None:

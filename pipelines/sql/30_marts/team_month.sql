@@ -107,7 +107,7 @@ joined as (
         coalesce(c.effective_cost_shared, 0) as effective_cost_shared,
         coalesce(c.effective_cost_credits, 0) as effective_cost_credits,
         coalesce(c.effective_cost_idle, 0) as idle_cost,
-        coalesce(e.effective_gpu_hours, 0) as effective_gpu_hours,
+        e.effective_gpu_hours,   -- null where no utilization was measured: unknown, not 0
         c.effective_cost / nullif(e.effective_gpu_hours, 0) as cost_per_effective_gpu_hour,
         e.co2e_market_kg,
         e.co2e_market_kg_low,
