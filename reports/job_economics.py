@@ -39,7 +39,11 @@ def job_economics(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, dict[
             team["jobs"].append(r)
         else:
             team["more"] += 1
-    for r in rows_as_dicts(con, """select * exclude (month) from team_work_month where month = ? and gpu_hours > 0
+    # a workload's totals alike: per unit in the reporting currency, the billed cost beside it
+    totals = ("effective_cost", "cost_per_mtok", "cost_per_k_requests")
+    for r in rows_as_dicts(con, f"""select * exclude (month, {', '.join(totals)}, {', '.join(f'{c}_reporting' for c in totals)}),
+                                          {', '.join(f'{c}_reporting as {c}' for c in totals)}, effective_cost as effective_cost_billed
+                                   from team_work_month where month = ? and gpu_hours > 0
                                    order by team, workload, currency""", [month]):
         out.setdefault(r.pop("team"), {"jobs": [], "totals": [], "more": 0})["totals"].append(r)
     return out

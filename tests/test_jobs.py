@@ -199,3 +199,16 @@ def test_a_training_job_far_below_typical_mfu_is_a_finding_with_the_money_at_sta
     assert f[3] == pytest.approx(100 * (1 - mfu / typical))
     assert f[4:6] == ("slow", "research")
     assert "MFU 0.5%" in f[6]
+
+
+def test_a_teams_work_totals_are_in_the_reporting_currency_too(hand):
+    """team_work_month rolls job_month_reporting up: its reporting figures are its jobs' converted
+    ones (a USD month: the same as billed), so the totals line of a team page and its job table
+    print one currency."""
+    rows = hand.execute("""select w.team, w.workload, w.effective_cost_reporting, sum(j.effective_cost_reporting),
+                                  w.cost_per_mtok_reporting, w.cost_per_mtok
+                           from team_work_month w join job_month_reporting j using (month, team, workload, currency)
+                           group by all order by 1""").fetchall()
+    assert [r[:2] for r in rows] == [("research", "training"), ("search", "training")]
+    for _, _, total, of_jobs, per_mtok_reporting, per_mtok in rows:
+        assert float(total) == pytest.approx(float(of_jobs)) and per_mtok_reporting == pytest.approx(per_mtok)
