@@ -202,14 +202,16 @@ def test_dmon_without_times_needs_start_and_interval(tmp_path):
 
 # --- energy of a known series, through ingest and build -------------------------------------
 
-def write_constant_power_log(path: Path, watts: dict[str, float], interval_s: int, hours: int) -> None:
-    """A `--query-gpu=timestamp,name,uuid,index,power.draw,utilization.gpu --format=csv -l N` log."""
+def write_constant_power_log(path: Path, watts: dict[str, float | tuple[float, ...]], interval_s: int, hours: int) -> None:
+    """A `--query-gpu=timestamp,name,uuid,index,power.draw,utilization.gpu --format=csv -l N` log;
+    a GPU given several powers takes them in turn, one per sample."""
     start = datetime(2026, 10, 1, 12, 0, 0)
     lines = ["timestamp, name, uuid, index, power.draw [W], utilization.gpu [%]"]
     for k in range(hours * 3600 // interval_s):
         t = (start + timedelta(seconds=k * interval_s)).strftime("%Y/%m/%d %H:%M:%S.000")
         for i, (uuid, w) in enumerate(watts.items()):
-            lines.append(f"{t}, NVIDIA H100 80GB HBM3, {uuid}, {i}, {w:.2f} W, 50 %")
+            p = w[k % len(w)] if isinstance(w, tuple) else w
+            lines.append(f"{t}, NVIDIA H100 80GB HBM3, {uuid}, {i}, {p:.2f} W, 50 %")
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -233,6 +235,25 @@ def test_constant_power_gives_its_energy_through_ingest_and_build(tmp_path):
         kwh, low, high, tier = got[uuid]
         assert tier == "power_integral"
         assert low <= truth <= high and kwh == pytest.approx(truth, rel=1e-9)
+
+
+def test_power_samples_give_a_range_of_one_interval_at_the_hours_swing(tmp_path):
+    """Samples every 10 s alternating 300 W and 100 W: 0.2 kWh in the hour (mean 200 W), and the
+    power between samples is unknown: one 10 s interval at the 200 W swing either side, 2,000 J
+    (0.000556 kWh); a GPU at a steady 150 W has no swing and no range."""
+    log = tmp_path / "gpus.csv"
+    write_constant_power_log(log, {UUID_A: (300.0, 100.0), UUID_B: 150.0}, interval_s=10, hours=1)
+    (tmp_path / "meterbook.toml").write_text("[telemetry]\ninterval_s = 10\n")
+    wh = tmp_path / "wh.duckdb"
+    for args in (["ingest", str(log)], ["build"]):
+        res = CliRunner().invoke(main, [*args, "--warehouse", str(wh), "--config", str(tmp_path / "meterbook.toml")])
+        assert res.exit_code == 0, res.output
+    with duckdb.connect(str(wh), read_only=True) as con:
+        got = dict((u, (k, lo, hi)) for u, k, lo, hi in con.execute(
+            "select gpu_uuid, energy_kwh, energy_kwh_low, energy_kwh_high from gpu_hours").fetchall())
+    swing = 200 * 10 / 3600 / 1000
+    assert got[UUID_A] == pytest.approx((0.2, 0.2 - swing, 0.2 + swing), rel=1e-9)
+    assert got[UUID_B] == pytest.approx((0.15, 0.15, 0.15), rel=1e-9)
 
 
 # --- nvidia_gpu_exporter ------------------------------------------------------------------

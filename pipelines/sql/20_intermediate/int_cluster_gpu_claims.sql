@@ -37,7 +37,7 @@ by_label as (
 ),
 
 unlabelled as (
-    select j.cluster, j.job_id, j.gpus, j.piece_start, j.piece_end, n.host, len(hostlist(j.node_list)) as n_nodes
+    select j.cluster, j.job_id, j.gpus, j.piece_start, j.piece_end, n.host, array_length(hostlist(j.node_list)) as n_nodes
     from int_cluster_jobs j
     cross join unnest(hostlist(j.node_list)) n (host)
     left join (select distinct cluster, job_id from by_label) b on b.cluster = j.cluster and b.job_id = j.job_id

@@ -43,8 +43,8 @@ tiers as (
     join stats s on s.job_id = j.job_id
     union all
     select j.month, j.resource_id, j.gpu_hours, 'estimated', 'slurm_node_energy',
-        j.consumed_energy_j * j.piece_frac * j.gpus / (len(hostlist(j.node_list)) * h.gpus_per_host) / (getvariable('w_per_kw') * getvariable('s_per_h')),
-        j.consumed_energy_j * j.piece_frac * j.gpus / (len(hostlist(j.node_list)) * h.gpus_per_host) / (getvariable('w_per_kw') * getvariable('s_per_h')),
+        j.consumed_energy_j * j.piece_frac * j.gpus / (array_length(hostlist(j.node_list)) * h.gpus_per_host) / (getvariable('w_per_kw') * getvariable('s_per_h')),
+        j.consumed_energy_j * j.piece_frac * j.gpus / (array_length(hostlist(j.node_list)) * h.gpus_per_host) / (getvariable('w_per_kw') * getvariable('s_per_h')),
         j.consumed_energy_j * j.piece_frac / (getvariable('w_per_kw') * getvariable('s_per_h'))
     from jobs j
     join host_gpus h on h.cluster = j.cluster

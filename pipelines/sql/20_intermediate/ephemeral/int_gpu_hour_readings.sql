@@ -5,7 +5,10 @@
 --   power_integral  mean power x observed time (measured), plus, for time inside the hour that
 --                   no sample covers (a gap longer than gap_s), mean power x gap, bounded by the
 --                   GPU's idle power and the higher of its maximum and the hour's peak (gpu_specs):
---                   own_low_kwh / own_high_kwh.
+--                   own_low_kwh / own_high_kwh. Samples every interval_s say nothing of the power
+--                   between them: the observed part's range is one interval at the hour's swing
+--                   (peak less lowest sample) either side, as far apart as the sums taking each
+--                   interval's first or its last sample can be.
 -- A difference across a gap between two hours is not here: int_gpu_hour_gaps spreads it.
 -- Ephemeral: inlined into the models that read it. Variables: interval_s, gap_s, mj_per_kwh,
 -- w_per_kw, s_per_h.
@@ -93,7 +96,9 @@ valued as (
         case when n_energy > 0 then (within_mj + coalesce(boundary_mj, 0)) / getvariable('mj_per_kwh') end as counter_kwh,
         case when power_w_mean is not null then power_w_mean * observed_s / getvariable('s_per_h') / getvariable('w_per_kw') end as observed_power_kwh,
         case when e.power_w_mean is not null and coalesce(e.n_energy, 0) = 0 and e.inner_gap_s > getvariable('gap_s')
-             then e.inner_gap_s / getvariable('s_per_h') / getvariable('w_per_kw') end as gap_h_kw
+             then e.inner_gap_s / getvariable('s_per_h') / getvariable('w_per_kw') end as gap_h_kw,
+        coalesce((e.power_w_max - e.power_w_min) * getvariable('interval_s') / getvariable('s_per_h') / getvariable('w_per_kw'), 0)
+            as sampling_kwh
     from energy e
 ),
 
@@ -102,8 +107,10 @@ own as (
     -- reaches it; a gap-only hour has no readings of its own (0 to add the gap's part to)
     select *,
         coalesce(counter_kwh, observed_power_kwh + coalesce(power_w_mean * gap_h_kw, 0)) as own_kwh,
-        coalesce(counter_kwh, observed_power_kwh + coalesce(least(gap_low_w, power_w_mean) * gap_h_kw, 0)) as own_low_kwh,
-        coalesce(counter_kwh, observed_power_kwh + coalesce(greatest(gap_high_w, power_w_mean) * gap_h_kw, 0)) as own_high_kwh
+        coalesce(counter_kwh, greatest(observed_power_kwh - sampling_kwh, 0) + coalesce(least(gap_low_w, power_w_mean) * gap_h_kw, 0))
+            as own_low_kwh,
+        coalesce(counter_kwh, observed_power_kwh + sampling_kwh + coalesce(greatest(gap_high_w, power_w_mean) * gap_h_kw, 0))
+            as own_high_kwh
     from valued
 )
 
