@@ -266,3 +266,15 @@ def test_every_warehouse_table_exists_on_spark():
     created = {t for f in sql_files("00_warehouse")
                for t in re.findall(r"create table if not exists (\w+)", sql_text("00_warehouse", f))}
     assert created - {*FACTS, *LINEAGE} == set()
+
+
+def test_no_model_spark_builds_counts_a_list_with_len():
+    """DuckDB's len() takes a list or a string; Spark's length() only a string, and the dialect
+    cannot tell which a column is: a list is counted with array_length (it failed every Spark
+    build of a month with Slurm jobs). Staging runs on DuckDB on both engines."""
+    import re
+
+    from core.sql import sql_files, sql_text
+    found = [f"{folder}/{name}" for folder in ("20_intermediate", "30_marts") for name in sql_files(folder)
+             if re.search(r"\blen\(", sql_text(folder, name))]
+    assert found == []
