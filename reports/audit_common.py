@@ -12,7 +12,7 @@ from typing import Any
 
 from core.vocabulary import METER_UNITS
 from reports import charts
-from reports.labels import label
+from reports.labels import coefficient_label, label
 
 CO2E = ("co2e_location_kg", "co2e_market_kg", "co2e_embodied_kg")
 
@@ -30,7 +30,9 @@ def what_to_publish(assumption_ids: list[str], table: tuple[tuple[str, str], ...
     would make each unnecessary; `table` maps coefficient-id patterns to it, first match wins."""
     need: dict[str, list[str]] = {}
     for cid in sorted(set(assumption_ids)):
-        field = next((text for pattern, text in table if fnmatch.fnmatchcase(cid, pattern)), f"a published value for {cid}")
+        words = coefficient_label(cid)
+        field = next((text for pattern, text in table if fnmatch.fnmatchcase(cid, pattern)),
+                     f"a published value for {words[:1].lower()}{words[1:]}")
         need.setdefault(field, []).append(cid)
     return [{"publish": k, "replaces": v} for k, v in sorted(need.items())]
 

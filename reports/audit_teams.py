@@ -25,6 +25,8 @@ MEASURE = (
                                               "GPU-hours x TDP x a power fraction"),
     ("gpu_specs:*:tdp_w", "DCGM telemetry on these GPUs, so their energy is measured rather than "
                           "GPU-hours x TDP x a power fraction"),
+    ("assumptions:idle_power_fraction_of_tdp", "DCGM telemetry on the GPUs no job held, so their idle draw is measured "
+                                               "rather than TDP x an idle fraction"),
     ("assumptions:pue_unknown", "the facility's metered PUE for the month"),
     ("pue:*", "the facility's metered PUE for the month (here the provider's published average)"),
     ("assumptions:grid_intensity*", "the zone of every GPU resource (cloud region) and its grid intensity"),

@@ -430,3 +430,15 @@ def test_the_boundary_is_stated_and_settable(audit, wh, tmp_path, body):
     location = next(t for t in s["totals"] if t["meter"] == "co2e_location_kg")
     base = next(t for t in statement["totals"] if t["meter"] == "co2e_location_kg")
     assert location["value"] == pytest.approx(base["value"] + model["location"]["value"], rel=1e-12)
+
+
+def test_what_to_publish_names_a_coefficient_no_line_covers_in_words():
+    """An assumption no line of the table names (a cluster's idle draw, its operations cost) is
+    asked for by its label, never by its id: the audit page printed
+    'a published value for assumptions:idle_power_fraction_of_tdp'."""
+    from reports.audit_common import what_to_publish
+    from reports.audit_teams import MEASURE
+    rows = what_to_publish(["assumptions:idle_power_fraction_of_tdp", "assumptions:owned_ops_usd_per_gpu_month",
+                            "gpu_specs:H100-SXM5-80GB:tdp_w"], MEASURE)
+    assert rows and all(":" not in r["publish"] and "_" not in r["publish"] for r in rows)
+    assert any("idle draw is measured" in r["publish"] for r in rows)
