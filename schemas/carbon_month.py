@@ -6,11 +6,9 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-from schemas.ranges import REL, in_order
+from schemas.ranges import REL, Slack
 
-
-def _ordered(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    return in_order(df, low, mid, high, absolute=REL, relative=REL)
+SLACK = Slack(absolute=REL, relative=REL)
 
 
 class CarbonMonth(pa.DataFrameModel):
@@ -33,13 +31,9 @@ class CarbonMonth(pa.DataFrameModel):
         strict = False
         unique = ["month", "zone"]
 
-    @pa.dataframe_check(columns=["co2e_hourly_kg_low", "co2e_hourly_kg", "co2e_hourly_kg_high"])
-    def hourly_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    hourly_range = SLACK.check("hourly_range", "co2e_hourly_kg")
 
-    @pa.dataframe_check(columns=["co2e_market_kg_low", "co2e_market_kg", "co2e_market_kg_high"])
-    def market_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    market_range = SLACK.check("market_range", "co2e_market_kg")
 
     @pa.dataframe_check(columns=["market_status", "market_reason"])
     def unavailable_says_why(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:

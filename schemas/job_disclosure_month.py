@@ -3,11 +3,10 @@ model disclosure states them (AI Act Annex XI, SPDX 3 AI, CycloneDX 1.6, SCI). R
 interval bounds, so low <= value <= high; the figures are job_month's summed over its teams."""
 from __future__ import annotations
 
-import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-from schemas.job_month import STATUSES, _ordered
+from schemas.job_month import SLACK, STATUSES
 from schemas.work_log import WORKLOADS
 
 
@@ -37,14 +36,8 @@ class JobDisclosureMonth(pa.DataFrameModel):
         strict = False
         unique = ["month", "job_id"]
 
-    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
-    def energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    energy_range = SLACK.check("energy_range", "facility_energy_kwh")
 
-    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
-    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    co2e_range = SLACK.check("co2e_range", "co2e_kg")
 
-    @pa.dataframe_check(columns=["embodied_co2e_kg_low", "embodied_co2e_kg", "embodied_co2e_kg_high"])
-    def embodied_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    embodied_range = SLACK.check("embodied_range", "embodied_co2e_kg")

@@ -7,21 +7,18 @@ cannot happen for a true work log: the contract finding that follows names a job
 parameters or placement are wrong (a finding, not a failed build)."""
 from __future__ import annotations
 
-import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import ISO_4217, MONTH
-from schemas.ranges import REL, in_order
+from schemas.ranges import REL, Slack
 from schemas.team_month import ROUNDING_SLACK
 from schemas.work_log import WORKLOADS
 
 STATUSES = ["measured", "estimated", "uncovered"]
 
-
-def _ordered(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    """low <= mid <= high, each side checked where both ends are known; a relative slack for the
-    per-unit figures (shares of rounded allocation lines divided by small unit counts)."""
-    return in_order(df, low, mid, high, absolute=ROUNDING_SLACK, relative=REL, open_ends=True)
+# each side checked where both ends are known; a relative slack for the per-unit figures (shares
+# of rounded allocation lines divided by small unit counts)
+SLACK = Slack(absolute=ROUNDING_SLACK, relative=REL, open_ends=True)
 
 
 class _UnitEconomics(pa.DataFrameModel):
@@ -56,18 +53,11 @@ class _UnitEconomics(pa.DataFrameModel):
         coerce = True
         strict = False
 
-    @pa.dataframe_check(columns=["mfu_low", "mfu", "mfu_high"])
-    def mfu_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """The peak's range bounds MFU (the highest peak gives the lowest MFU)."""
-        return _ordered(df, *columns)
+    mfu_range = SLACK.check("mfu_range", "mfu", "the peak's range bounds MFU (the highest peak gives the lowest MFU)")
 
-    @pa.dataframe_check(columns=["kwh_per_mtok_low", "kwh_per_mtok", "kwh_per_mtok_high"])
-    def kwh_per_mtok_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    kwh_per_mtok_range = SLACK.check("kwh_per_mtok_range", "kwh_per_mtok")
 
-    @pa.dataframe_check(columns=["gco2e_per_mtok_low", "gco2e_per_mtok", "gco2e_per_mtok_high"])
-    def gco2e_per_mtok_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    gco2e_per_mtok_range = SLACK.check("gco2e_per_mtok_range", "gco2e_per_mtok")
 
 
 class JobMonth(_UnitEconomics):
@@ -88,13 +78,9 @@ class JobMonth(_UnitEconomics):
         strict = False
         unique = ["month", "job_id", "team", "currency"]
 
-    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
-    def facility_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    facility_energy_range = SLACK.check("facility_energy_range", "facility_energy_kwh")
 
-    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
-    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _ordered(df, *columns)
+    co2e_range = SLACK.check("co2e_range", "co2e_kg")
 
 
 class TeamWorkMonth(_UnitEconomics):

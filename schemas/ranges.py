@@ -2,7 +2,10 @@
 the rounding the figure went through (each contract states its own, with its reason)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
+import pandera.pandas as pa
 
 # Sums of doubles (dsum): exact to 1e-12 per value; bounds compare within a relative hair.
 REL = 1e-9
@@ -19,3 +22,25 @@ def in_order(df: pd.DataFrame, low: str, mid: str, high: str, *, absolute: float
     if open_ends:
         lo, hi = lo | df[low].isna(), hi | df[high].isna()
     return df[mid].isna() | (lo & hi)
+
+
+
+@dataclass(frozen=True)
+class Slack:
+    """A contract's allowance for the rounding its figures went through, and its range checks."""
+    absolute: float = 0.0
+    relative: float = 0.0
+    open_ends: bool = False
+
+    def holds(self, df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
+        return in_order(df, low, mid, high, absolute=self.absolute, relative=self.relative, open_ends=self.open_ends)
+
+    def check(self, name: str, mid: str, doc: str = ""):
+        """A dataframe check named `name` that `<mid>_low` <= `mid` <= `<mid>_high`: one definition
+        for every ranged figure, failures located under the three columns. `doc` says where the
+        bounds come from."""
+        def check(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+            return self.holds(df, *columns)
+        check.__name__ = check.__qualname__ = name
+        check.__doc__ = doc or None
+        return pa.dataframe_check(columns=[f"{mid}_low", mid, f"{mid}_high"])(check)

@@ -7,18 +7,15 @@ Each meter is the line's value times the team's share, so ranges hold up to floa
 """
 from __future__ import annotations
 
-import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-from schemas.ranges import REL, in_order
+from schemas.ranges import REL, Slack
 
 BASES = ["measured", "estimated"]
 
-
-def _in_order(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    # unknown energy (no TDP for the GPU model, no zone factors) is null in all three
-    return in_order(df, low, mid, high, relative=REL)
+# unknown energy (no TDP for the GPU model, no zone factors) is null in all three: it passes
+SLACK = Slack(relative=REL)
 
 
 class TeamEnergyLines(pa.DataFrameModel):
@@ -47,20 +44,12 @@ class TeamEnergyLines(pa.DataFrameModel):
         coerce = True
         strict = False
 
-    @pa.dataframe_check(columns=["it_energy_kwh_low", "it_energy_kwh", "it_energy_kwh_high"])
-    def it_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """Measured lines have low = central = high; estimated ones the TDP x power-fraction bounds."""
-        return _in_order(df, *columns)
+    it_energy_range = SLACK.check("it_energy_range", "it_energy_kwh",
+                                  "Measured lines have low = central = high; estimated ones the TDP x power-fraction bounds.")
 
-    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
-    def facility_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """IT energy bounds times the PUE bounds."""
-        return _in_order(df, *columns)
+    facility_energy_range = SLACK.check("facility_energy_range", "facility_energy_kwh",
+                                        "IT energy bounds times the PUE bounds.")
 
-    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
-    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _in_order(df, *columns)
+    co2e_range = SLACK.check("co2e_range", "co2e_kg")
 
-    @pa.dataframe_check(columns=["co2e_market_kg_low", "co2e_market_kg", "co2e_market_kg_high"])
-    def co2e_market_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        return _in_order(df, *columns)
+    co2e_market_range = SLACK.check("co2e_market_range", "co2e_market_kg")

@@ -7,7 +7,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from schemas.allocation_lines import ISO_4217, MONTH
-from schemas.ranges import in_order
+from schemas.ranges import Slack
 
 # Each meter of each team is a sum of allocation lines rounded to a quantum (a watt-hour, a
 # gram) separately per meter, so where a group's low and central totals differ by less than a
@@ -15,9 +15,7 @@ from schemas.ranges import in_order
 # absorbs that; a real fault (swapped bounds, a missing factor) is far larger.
 ROUNDING_SLACK = 0.01
 
-
-def _in_order(df: pd.DataFrame, low: str, mid: str, high: str) -> pd.Series:
-    return in_order(df, low, mid, high, absolute=ROUNDING_SLACK)
+SLACK = Slack(absolute=ROUNDING_SLACK)
 
 
 class TeamMonth(pa.DataFrameModel):
@@ -56,20 +54,13 @@ class TeamMonth(pa.DataFrameModel):
         strict = False
         unique = ["month", "team", "currency"]
 
-    @pa.dataframe_check(columns=["facility_energy_kwh_low", "facility_energy_kwh", "facility_energy_kwh_high"])
-    def facility_energy_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """The central estimate lies within its interval bounds (low x low, high x high)."""
-        return _in_order(df, *columns)
+    facility_energy_range = SLACK.check("facility_energy_range", "facility_energy_kwh",
+                                        "The central estimate lies within its interval bounds (low x low, high x high).")
 
-    @pa.dataframe_check(columns=["co2e_kg_low", "co2e_kg", "co2e_kg_high"])
-    def co2e_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """As facility energy, with the grid intensity's bounds on top."""
-        return _in_order(df, *columns)
+    co2e_range = SLACK.check("co2e_range", "co2e_kg", "As facility energy, with the grid intensity's bounds on top.")
 
-    @pa.dataframe_check(columns=["co2e_hourly_kg_low", "co2e_hourly_kg", "co2e_hourly_kg_high"])
-    def co2e_hourly_range(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
-        """Hour-by-hour CO2e lies within its bounds too (PUE, and the annual factor where it stands in)."""
-        return _in_order(df, *columns)
+    co2e_hourly_range = SLACK.check("co2e_hourly_range", "co2e_hourly_kg",
+                                    "Hour-by-hour CO2e lies within its bounds too (PUE, and the annual factor where it stands in).")
 
     @pa.dataframe_check(columns=["facility_energy_kwh_hourly", "facility_energy_kwh"])
     def hourly_part_of_energy(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
