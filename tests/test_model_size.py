@@ -15,7 +15,6 @@ NOT_YET_SPLIT = {
     "30_marts/job_month.sql": 240,
     "20_intermediate/int_alloc_targets.sql": 228,
     "30_marts/focus_allocated.sql": 182,
-    "30_marts/focus_export.sql": 173,
 }
 
 
