@@ -14,7 +14,6 @@ NOT_YET_SPLIT = {
     "10_staging/stg_codecarbon__runs.sql": 269,
     "30_marts/job_month.sql": 240,
     "20_intermediate/int_alloc_targets.sql": 228,
-    "30_marts/focus_allocated.sql": 182,
 }
 
 
