@@ -274,7 +274,8 @@ def test_no_model_spark_builds_counts_a_list_with_len():
     build of a month with Slurm jobs). Staging runs on DuckDB on both engines."""
     import re
 
-    from core.sql import sql_files, sql_text
-    found = [f"{folder}/{name}" for folder in ("20_intermediate", "30_marts") for name in sql_files(folder)
-             if re.search(r"\blen\(", sql_text(folder, name))]
-    assert found == []
+    from core.sql import ephemeral_models, sql_files, sql_text
+    texts = {f"{folder}/{name}": sql_text(folder, name) for folder in ("20_intermediate", "30_marts") for name in sql_files(folder)}
+    texts |= {f"{folder}/ephemeral/{name}": text for folder in ("20_intermediate", "30_marts")
+              for name, text in ephemeral_models(folder).items()}
+    assert [name for name, text in texts.items() if re.search(r"\blen\(", text)] == []

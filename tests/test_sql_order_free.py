@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 SQL = Path(__file__).resolve().parents[1] / "pipelines" / "sql"
-MODELS = sorted([*(SQL / "10_staging").glob("*.sql"), *(SQL / "20_intermediate").glob("*.sql"), *(SQL / "30_marts").glob("*.sql")])
+# ephemeral models (<stage>/ephemeral/) too: they are parts of the models that inline them
+MODELS = sorted(p for stage in ("10_staging", "20_intermediate", "30_marts") for p in (SQL / stage).rglob("*.sql"))
 # (what, pattern, the order-free way)
 RULES = [
     ("any_value()", re.compile(r"\bany_value\s*\("), "pick()"),
