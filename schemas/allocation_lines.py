@@ -15,8 +15,8 @@ ISO_4217 = r"^[A-Z]{3}$"
 # Billed meters come from the bill and carry its currency; the others from telemetry, none.
 CHARGE_METERS = ["billed_cost", "effective_cost", "list_cost", "gpu_hours"]
 UNITS = sorted({unit for unit, _ in METERS.values()})
-# Rules of int_alloc_targets: the first-stage ones (provider_split, unallocated_capacity: from
-# int_provider_split), then <category>:<configured rule>, plus what
+# Rules of int_alloc_targets: the first-stage ones (int_alloc_first_stage; provider_split and
+# unallocated_capacity from int_provider_split), then <category>:<configured rule>, plus what
 # the SQL adds itself (idle:owner, credits:follows, <category>:no_basis).
 RULE = rf"^(direct|telemetry_split|unobserved|provider_split|unallocated_capacity|({'|'.join(CATEGORIES)}):({'|'.join([*RULES, 'owner', 'follows', 'no_basis'])}))$"
 GROUP_CATEGORIES = ["direct", *CATEGORIES]

@@ -1,140 +1,22 @@
 -- Who receives each source group, by which rule, with what weight. Grain: month x source group
 -- x team x rule; weights are relative within a group (allocation_lines normalises and rounds).
---   direct            a resolved team takes its own charges and its measured energy
---   telemetry_split   a billed resource whose GPUs show namespaces: by GPU-hours per team (each
---                     GPU-hour split by its sharing mode first: int_gpu_shares)
---   unallocated_capacity  its MIG slices no pod held (split rule mig_unallocated): the unallocated team
---   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
---                     teams that used that node (proportional to their GPU-hours, or even), or
---                     weights, or left unallocated; no user -> owner. An owned cluster's idle likewise
---   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
---   provider_split    a billed node no telemetry covers, with AWS split cost allocation data:
---                     by its pods' split cost per team; its unused cost -> unallocated_capacity
+-- The rules that look at a resource's GPUs (direct, telemetry_split, unallocated_capacity,
+-- idle:<rule>, unobserved, provider_split) are int_alloc_first_stage's; then:
 --   <category>:<rule> untagged, shared_services, commitment, credits: proportional to each
 --                     team's directly attributed billed cost (energy groups: facility kWh) in
 --                     the month and currency, even over those teams, weights, or unallocated
 --   credits:follows   a credit goes where the charges of its resource (else its service in the
 --                     same account) went, in proportion to their billed cost
 --   <category>:no_basis  nothing to share over: left with the unallocated team, visible
-with groups as (
-    select distinct month, source_group, split_part(source_group, '|', 1) as kind, category, currency,
-        resource_id, service_name, account, team
-    from int_alloc_sources
-),
-
-billed as (
+with billed as (
     select source_group, amount as billed from int_alloc_sources where meter = 'billed_cost'
-),
-
-node_use as (
-    select strftime(w.hour_start, '%Y-%m') as month, w.resource_id, w.is_idle, w.is_capacity,
-        case when not w.is_idle then coalesce(w.team, getvariable('unallocated')) end as team,
-        dsum(w.gpu_hours_observed) as hours
-    from int_gpu_workloads w
-    where w.cluster_claim is null    -- an owned cluster's host time is its jobs' and idle lines'
-    group by all
-),
-
-nodes as (
-    select n.month, n.resource_id, dsum(n.hours) as observed_h,
-        coalesce(sum(n.hours::decimal(38, 12)) filter (where n.is_idle), 0)::double as idle_h,
-        pick(b.billed_h) as billed_h, pick(b.owner) as owner
-    from node_use n
-    left join (select month, resource_id, dsum(gpu_hours) as billed_h, mode_det(list(resolved_team)) as owner
-               from int_charges_teams where resource_id is not null group by all) b
-        on b.month = n.month and b.resource_id = n.resource_id
-    group by n.month, n.resource_id
-),
-
-idle_rule as (
-    select rule from cfg_alloc_rules where category = 'idle'
-),
-
-idle_split as (
-    select u.month, u.resource_id, u.team, 'idle:' || r.rule as rule,
-        case r.rule when 'proportional' then u.hours else 1 end as w
-    from node_use u cross join idle_rule r
-    where not u.is_idle and not u.is_capacity and r.rule in ('proportional', 'even')
-    union all
-    select n.month, n.resource_id, cw.team, 'idle:weights', cw.weight
-    from nodes n cross join cfg_alloc_weights cw cross join idle_rule r
-    where r.rule = 'weights'
-    union all
-    select n.month, n.resource_id, getvariable('unallocated'), 'idle:unallocated', 1
-    from nodes n cross join idle_rule r
-    where r.rule = 'unallocated'
-),
-
-idle_shares as (
-    select month, resource_id, team, rule, w / sum(w::decimal(38, 12)) over (partition by month, resource_id)::double as frac
-    from (select month, resource_id, team, rule, dsum(w) as w from idle_split where w > 0 group by all)
-    union all
-    select n.month, n.resource_id, coalesce(n.owner, getvariable('unallocated')),
-        case when n.owner is null then 'idle:no_basis' else 'idle:owner' end, 1
-    from nodes n
-    where not exists (select 1 from idle_split s where s.month = n.month
-                      and s.resource_id is not distinct from n.resource_id and s.w > 0)
-),
-
-node_targets as (
-    select g.source_group, u.team, case when u.is_capacity then 'unallocated_capacity' else 'telemetry_split' end as rule,
-        u.hours as w
-    from groups g join node_use u on u.month = g.month and u.resource_id = g.resource_id and not u.is_idle
-    where g.kind = 'charge' and g.category in ('direct', 'untagged')
-    union all
-    select g.source_group, s.team, s.rule, n.idle_h * s.frac
-    from groups g
-    join nodes n on n.month = g.month and n.resource_id = g.resource_id
-    join idle_shares s on s.month = g.month and s.resource_id = g.resource_id
-    where g.kind = 'charge' and g.category in ('direct', 'untagged')
-    union all
-    select g.source_group, coalesce(n.owner, getvariable('unallocated')), 'unobserved',
-        greatest(coalesce(n.billed_h, 0) - n.observed_h, 0)
-    from groups g join nodes n on n.month = g.month and n.resource_id = g.resource_id
-    where g.kind = 'charge' and g.category in ('direct', 'untagged')
-    -- provider_split: AWS split cost allocation data for a node no telemetry covers (int_provider_split),
-    -- its charges and its estimated energy alike
-    union all
-    select g.source_group, p.team, p.rule, p.weight
-    from groups g join int_provider_split p on p.month = g.month and p.resource_id = g.resource_id
-    where g.category in ('direct', 'untagged')
-        and not exists (select 1 from nodes n where n.month = g.month and n.resource_id = g.resource_id)
-),
-
-cluster_use as (
-    -- an owned cluster's jobs by team (int_cost_pool_lines): who used it, for its idle line
-    select month, billing_account_id as cluster, billing_account_id || ':idle' as idle_resource, team, dsum(gpu_hours) as hours
-    from int_charges_teams
-    where provider = 'owned' and line_item_type = 'JobUsage'
-    group by all
-),
-
-first_stage as (
-    select source_group, team, rule, w from node_targets where w > 0
-    union all
-    -- an owned cluster's idle capacity, over the teams that used the cluster (as a node's idle
-    -- time over the teams that used the node)
-    select g.source_group, u.team, 'idle:' || r.rule, case r.rule when 'proportional' then u.hours else 1 end
-    from groups g
-    join cluster_use u on u.month = g.month
-        and ((g.kind = 'charge' and u.cluster = g.account) or (g.kind = 'energy' and u.idle_resource = g.resource_id))
-    cross join idle_rule r
-    where g.category = 'idle' and r.rule in ('proportional', 'even') and u.hours > 0
-    union all
-    select g.source_group, g.team, 'direct', 1
-    from groups g
-    where g.category = 'direct' and g.source_group not in (select source_group from node_targets where w > 0)
-    union all
-    select g.source_group, s.team, s.rule, s.frac
-    from groups g join idle_shares s on s.month = g.month and s.resource_id is not distinct from g.resource_id
-    where g.kind = 'energy' and g.category = 'idle'
 ),
 
 basis as (
     select g.month, g.kind, g.currency, f.team,
         greatest(dsum(coalesce(case g.kind when 'charge' then b.billed else e.amount end, 0) * f.w / f.total), 0) as w
-    from (select *, sum(w::decimal(38, 12)) over (partition by source_group)::double as total from first_stage) f
-    join groups g using (source_group)
+    from (select *, sum(w::decimal(38, 12)) over (partition by source_group)::double as total from int_alloc_first_stage) f
+    join int_alloc_groups g using (source_group)
     left join billed b using (source_group)
     left join int_alloc_sources e on e.source_group = f.source_group and e.meter = 'facility_energy_kwh'
     -- an owned cluster's pool (int_cost_pool_lines) is no bill: it moves no share of the bills'
@@ -145,10 +27,10 @@ basis as (
 
 by_rule as (
     select g.source_group, g.category, r.rule, g.month, g.kind, g.currency
-    from groups g join cfg_alloc_rules r on r.category = g.category
+    from int_alloc_groups g join cfg_alloc_rules r on r.category = g.category
     where (g.category in ('untagged', 'shared_services', 'commitment')
            or (g.kind = 'charge' and g.category = 'idle' and r.rule in ('weights', 'unallocated')))
-      and g.source_group not in (select source_group from first_stage)
+      and g.source_group not in (select source_group from int_alloc_first_stage)
 ),
 
 rule_targets as (
@@ -166,15 +48,15 @@ rule_targets as (
 ),
 
 settled as (
-    select source_group, team, rule, w from first_stage
+    select source_group, team, rule, w from int_alloc_first_stage
     union all
     select source_group, team, rule, w from rule_targets where w > 0
 ),
 
 related as (
     select c.source_group, g.source_group as related_group
-    from groups c
-    join groups g on g.month = c.month and g.kind = 'charge' and g.currency = c.currency
+    from int_alloc_groups c
+    join int_alloc_groups g on g.month = c.month and g.kind = 'charge' and g.currency = c.currency
         and g.category in ('direct', 'untagged')
         and ((c.resource_id is not null and g.resource_id = c.resource_id)
              or (c.resource_id is null and g.service_name = c.service_name and g.account = c.account))
@@ -193,7 +75,7 @@ follows as (
 
 credit_rule as (
     select g.source_group, r.rule, g.month, g.kind, g.currency
-    from groups g join cfg_alloc_rules r on r.category = 'credits'
+    from int_alloc_groups g join cfg_alloc_rules r on r.category = 'credits'
     where g.category = 'credits' and g.source_group not in (select source_group from follows)
 ),
 
@@ -220,9 +102,9 @@ all_targets as (
 )
 
 select g.month, g.source_group, t.team, t.rule, dsum(t.w) as weight
-from all_targets t join groups g using (source_group)
+from all_targets t join int_alloc_groups g using (source_group)
 group by all
 union all
 select g.month, g.source_group, getvariable('unallocated'), g.category || ':no_basis', 1
-from groups g
+from int_alloc_groups g
 where g.source_group not in (select source_group from all_targets)

@@ -1,4 +1,4 @@
--- AWS split cost allocation data as an allocation basis (int_alloc_targets, for the nodes no
+-- AWS split cost allocation data as an allocation basis (int_alloc_first_stage, for the nodes no
 -- telemetry covers). Grain: month x parent instance (resource_id) x team x rule:
 --   provider_split        the split cost of the instance's pods, per team
 --   unallocated_capacity  the instance's unused cost (paid for, used by no pod): the unallocated team
