@@ -120,8 +120,8 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
     page1 = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
     assert "reconciled to the cost pool" in page1
     assert "Status: reconciled to cost pool lab 2026-10; allocated USD 16,500.00." in page1
-    # the cluster's idle capacity is spent capital: the action is to use it, not to scale down
-    assert "Idle owned GPUs" in page1 and "Schedule more work onto the owned GPUs" in page1
+    # the cluster's unallocated capacity is spent capital: the action is to use it, not to scale down
+    assert "Unallocated owned GPU capacity" in page1 and "Schedule more work onto the owned GPUs" in page1
     assert "Scale the node group down" not in page1
 
 
