@@ -34,6 +34,7 @@ from schemas.allocation_lines import AllocationLines
 from schemas.audit_disclosures import AuditDisclosures
 from schemas.audit_reconstructions import AuditReconstructions
 from schemas.carbon_month import CarbonMonth
+from schemas.cluster_job_month import ClusterJobMonth
 from schemas.contract import frame_rules, sql_checks
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
@@ -115,6 +116,7 @@ VALIDATED: dict[str, type[pa.DataFrameModel]] = {
     "market_basis_month": MarketBasisMonth,
     "whatif_month": WhatifMonth,
     "workload_month": WorkloadMonth,
+    "cluster_job_month": ClusterJobMonth,
     "energy_tiers_month": EnergyTiersMonth,
     "telemetry_month": TelemetryMonth,
     "team_gpu_model_month": TeamGpuModelMonth,

@@ -77,7 +77,8 @@ METHODS: tuple[dict[str, Any], ...] = (
 ALLOCATION = {
     "direct": "a charge or GPU-hour whose team is known (provider split, billing tag, rule, account, or the Kubernetes "
               "namespace of the workload on the GPU) is that team's alone",
-    "idle": "GPU time with no workload on a billed resource",
+    "idle": "GPU time telemetry saw with no workload on a billed resource (idle), and an owned cluster's GPU-hours no "
+            "Slurm job held (unallocated capacity): two figures, reported apart",
     "untagged": "a billed resource for which no team resolves",
     "shared_services": "support, tax, network and storage with no resource and no team",
     "commitment": "savings plan and reservation fees",

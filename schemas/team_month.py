@@ -27,7 +27,9 @@ class TeamMonth(pa.DataFrameModel):
     list_cost: float
     gpu_hours: float = pa.Field(description="billed GPU-hours as allocated; negative on corrections")
     gpu_hours_observed: float = pa.Field(ge=0, description="telemetry GPU-hours")
-    idle_gpu_hours: float = pa.Field(ge=0, description="the idle part of gpu_hours_observed")
+    idle_gpu_hours: float = pa.Field(ge=0, description="the idle part of gpu_hours_observed: telemetry saw no workload on a GPU billed to the team")
+    unallocated_capacity_gpu_hours: float = pa.Field(ge=0, description="an owned cluster's GPU-hours no Slurm job held, the team's share (its cost pool's IdleCapacity line)")
+    unallocated_capacity_gpu_hours_observed: float = pa.Field(ge=0, description="the part of unallocated_capacity_gpu_hours telemetry saw; not in idle_gpu_hours")
     effective_gpu_hours: float = pa.Field(nullable=True, ge=0, description="observed GPU-hours x utilization; null where no utilization was measured")
     # No upper bound: effective and observed GPU-hours are rounded apart, so a team's ratio can
     # exceed 1 by a quantum over its observed hours.

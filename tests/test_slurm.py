@@ -120,8 +120,8 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
     page1 = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
     assert "reconciled to the cost pool" in page1
     assert "Status: reconciled to cost pool lab 2026-10; allocated USD 16,500.00." in page1
-    # the cluster's idle capacity is spent capital: the action is to use it, not to scale down
-    assert "Idle owned GPUs" in page1 and "Schedule more work onto the owned GPUs" in page1
+    # the cluster's unallocated capacity is spent capital: the action is to use it, not to scale down
+    assert "Unallocated owned GPU capacity" in page1 and "Schedule more work onto the owned GPUs" in page1
     assert "Scale the node group down" not in page1
 
 
@@ -136,9 +136,13 @@ def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     from tests.pdf_helpers import text
     pages = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
     (idle_cost,), = query(wh, "select idle_cost from team_month where team = 'physics-dept'")
-    assert idle_cost > 0 and "unknown: no telemetry" not in pages and "utilization and idle time are unknown" not in pages
-    assert f"Effective cost of idle GPU time USD {idle_cost:,.2f}" in pages
-    assert f"The idle rule charges it USD {idle_cost:,.2f}" in pages
+    assert idle_cost > 0 and "unknown: no telemetry" not in pages
+    # all of it is the cluster's unallocated capacity (GPU-hours no job held), not idle GPU time
+    (capacity_h,), = query(wh, "select unallocated_capacity_gpu_hours from team_month where team = 'physics-dept'")
+    assert f"Effective cost of unallocated capacity (owned cluster) USD {idle_cost:,.2f}" in pages
+    assert f"Unallocated capacity: {capacity_h:,.1f} GPU-hours of an owned cluster that no Slurm job held" in pages
+    assert f"charged USD {idle_cost:,.2f} (effective)" in pages
+    assert "Effective cost of idle GPU time USD 0.00" in pages and "The idle rule charges it" not in pages
 
 
 def chargeback_with_one_metered_host(tmp_path: Path, cluster: str, telemetry: str) -> tuple[dict[str, float], Path]:
@@ -389,3 +393,51 @@ def test_hostlist_names_every_host() -> None:
     add_macros(con)
     assert con.execute("select hostlist('gpu-a[01-03,07],b2'), hostlist('n[8-10]-ib'), hostlist('gpu-a01')").fetchone() == \
         (["gpu-a01", "gpu-a02", "gpu-a03", "gpu-a07", "b2"], ["n8-ib", "n9-ib", "n10-ib"], ["gpu-a01"])
+
+
+@pytest.fixture(scope="module")
+def demo_cluster(tmp_path_factory) -> tuple[Path, str]:
+    """The demo's Slurm folder (sacct export and an hour of each node's telemetry) charged back."""
+    from tests.pdf_helpers import text
+    tmp = tmp_path_factory.mktemp("demo_cluster")
+    res = CliRunner().invoke(main, ["demo", "--month", "2026-10", "--out", str(tmp / "demo")])
+    assert res.exit_code == 0, res.output
+    _, wh = chargeback(tmp, (tmp / "demo" / "meterbook.toml").read_text(encoding="utf-8"), tmp / "demo" / "slurm")
+    return wh, " ".join(text(tmp / "out" / "chargeback.pdf").split())
+
+
+def test_a_cluster_teams_page_lists_its_slurm_jobs(demo_cluster: tuple[Path, str]) -> None:
+    """physics ran 5001 (8 GPUs x 48 h, an hour of it seen by hpc_job series) and 5004 (4 x 12 h):
+    its page lists both, GPU-hours from the accounting, the observed part and their GPUs' energy."""
+    wh, pages = demo_cluster
+    jobs = query(wh, """select job_id, team, account, gpu_hours, gpu_hours_observed, round(it_energy_kwh, 1)
+                        from cluster_job_month order by job_id""")
+    assert [j[:5] for j in jobs] == [("5001", "physics", "physics", 384.0, 8.0), ("5002_1", "chemistry", "chemistry", 12.0, 2.0),
+                                     ("5002_2", "chemistry", "chemistry", 12.0, 2.0), ("5003", "research", "ml-research", 576.0, 0.0),
+                                     ("5004", "physics", "physics", 48.0, 0.0)]
+    energy = {j[0]: j[5] for j in jobs}
+    physics = pages[pages.index("Team: physics"):]
+    assert "No job of this team appears" not in physics[:physics.index("Unit economics")]
+    assert f"physics 5001 lattice-qcd Slurm hpc-lab 384.0 8.0 {energy['5001']:,.1f}" in physics
+    assert f"physics 5004 md-run Slurm hpc-lab 48.0 0.0 {energy['5004']:,.1f}" in physics
+
+
+def test_a_clusters_unused_gpu_hours_are_unallocated_capacity_not_idle_time(demo_cluster: tuple[Path, str]) -> None:
+    """hpc-lab's 10,872 GPU-hours no job held are its unallocated capacity, shared over physics,
+    chemistry and research by their jobs' GPU-hours (432 : 24 : 576); telemetry saw 4 of them (an
+    hour of hpc-a02's 4 free GPUs). Observed idle time (no workload on a GPU billed to the team)
+    is another figure: none here, and the 4 seen hours are not counted in it again."""
+    wh, pages = demo_cluster
+    rows = query(wh, """select team, idle_gpu_hours, unallocated_capacity_gpu_hours, unallocated_capacity_gpu_hours_observed
+                        from team_month_reporting order by team""")
+    assert [r[1] for r in rows] == [0.0, 0.0, 0.0]
+    assert round(sum(r[2] for r in rows), 3) == 10_872.0 and round(sum(r[3] for r in rows), 3) == 4.0
+    physics = dict((r[0], r) for r in rows)["physics"]
+    page = pages[pages.index("Team: physics"):]
+    assert f"Unallocated capacity: {physics[2]:,.1f} GPU-hours of an owned cluster that no Slurm job held" in page
+    assert f"Telemetry saw {physics[3]:,.1f} of them" in page
+    assert "0.0 of 9.7 observed GPU-hours were idle" in page
+    assert "Unallocated capacity Unallocated GPU capacity (no Slurm job held it)" in page
+    assert "Idle GPU time, shared" not in page[:page.index("Unit economics")]
+    summary = pages[pages.index("Unallocated and idle"):]
+    assert "Unallocated capacity: 10,872.0 GPU-hours of owned clusters that no Slurm job held" in summary

@@ -68,10 +68,10 @@ where q.hours > 0
 union all
 select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'), l.resource_id, null,
     sum(l.amount) filter (where l.meter = 'gpu_hours_observed')::double, 'h', null, null,
-    -- an owned cluster's idle capacity saves nothing by scaling down: its capital is spent
+    -- an owned cluster's unallocated capacity saves nothing by scaling down: its capital is spent
     case when o.resource_id is null then sum(l.amount) filter (where l.meter = 'effective_cost')::double end, null,
     case when o.resource_id is not null
-         then 'idle capacity of an owned cluster, its share of the cost pool shared by the idle rule: the capital is '
+         then 'unallocated capacity of an owned cluster (GPU-hours no job held), its share of the cost pool shared by the idle rule: the capital is '
               || 'spent, so nothing is saved by stopping it; fill it with work or size the next purchase to the use'
          else 'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule' end,
     []::varchar[]

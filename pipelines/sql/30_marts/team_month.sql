@@ -8,13 +8,23 @@
 -- Split columns: *_direct (own charges, telemetry split, unobserved hours, provider split),
 -- *_idle (idle GPU time shared by the idle rule, a node's unallocated capacity), *_shared (untagged, shared services, commitment fees),
 -- *_credits (credits and refunds). Previous-month change in the same currency.
+-- Two kinds of GPU time no work used, each with its own name: idle_gpu_hours = observed GPU time
+-- with no workload on a GPU billed to the team (telemetry saw it); unallocated_capacity_gpu_hours
+-- = an owned cluster's GPU-hours no Slurm job held (its cost pool's IdleCapacity line, shared over
+-- the cluster's users), whether or not telemetry saw them (unallocated_capacity_gpu_hours_observed:
+-- the part it saw, which idle_gpu_hours does not count again).
 -- A team billed in several currencies has a row per currency; its energy and CO2e are on the
 -- first one (by currency code), so the rows of a team add up.
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
 -- DOUBLE here, as the report's arithmetic expects.
-with lines as (
-    select *, charge_part(rule) as part
-    from allocation_lines
+with capacity as (
+    select distinct resource_id from int_cost_pool_lines where line_item_type = 'IdleCapacity'
+),
+
+lines as (
+    select l.*, charge_part(l.rule) as part, c.resource_id is not null as is_capacity
+    from allocation_lines l
+    left join capacity c on c.resource_id = l.resource_id
 ),
 
 cost as (
@@ -23,6 +33,7 @@ cost as (
         sum(amount) filter (where meter = 'effective_cost') as effective_cost,
         sum(amount) filter (where meter = 'list_cost') as list_cost,
         sum(amount) filter (where meter = 'gpu_hours')::double as gpu_hours,
+        sum(amount) filter (where meter = 'gpu_hours' and is_capacity)::double as unallocated_capacity_gpu_hours,
         sum(amount) filter (where meter = 'billed_cost' and part = 'direct') as billed_cost_direct,
         sum(amount) filter (where meter = 'billed_cost' and part = 'idle') as billed_cost_idle,
         sum(amount) filter (where meter = 'billed_cost' and part = 'shared') as billed_cost_shared,
@@ -46,7 +57,8 @@ cost_ranked as (
 energy as (
     select month, team,
         sum(amount) filter (where meter = 'gpu_hours_observed')::double as gpu_hours_observed,
-        sum(amount) filter (where meter = 'gpu_hours_observed' and part = 'idle')::double as idle_gpu_hours,
+        sum(amount) filter (where meter = 'gpu_hours_observed' and part = 'idle' and not is_capacity)::double as idle_gpu_hours,
+        sum(amount) filter (where meter = 'gpu_hours_observed' and is_capacity)::double as unallocated_capacity_gpu_hours_observed,
         sum(amount) filter (where meter = 'effective_gpu_hours')::double as effective_gpu_hours,
         sum(amount) filter (where meter = 'it_energy_kwh')::double as it_energy_kwh,
         sum(amount) filter (where meter = 'it_energy_kwh_measured')::double as it_energy_kwh_measured,
@@ -88,6 +100,8 @@ joined as (
         coalesce(c.gpu_hours, 0) as gpu_hours,
         coalesce(e.gpu_hours_observed, 0) as gpu_hours_observed,
         coalesce(e.idle_gpu_hours, 0) as idle_gpu_hours,
+        coalesce(c.unallocated_capacity_gpu_hours, 0) as unallocated_capacity_gpu_hours,
+        coalesce(e.unallocated_capacity_gpu_hours_observed, 0) as unallocated_capacity_gpu_hours_observed,
         e.effective_gpu_hours / nullif(e.gpu_hours_observed, 0) as util_mean,
         coalesce(e.it_energy_kwh, 0) as it_energy_kwh,
         coalesce(e.it_energy_kwh_measured, 0) as it_energy_kwh_measured,

@@ -26,7 +26,8 @@ with fx as (
 meters as (
     select month, team,
         dsum(gpu_hours) as gpu_hours, dsum(gpu_hours_observed) as gpu_hours_observed,
-        dsum(idle_gpu_hours) as idle_gpu_hours, dsum(it_energy_kwh) as it_energy_kwh,
+        dsum(idle_gpu_hours) as idle_gpu_hours, dsum(unallocated_capacity_gpu_hours) as unallocated_capacity_gpu_hours,
+        dsum(unallocated_capacity_gpu_hours_observed) as unallocated_capacity_gpu_hours_observed, dsum(it_energy_kwh) as it_energy_kwh,
         dsum(it_energy_kwh_measured) as it_energy_kwh_measured, dsum(facility_energy_kwh) as facility_energy_kwh,
         dsum(facility_energy_kwh_low) as facility_energy_kwh_low, dsum(facility_energy_kwh_high) as facility_energy_kwh_high,
         dsum(co2e_kg) as co2e_kg, dsum(co2e_kg_low) as co2e_kg_low, dsum(co2e_kg_high) as co2e_kg_high,
@@ -51,7 +52,7 @@ joined as (
         coalesce(f.billed_cost, case when f.rated is null then 0 end) as billed_cost,
         coalesce(f.effective_cost, case when f.rated is null then 0 end) as effective_cost,
         coalesce(f.list_cost, case when f.rated is null then 0 end) as list_cost,
-        m.gpu_hours, m.gpu_hours_observed, m.idle_gpu_hours,
+        m.gpu_hours, m.gpu_hours_observed, m.idle_gpu_hours, m.unallocated_capacity_gpu_hours, m.unallocated_capacity_gpu_hours_observed,
         m.util_mean,
         m.it_energy_kwh, m.it_energy_kwh_measured, m.facility_energy_kwh, m.facility_energy_kwh_low,
         m.facility_energy_kwh_high, m.co2e_kg, m.co2e_kg_low, m.co2e_kg_high, m.assumption_ids,
