@@ -84,7 +84,7 @@ LEDGER_TABLES = ("source_files", "rejects", "row_findings", "findings")
 
 # The month of a model's row, where it is not the `month` column.
 MONTH_OF = {
-    "gpu_hours": "strftime(hour_start, '%Y-%m')",
+    "int_gpu_hours": "strftime(hour_start, '%Y-%m')",
     "int_gpu_workloads": "strftime(hour_start, '%Y-%m')",
     "int_gpu_shares": "strftime(hour_start, '%Y-%m')",
     "int_grid_hours": "strftime(hour_start, '%Y-%m')",

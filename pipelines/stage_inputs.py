@@ -1,5 +1,5 @@
 """What the SQL stages read besides the warehouse's tables: the config as DuckDB variables and
-cfg_ temp tables, and one telemetry file's energy by the gpu_hours model.
+cfg_ temp tables, and one telemetry file's energy by the int_gpu_hours model.
 
 Apart from pipelines.stages (which imports pandas, pandera and scipy for the build's contracts
 and fits) because ingest needs these too and starts in a fresh process each time: importing the
@@ -106,7 +106,7 @@ def temp_table(con: duckdb.DuckDBPyConnection, name: str, columns: list[str], ro
 
 
 def file_energy_kwh(con: duckdb.DuckDBPyConnection, file_id: int) -> float:
-    """The IT energy of one telemetry file's GPU-hours, by the gpu_hours model itself (resets,
+    """The IT energy of one telemetry file's GPU-hours, by the int_gpu_hours model itself (resets,
     gaps and the board cap as the reports see them). Needs the reference tables and the
     config's variables (apply_config) on the connection."""
     return files_energy_kwh(con, [file_id])[file_id]
@@ -117,7 +117,7 @@ def files_energy_kwh(con: duckdb.DuckDBPyConnection, file_ids: list[int]) -> dic
     taken apart (their UUIDs prefixed with the file's id), and the model reads a GPU's parts
     alone (it groups and orders by GPU), so each file's total is its own, never merged with
     another file's hours of the same GPU."""
-    sql = model_over("20_intermediate", "gpu_hours.sql", {
+    sql = model_over("20_intermediate", "int_gpu_hours.sql", {
         "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from main.gpu_hour_parts "
                           "where list_contains($file_ids, file_id)"})
     # dsum: the same total whatever order the hours come in (alone or in a batch)

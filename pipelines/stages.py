@@ -39,9 +39,9 @@ from schemas.contract import frame_rules, sql_checks
 from schemas.energy_tiers_month import EnergyTiersMonth
 from schemas.findings_month import FindingsMonth
 from schemas.findings_ranked import FindingsRanked
-from schemas.gpu_hours import GpuHours
 from schemas.host_workload_hours import HostWorkloadHours
 from schemas.host_workload_month import HostWorkloadMonth
+from schemas.int_gpu_hours import GpuHours
 from schemas.job_disclosure_month import JobDisclosureMonth
 from schemas.job_month import JobMonth, TeamWorkMonth
 from schemas.market_basis_month import MarketBasisMonth
@@ -96,14 +96,14 @@ UNDATED_MARTS = ("audit_disclosures", "audit_reconstructions")
 
 
 # Tables that grow with the bill (line-level marts: tens of millions of rows a month for a large
-# CUR) or the fleet (gpu_hours: GPUs x hours): their models run as SQL over the table, never as a
+# CUR) or the fleet (int_gpu_hours: GPUs x hours): their models run as SQL over the table, never as a
 # pandas frame (sql_contract_failures).
-IN_SQL = frozenset({"allocation_lines", "allocation_day", "allocation_day_reporting", "gpu_hours"})
+IN_SQL = frozenset({"allocation_lines", "allocation_day", "allocation_day_reporting", "int_gpu_hours"})
 
 # Rollups and marts small enough for pandas, validated by their pandera model after every run.
 # focus_export is not here: it is checked against the FOCUS rules (pipelines.focus_rules).
 VALIDATED: dict[str, type[pa.DataFrameModel]] = {
-    "gpu_hours": GpuHours,
+    "int_gpu_hours": GpuHours,
     "allocation_lines": AllocationLines,
     "allocation_day": AllocationDay,
     "team_month": TeamMonth,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandera.pandas as pa
 
 from schemas.allocation_lines import MONTH
-from schemas.gpu_hours import ENERGY_TIERS
+from schemas.int_gpu_hours import ENERGY_TIERS
 
 ESTIMATED_TIERS = ["gap_estimate", "tdp_model"]
 # a Slurm job no telemetry reaches: its DCGM job statistics (measured), else Slurm's node energy

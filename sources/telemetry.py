@@ -246,7 +246,7 @@ class TelemetryReader(Reader):
                             from ({read_sql('10_staging', model)})""")
 
     def totals(self, con: duckdb.DuckDBPyConnection, file_id: int) -> dict[str, Any]:
-        """GPUs and samples; the file's energy is the gpu_hours model's (the ingest runner adds
+        """GPUs and samples; the file's energy is the int_gpu_hours model's (the ingest runner adds
         it), so `ingest --json` and the reports never disagree on one file."""
         return self.totals_batch(con, {file_id: self.samples_loaded(con)})[file_id]
 

@@ -1,7 +1,7 @@
 """Shared by the allocation and findings tests (no tests here): hand-built months, charges and
 per-GPU-hour telemetry written straight into a fresh warehouse, then the stages from int_gpu_workloads on.
 
-gpu_hours is given (not built from scrapes) so these tests pin allocation, not energy tiers.
+int_gpu_hours is given (not built from scrapes) so these tests pin allocation, not energy tiers.
 """
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def build(tmp: Path, charges: list[Charge], hours: list[GpuHour], config: Config
                             columns=["file_id", "hour_start", "namespace", "pod", "container", "node", "resource", "kind",
                                      "value_sum", "n_samples"])
     con.register("_gh", gh)
-    con.execute("""create or replace table gpu_hours as select host::varchar as host, gpu_uuid::varchar as gpu_uuid,
+    con.execute("""create or replace table int_gpu_hours as select host::varchar as host, gpu_uuid::varchar as gpu_uuid,
         gpu_index::varchar as gpu_index, gpu_model_raw::varchar as gpu_model_raw, instance_id::varchar as instance_id,
         hour_start::timestamp as hour_start, hour_start::timestamp as share_hour, energy_kwh::double as energy_kwh,
         energy_kwh::double as energy_kwh_low, energy_kwh::double as energy_kwh_high, 0.0 as estimated_kwh, 0.0 as gap_kwh,
@@ -138,7 +138,7 @@ def run_after_gpu_hours(con: duckdb.DuckDBPyConnection, config: Config) -> None:
     load_reference(con)
     apply_config(con, config)
     for model in stages():
-        if model.name != "gpu_hours":
+        if model.name != "int_gpu_hours":
             build_model(con, model)
 
 

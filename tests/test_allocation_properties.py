@@ -84,11 +84,11 @@ def test_every_meter_is_conserved_exactly_and_signs_follow_the_source(charges, h
         billed = con.execute("select sum(billed_cost) from charges").fetchone()[0]
         allocated = con.execute("select sum(amount) from allocation_lines where meter = 'billed_cost'").fetchone()[0]
         assert allocated == billed
-        observed = con.execute("select coalesce(sum(coverage), 0) from gpu_hours").fetchone()[0]
+        observed = con.execute("select coalesce(sum(coverage), 0) from int_gpu_hours").fetchone()[0]
         obs_alloc = con.execute("select coalesce(sum(amount), 0) from allocation_lines where meter = 'gpu_hours_observed'").fetchone()[0]
         assert abs(float(obs_alloc) - observed) < 1e-9
         # every measured kWh of every GPU-hour, however its GPU was shared, lands on a team
-        measured = con.execute("select coalesce(sum(energy_kwh), 0) from gpu_hours").fetchone()[0]
+        measured = con.execute("select coalesce(sum(energy_kwh), 0) from int_gpu_hours").fetchone()[0]
         kwh_alloc = con.execute("select coalesce(sum(amount), 0) from allocation_lines where meter = 'it_energy_kwh_measured'").fetchone()[0]
         assert abs(float(kwh_alloc) - measured) < 1e-6
         # and each GPU-hour is split whole: its shares of cost and of energy each sum to 1

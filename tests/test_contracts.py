@@ -46,6 +46,6 @@ def test_sql_and_pandera_reject_the_same_rows():
 
 
 def test_every_check_of_every_model_compiles():
-    from schemas.gpu_hours import GpuHours
+    from schemas.int_gpu_hours import GpuHours
     for model in (Charges, GpuHours):
         assert sql_checks(model), model.__name__

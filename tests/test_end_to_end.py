@@ -89,7 +89,7 @@ def test_csv_totals_equal_invoice(demo_report):
 def test_measured_energy_matches_synthetic_counter(demo_report):
     """Counter-tier energy of the demo equals the counters' own rise (reset-aware) per GPU."""
     with duckdb.connect(str(demo_report["warehouse"]), read_only=True) as con:
-        measured = con.execute("select sum(energy_kwh) from gpu_hours where energy_tier = 'counter'").fetchone()[0]
+        measured = con.execute("select sum(energy_kwh) from int_gpu_hours where energy_tier = 'counter'").fetchone()[0]
     files = sorted(str(p) for p in (demo_report["demo"] / "dcgm").rglob("*.prom"))
     # Independent: sum of positive counter steps per GPU, resets restarting from zero.
     (truth,) = duckdb.sql(f"""

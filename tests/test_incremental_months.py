@@ -114,7 +114,7 @@ def test_other_months_rows_are_untouched(warehouses):
     assert month_rows(wh, "2026-10", PREVIOUS_MONTH_COLUMNS) == warehouses["before"]["2026-10"]
     changed, was = month_rows(wh, "2026-09"), warehouses["exact_before"]["2026-09"]
     assert sum(r[0] for r in _billed(wh, "2026-09")) == sum(r[0] for r in warehouses["billed_before"]) + 1
-    assert len(changed["gpu_hours"]) > len(was["gpu_hours"])
+    assert len(changed["int_gpu_hours"]) > len(was["int_gpu_hours"])
 
 
 def _rounded(rows: list) -> list:

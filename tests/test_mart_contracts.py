@@ -90,7 +90,7 @@ def test_allocation_lines_contract(demo_wh, breakage, expected):
     assert located(con, "allocation_lines") == {("allocation_lines", *e) for e in expected}
 
 
-GPU_HOUR = first_row("gpu_hours", "energy_kwh > 0 and board_max_kwh is not null and energy_kwh_high is not null")
+GPU_HOUR = first_row("int_gpu_hours", "energy_kwh > 0 and board_max_kwh is not null and energy_kwh_high is not null")
 DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is not null")
 
 
@@ -116,15 +116,15 @@ DAY_ROW = first_row("allocation_day", "meter = 'billed_cost' and source_row is n
      {("meter, currency", "currency_only_on_charge_meters")}),
     ("allocation_lines", "update allocation_lines set meter = 'joules', month = '2026-13' where meter = 'co2e_kg'",
      {("meter", "isin"), ("month", "str_matches")}),
-    ("gpu_hours", f"insert into gpu_hours select * from gpu_hours where {GPU_HOUR}",
+    ("int_gpu_hours", f"insert into int_gpu_hours select * from int_gpu_hours where {GPU_HOUR}",
      {("gpu_uuid, hour_start", "multiple_fields_uniqueness")}),
-    ("gpu_hours", f"update gpu_hours set energy_kwh_low = energy_kwh + 1 where {GPU_HOUR}",
+    ("int_gpu_hours", f"update int_gpu_hours set energy_kwh_low = energy_kwh + 1 where {GPU_HOUR}",
      {("energy_kwh_low, energy_kwh, energy_kwh_high", "range_holds_the_estimate")}),
-    ("gpu_hours", f"update gpu_hours set energy_kwh_high = null where {GPU_HOUR}",
+    ("int_gpu_hours", f"update int_gpu_hours set energy_kwh_high = null where {GPU_HOUR}",
      {("energy_kwh_low, energy_kwh, energy_kwh_high", "range_holds_the_estimate")}),
-    ("gpu_hours", f"update gpu_hours set energy_kwh = 2 * board_max_kwh, energy_kwh_high = 2 * board_max_kwh where {GPU_HOUR}",
+    ("int_gpu_hours", f"update int_gpu_hours set energy_kwh = 2 * board_max_kwh, energy_kwh_high = 2 * board_max_kwh where {GPU_HOUR}",
      {("energy_kwh, board_max_kwh", "no_hour_above_the_board")}),
-    ("gpu_hours", f"update gpu_hours set util_mean = 1.5, energy_tier = 'guess' where {GPU_HOUR}",
+    ("int_gpu_hours", f"update int_gpu_hours set util_mean = 1.5, energy_tier = 'guess' where {GPU_HOUR}",
      {("util_mean", "in_range"), ("energy_tier", "isin")}),
 ], ids=["day-twice", "zero-detail", "unit", "hours-in-usd", "sha-and-row", "no-team", "no-column", "line-twice", "sign-flipped",
         "currency-on-energy", "meter-and-month", "gpu-hour-twice", "low-above-energy", "known-energy-no-high",

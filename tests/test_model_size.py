@@ -26,8 +26,8 @@ def test_an_ephemeral_model_is_inlined_into_its_reader_not_built():
     models = {m.name: m for m in sql_models()}
     assert ephemeral & set(models) == set()
     # gpu_hours reads the loaded parts through them, each defined once and before its readers
-    assert "gpu_hour_parts" in models["gpu_hours"].reads and not ephemeral & models["gpu_hours"].reads
-    sql = read_sql("20_intermediate", "gpu_hours.sql")
+    assert "gpu_hour_parts" in models["int_gpu_hours"].reads and not ephemeral & models["int_gpu_hours"].reads
+    sql = read_sql("20_intermediate", "int_gpu_hours.sql")
     parts = ("int_gpu_board_specs", "int_gpu_hour_readings", "int_gpu_hour_gaps")
     starts = [sql.index(f"{name} as (") for name in parts]
     assert starts == sorted(starts) and all(sql.count(f"{n} as (") == 1 for n in parts)

@@ -228,7 +228,7 @@ def test_constant_power_gives_its_energy_through_ingest_and_build(tmp_path):
     assert res.exit_code == 0, res.output
     con = duckdb.connect(str(wh), read_only=True)
     rows = con.execute("""select gpu_uuid, sum(energy_kwh), sum(energy_kwh_low), sum(energy_kwh_high), any_value(energy_tier)
-                          from gpu_hours group by gpu_uuid""").fetchall()
+                          from int_gpu_hours group by gpu_uuid""").fetchall()
     con.close()
     got = {r[0]: r[1:] for r in rows}
     for uuid, truth in ((UUID_A, 0.3), (UUID_B, 0.15)):
@@ -250,7 +250,7 @@ def test_power_samples_give_a_range_of_one_interval_at_the_hours_swing(tmp_path)
         assert res.exit_code == 0, res.output
     with duckdb.connect(str(wh), read_only=True) as con:
         got = dict((u, (k, lo, hi)) for u, k, lo, hi in con.execute(
-            "select gpu_uuid, energy_kwh, energy_kwh_low, energy_kwh_high from gpu_hours").fetchall())
+            "select gpu_uuid, energy_kwh, energy_kwh_low, energy_kwh_high from int_gpu_hours").fetchall())
     swing = 200 * 10 / 3600 / 1000
     assert got[UUID_A] == pytest.approx((0.2, 0.2 - swing, 0.2 + swing), rel=1e-9)
     assert got[UUID_B] == pytest.approx((0.15, 0.15, 0.15), rel=1e-9)

@@ -150,15 +150,15 @@ def marts(wh: Path) -> dict:
     try:
         run_stages(con, Config(interval_s=INTERVAL))
         q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
-        return {"gpu_hours": q("select * exclude (file_id) from gpu_hours order by all") if has_file_id(con)
-                else q("select * from gpu_hours order by all"),
+        return {"gpu_hours": q("select * exclude (file_id) from int_gpu_hours order by all") if has_file_id(con)
+                else q("select * from int_gpu_hours order by all"),
                 "team_month": q("select * from team_month order by all")}
     finally:
         con.close()
 
 
 def has_file_id(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(con.execute("select count(*) from duckdb_columns() where table_name = 'gpu_hours' and column_name = 'file_id'").fetchone()[0])
+    return bool(con.execute("select count(*) from duckdb_columns() where table_name = 'int_gpu_hours' and column_name = 'file_id'").fetchone()[0])
 
 
 def test_a_pulled_month_gives_the_marts_of_the_same_samples_from_a_file(server, tmp_path):

@@ -4,7 +4,7 @@ exactly, amounts to the cent, energy to the watt-hour, CO2e to the gram.
 
 Telemetry is sampled every 5 minutes (not the demo's 30 s) to keep the Spark part short; the
 config still says 30 s, so every scrape boundary is a counter gap: the gap and reset logic of
-gpu_hours.sql runs on every hour, which is the hardest part to carry across engines.
+int_gpu_hours.sql runs on every hour, which is the hardest part to carry across engines.
 """
 from __future__ import annotations
 

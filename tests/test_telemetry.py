@@ -31,7 +31,7 @@ def trace(hours: float = 3, **kw) -> Trace:
 def gpu_hours(warehouse: Path) -> list[dict]:
     con = connect(warehouse)
     run_stages(con, Config(interval_s=INTERVAL))
-    cur = con.execute("select * from gpu_hours order by gpu_uuid, hour_start")
+    cur = con.execute("select * from int_gpu_hours order by gpu_uuid, hour_start")
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, r)) for r in cur.fetchall()]
     con.close()
@@ -229,7 +229,7 @@ def test_an_hour_above_what_the_board_can_draw_is_cut_and_reported(tmp_path):
     con = duckdb.connect(str(wh), read_only=True)
     (value, energy), = con.execute("select value, energy_kwh from findings_month where finding = 'energy_above_board'").fetchall()
     assert value == pytest.approx(20, rel=0.05)
-    assert con.execute("select count(*) from contract_findings where table_name = 'gpu_hours'").fetchone()[0] == 0
+    assert con.execute("select count(*) from contract_findings where table_name = 'int_gpu_hours'").fetchone()[0] == 0
     con.close()
 
 

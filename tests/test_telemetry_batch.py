@@ -133,7 +133,7 @@ def test_a_batch_keeps_a_counter_reset_and_leaves_a_reading_past_its_limits_to_i
 
 
 def test_a_batch_holds_a_gpu_hour_split_over_files_as_two_parts(tmp_path, monkeypatch):
-    """The same GPU and hour in two files: a part per file, and the gpu_hours model joins them
+    """The same GPU and hour in two files: a part per file, and the int_gpu_hours model joins them
     into one hour, with the energy of the files ingested one by one."""
     folder = write(tmp_path / "dumps", [[(0, 0), (1, 0), (0, 1), (1, 1)], [(0, 2), (1, 2), (1, 4)]])
     got, batches = loaded(tmp_path / "b.duckdb", folder, True, monkeypatch)
@@ -155,7 +155,7 @@ def gpu_hours(warehouse: Path) -> list[tuple]:
     with connect(warehouse) as con:
         load_reference(con)
         apply_config(con, Config())
-        return rows_of(con, f"select gpu_uuid, hour_start, energy_kwh, n_scrapes from ({read_sql('20_intermediate', 'gpu_hours.sql')})")
+        return rows_of(con, f"select gpu_uuid, hour_start, energy_kwh, n_scrapes from ({read_sql('20_intermediate', 'int_gpu_hours.sql')})")
 
 
 def test_an_error_in_a_batch_stops_where_the_file_by_file_ingest_stops(tmp_path, monkeypatch):

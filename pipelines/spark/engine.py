@@ -76,8 +76,8 @@ def publish(store: SparkStore, duck_path: Path) -> None:
             con.unregister("_rows")
         for model in (m for m in stages() if m.name in UNDATED_MARTS):   # from what was just published
             build_model(con, model)
-        # the intermediate the gpu_hours contract checks, for this connection only
-        con.execute(f"create or replace temp view gpu_hours as select * from read_parquet({_files(store, 'build', 'gpu_hours')})")
+        # the intermediate the int_gpu_hours contract checks, for this connection only
+        con.execute(f"create or replace temp view int_gpu_hours as select * from read_parquet({_files(store, 'build', 'int_gpu_hours')})")
         findings = [f for table, model in VALIDATED.items() for f in contract_failures(con, table, model)]
         con.execute("create or replace table contract_findings (table_name varchar, column_name varchar, "
                     "check_name varchar, rows bigint, example varchar)")

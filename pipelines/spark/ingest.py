@@ -119,13 +119,13 @@ def commit(spark, store: SparkStore, con, file_ids: list[int]) -> None:
 
 def telemetry_totals(spark, store: SparkStore, file_id: int, config: Config) -> dict[str, Any]:
     """As TelemetryReader.totals plus the ingest runner's energy: GPUs, samples, and the file's
-    energy by the gpu_hours model itself over this file's parts."""
+    energy by the int_gpu_hours model itself over this file's parts."""
     parts = store._read("facts", "gpu_hour_parts").where(f"file_id = {int(file_id)}")
     parts.createOrReplaceTempView("_file_parts")
     gpus, used = spark.sql("select count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) "
                            "from _file_parts").first()
     loaded = spark.sql("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").first()[0]
-    model = model_over("20_intermediate", "gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
+    model = model_over("20_intermediate", "int_gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
     hours = run_model(spark, model, config_variables(config), "_file_gpu_hours")
     energy = hours.selectExpr("coalesce(sum(energy_kwh), 0)").first()[0]
     return {"gpus": gpus, "samples": int(loaded), "samples_used": int(used or 0),

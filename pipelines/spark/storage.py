@@ -38,7 +38,7 @@ FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", 
 LINEAGE = LEDGER_TABLES
 # The month a fact row belongs to (its partition), billing by billing period like the marts: one
 # machine's month of a row (pipelines.month_scope) where that is one expression, in Spark SQL...
-SCOPED_MONTH = {**MONTH_EXPR, "gpu_hour_parts": MODEL_MONTH["gpu_hours"], "gpu_pod_parts": MODEL_MONTH["gpu_hours"]}
+SCOPED_MONTH = {**MONTH_EXPR, "gpu_hour_parts": MODEL_MONTH["int_gpu_hours"], "gpu_pod_parts": MODEL_MONTH["int_gpu_hours"]}
 # ...and where one machine maps a row to several months (a window, a lookback), the month it starts in
 SPARK_MONTH = {
     "runs": "date_format(end_utc, 'yyyy-MM')",

@@ -78,7 +78,7 @@ create table if not exists charges (
 -- warehouses created before the column
 alter table charges add column if not exists line_item_hash bigint;
 
--- Per file, physical GPU and UTC hour: the pieces from which gpu_hours is built. Raw samples
+-- Per file, physical GPU and UTC hour: the pieces from which int_gpu_hours is built. Raw samples
 -- are streamed through, so a GPU-hour seen in several files (one scrape per file) is combined
 -- from its parts; deleting a file's parts undoes that file exactly.
 create table if not exists gpu_hour_parts (

@@ -1,5 +1,5 @@
 -- Grain: GPU x hour with parts x month whose build reads it. A GPU-hour is read by its own month
--- and, near a month boundary, by the months on the other side: gpu_hours takes a GPU's first
+-- and, near a month boundary, by the months on the other side: int_gpu_hours takes a GPU's first
 -- hour of a month from its last counter reading before it, averages power over the six hours on
 -- each side of a reading, and spreads a counter gap over every hour it spans (months with no
 -- reading of the GPU included). Where a GPU's series passes from one month to a later one,

@@ -16,7 +16,7 @@ with hosts as (
 host_hours as (
     select g.gpu_uuid, g.hour_start, g.host, h.cluster,
         count(*) over (partition by g.host, g.hour_start) as host_gpus
-    from gpu_hours g
+    from int_gpu_hours g
     join hosts h using (host)
 ),
 

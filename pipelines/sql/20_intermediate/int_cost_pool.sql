@@ -64,7 +64,7 @@ energy as (
     select h.cluster, strftime(g.hour_start, '%Y-%m') as month, dsum(g.energy_kwh) as it_energy_kwh,
         dsum(g.energy_kwh_low) as it_energy_kwh_low, dsum(g.energy_kwh_high) as it_energy_kwh_high,
         dsum(g.energy_coverage) as covered_gpu_hours
-    from gpu_hours g
+    from int_gpu_hours g
     join cfg_cluster_members h on h.kind = 'host' and h.name = g.host
     group by all
 ),

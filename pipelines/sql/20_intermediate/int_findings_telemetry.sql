@@ -4,7 +4,7 @@
 --                       busy GPUs of the same model over the run's window, when exactly as many
 --                       such GPUs were busy as the run used (otherwise the run is not matchable)
 --   energy_above_board  value = kWh a GPU's readings put above TDP x board_power_tolerance in
---                       its hours of the month: cut off, not charged (gpu_hours.sql)
+--                       its hours of the month: cut off, not charged (int_gpu_hours.sql)
 --   telemetry_gap       value = unobserved hours of a GPU in the month that a counter gap
 --                       spans; energy_kwh = what was spread over them, low/high the range of
 --                       the part estimated after a reset inside a gap
@@ -20,7 +20,7 @@ run_overlap as (
             * (epoch(least(g.hour_start + interval 1 hour, r.end_utc)) - epoch(greatest(g.hour_start, r.start_utc)))
             / (epoch(g.hour_start + interval 1 hour) - epoch(g.hour_start))) as tel_kwh
     from run_month r
-    join gpu_hours g on g.hour_start < r.end_utc and g.hour_start + interval 1 hour > r.start_utc
+    join int_gpu_hours g on g.hour_start < r.end_utc and g.hour_start + interval 1 hour > r.start_utc
     join ref_gpu_aliases al on al.alias = g.gpu_model_raw and al.gpu_model = r.gpu_model
     join (select gpu_uuid, hour_start, coalesce(sum(share::decimal(38, 12)) filter (where is_idle), 0)::double as idle_share
           from int_gpu_workloads group by all) w using (gpu_uuid, hour_start)
@@ -39,7 +39,7 @@ gpu_month as (
         dsum(least(g.estimated_kwh, g.gap_kwh)) as gap_estimated_kwh,
         sum((g.energy_coverage - g.coverage)::decimal(38, 12)) filter (where g.gap_kwh > 0)::double as gap_h,
         max(g.gap_s) filter (where g.gap_kwh > 0) as longest_gap_s
-    from gpu_hours g
+    from int_gpu_hours g
     left join (select distinct gpu_uuid, hour_start, resource_id from int_gpu_workloads) w using (gpu_uuid, hour_start)
     group by all
 )

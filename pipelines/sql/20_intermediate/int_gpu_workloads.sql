@@ -3,7 +3,7 @@
 -- are capacity (team: the unallocated name). Grain: GPU, hour, MIG instance, namespace, pod
 -- (namespace null = idle or capacity). GPU-hours (and so cost) follow share, energy (and so
 -- CO2e) energy_share. An hour that only a counter gap reaches follows the shares of its
--- share_hour (gpu_hours.sql).
+-- share_hour (int_gpu_hours.sql).
 -- team: [teams.namespaces] first, then the first [[teams.rules]] with field = namespace; null
 -- for idle time and for a namespace nothing maps (allocation_lines shows it as unallocated).
 -- resource_id: the billed resource the GPU sits in, resolved here once for every model
@@ -61,7 +61,7 @@ select
     c.claim as cluster_claim,
     case when c.resource_id is not null then 'cluster' when h.resource_id is not null then 'hosts' when g.instance_id is not null then 'label'
          when bh.resource_id is not null then 'host_name' end as resource_match
-from gpu_hours g
+from int_gpu_hours g
 join shares s on s.gpu_uuid = g.gpu_uuid and s.hour_start = g.share_hour
 left join cfg_namespace_teams nt on nt.namespace = s.namespace
 left join namespace_rules nr on nr.namespace = s.namespace

@@ -26,7 +26,7 @@ gpu_models as (
 workloads as (
     select w.*, strftime(w.hour_start, '%Y-%m') as month, g.tensor_active_mean, m.gpu_model
     from int_gpu_workloads w
-    join gpu_hours g using (gpu_uuid, hour_start)
+    join int_gpu_hours g using (gpu_uuid, hour_start)
     left join gpu_models m on m.key = gpu_key(g.gpu_model_raw)
 ),
 

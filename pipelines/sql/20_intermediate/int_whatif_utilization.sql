@@ -32,7 +32,7 @@ workloads as (
         davg(coalesce(si.high, st.high * (select idle_f_hi from p))) as idle_w_hi,
         list_sort(list_distinct(list(coalesce(si.coefficient_id, 'assumptions:idle_power_fraction_of_tdp')))) as ids
     from int_gpu_hour_carbon c
-    join gpu_hours g on g.gpu_uuid = c.gpu_uuid and g.hour_start = c.hour_start
+    join int_gpu_hours g on g.gpu_uuid = c.gpu_uuid and g.hour_start = c.hour_start
     left join (
         select gpu_key(alias) as key, gpu_model from ref_gpu_aliases
         union

@@ -6,7 +6,7 @@
 -- job statistics (dcgm_job_stats, measured) or Slurm's node energy (slurm_node_energy).
 with telemetry as (
     select strftime(hour_start, '%Y-%m') as month, energy_tier, energy_kwh, estimated_kwh
-    from gpu_hours
+    from int_gpu_hours
     where energy_kwh is not null
 ),
 

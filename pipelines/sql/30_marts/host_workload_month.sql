@@ -27,7 +27,7 @@ hours as (
         w.energy_kwh,
         m.gpu_model
     from int_gpu_workloads w
-    join gpu_hours g on g.gpu_uuid = w.gpu_uuid and g.hour_start = w.hour_start
+    join int_gpu_hours g on g.gpu_uuid = w.gpu_uuid and g.hour_start = w.hour_start
     left join models m on m.key = gpu_key(g.gpu_model_raw)
     where not w.is_idle and not w.is_capacity
 ),

@@ -17,7 +17,7 @@ observed as (
         count(distinct gpu_uuid) as gpus_observed,
         -- how much of an observed GPU-hour the scrapes cover (hours a gap fills are not observed)
         (sum(coverage::decimal(38, 12)) filter (where n_scrapes > 0) / nullif(count(*) filter (where n_scrapes > 0), 0))::double as scrape_coverage
-    from gpu_hours
+    from int_gpu_hours
     group by all
 ),
 

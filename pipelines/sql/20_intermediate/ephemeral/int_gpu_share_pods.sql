@@ -44,6 +44,6 @@ requests as (
 select p.*, m.slice_frac, r.gpu_units, r.fraction,
     sum(p.n) over (partition by p.gpu_uuid, p.hour_start, p.instance) as instance_n
 from parts p
-left join gpu_hours g on g.gpu_uuid = p.gpu_uuid and g.hour_start = p.hour_start
+left join int_gpu_hours g on g.gpu_uuid = p.gpu_uuid and g.hour_start = p.hour_start
 left join mig m on m.key = gpu_key(g.gpu_model_raw) and m.profile = regexp_replace(p.mig_profile, '[+].*$', '')
 left join requests r on r.hour_start = p.hour_start and r.namespace = p.namespace and r.pod = p.pod

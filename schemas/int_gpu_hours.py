@@ -1,4 +1,4 @@
-"""Contract of `gpu_hours` (grain: one physical GPU x one UTC hour). An hourly rollup, yet it grows
+"""Contract of `int_gpu_hours` (grain: one physical GPU x one UTC hour). An hourly rollup, yet it grows
 with the fleet (10,000 GPUs x 30 days is 7.2 million rows), so it is checked in SQL over the table
 (pipelines.stages.IN_SQL); its frame rules are stated once, in SQL, and pandera runs the same SQL
 over a frame."""
