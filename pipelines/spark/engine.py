@@ -114,20 +114,29 @@ def scope_db(store: SparkStore, config: Config) -> Iterator[duckdb.DuckDBPyConne
         create_tables(con)
         load_reference(con)
         apply_config(con, config)
-        for kind, tables in (("lineage", LINEAGE), ("facts", FACTS)):
-            hive = "{'month': 'VARCHAR', 'file_id': 'INTEGER'}" if kind == "facts" else "{'file_id': 'INTEGER'}"
-            loaded = ", 0::bigint as rowid from {} where file_id in (select file_id from source_files where status = 'loaded')"
-            for table in (t for t in tables if one_row(con, f"select count(*) from glob({_files(store, kind, t)})")[0]):
-                con.execute(f"drop table {table}")
-                con.execute(f"create view {table} as select *" + (loaded if kind == "facts" else " from {}").format(
-                    f"read_parquet({_files(store, kind, table)}, hive_partitioning = true, hive_types = {hive})"))
+        written = {t for kind, tables in (("lineage", LINEAGE), ("facts", FACTS)) for t in tables if _view(con, store, kind, t)}
         con.execute(f"create table {month_scope.STATE} (month varchar, inputs_sha256 varchar)")
         if store.exists(store.STATE):
             con.execute(f"insert into {month_scope.STATE} select month, inputs_sha256 from read_parquet({_files(store, store.STATE)})")
-        month_scope.map_rows(con, dict.fromkeys(MONTH_EXPR, "month"))
+        month_scope.map_rows(con, {t: "month" for t in MONTH_EXPR if t in written})
         yield con
     finally:
         con.close()
+
+
+def _view(con: duckdb.DuckDBPyConnection, store: SparkStore, kind: str, table: str) -> bool:
+    """The table as a view of its Parquet files (facts: of loaded files, with their partition
+    month and a rowid month_scope does not use), if any file was written; else it stays empty."""
+    files = _files(store, kind, table)
+    if not one_row(con, f"select count(*) from glob({files})")[0]:
+        return False
+    hive = "{'month': 'VARCHAR', 'file_id': 'INTEGER'}" if kind == "facts" else "{'file_id': 'INTEGER'}"
+    rows = f"read_parquet({files}, hive_partitioning = true, hive_types = {hive})"
+    con.execute(f"drop table {table}")
+    con.execute(f"create view {table} as select * from {rows}" if kind != "facts" else
+                f"create view {table} as select *, 0::bigint as rowid from {rows} "
+                "where file_id in (select file_id from source_files where status = 'loaded')")
+    return True
 
 
 def shared_fingerprint(con: duckdb.DuckDBPyConnection, config: Config) -> str:
@@ -216,16 +225,16 @@ def _findings(con: duckdb.DuckDBPyConnection, store: SparkStore, scope: Scope) -
     undated marts: temp views of each checked table's rebuilt months (gpu_hours: the build's
     intermediate, which holds those months), for this connection only."""
     months = _list(scope.rebuilt) + "::varchar[]"
-    for table in (t for t in VALIDATED if t not in month_scope.UNDATED):
-        rows = f"read_parquet({_files(store, 'build', table)})" if table == "gpu_hours" else f"main.{table}"
+    checked = [t for t in VALIDATED if t not in month_scope.UNDATED]
+    for table in checked:
+        rows = f"read_parquet({_files(store, 'build', table)})" if table == "gpu_hours" else month_scope.qualified(con, table)
         con.execute(f"create or replace temp view {table} as select * from {rows} "
                     f"where list_contains({months}, {month_scope.month_of(table)})")
-    try:
-        return _month_findings(con, scope) + [("-", *f) for t in sorted(month_scope.AFTER) if t in VALIDATED
-                                              for f in contract_failures(con, t, VALIDATED[t])]
-    finally:
-        for table in (t for t in VALIDATED if t not in month_scope.UNDATED):
-            con.execute(f"drop view temp.main.{table}")
+    found = _month_findings(con, scope) + [("-", *f) for t in sorted(month_scope.AFTER) if t in VALIDATED
+                                           for f in contract_failures(con, t, VALIDATED[t])]
+    for table in checked:
+        con.execute(f"drop view temp.main.{table}")
+    return found
 
 
 def published_state(duck_path: Path) -> tuple[str, str] | None:
