@@ -165,6 +165,8 @@ def checkpoint(df):
 class SparkStore:
     """One Spark warehouse (a URI) and the session that reads and writes it."""
 
+    STATE = "state/build_months"   # pipelines.month_scope.STATE: each month's inputs as last built
+
     def __init__(self, spark, root: str) -> None:
         self.spark = spark
         self.root = root.rstrip("/")
@@ -253,8 +255,6 @@ class SparkStore:
     def mart_months(self, name: str) -> list[str]:
         """The month folders a mart holds (listed, not read)."""
         return sorted(p.getName().removeprefix("month=") for p in self._glob(self.path("marts", name, "month=*"))[1])
-
-    STATE = "state/build_months"   # pipelines.month_scope.STATE: each month's inputs as built
 
     def write_state(self, fingerprints: dict[str, str]) -> None:
         self.spark.createDataFrame(sorted(fingerprints.items()), "month string, inputs_sha256 string").coalesce(1) \
