@@ -259,13 +259,13 @@ def build(as_json: bool, warehouse: Path, config_path: Path | None, engine: str 
 
     Example: meterbook build --config meterbook.toml --warehouse build/meterbook.duckdb
     """
+    from pipelines.progress import BuildProgress
     config = _config(config_path)
+    progress = BuildProgress()
     if _engine(engine, config) == "spark":
         from pipelines.spark import engine as spark_engine
         store = spark_engine.open_store(config, spark_warehouse)
-        spark_engine.build(store, config, warehouse)
-    from pipelines.progress import BuildProgress
-    progress = BuildProgress()
+        spark_engine.build(store, config, warehouse, progress)
     con, config = build_marts(warehouse, config_path, progress=progress)
     months = [r[0] for r in con.execute("select distinct month from team_month order by 1").fetchall()]
     broken = one_row(con, "select count(*) from contract_findings")[0]

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import partial
+from typing import Callable, Iterable
 
 import duckdb
 
@@ -129,12 +130,13 @@ def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(row and row[0])
 
 
-def map_rows(con: duckdb.DuckDBPyConnection) -> None:
+def map_rows(con: duckdb.DuckDBPyConnection, month_expr: dict[str, str] | None = None) -> None:
     """_scope_files_<table> (month, file_id, ctx, rows) for every loaded table a month reads,
-    and _scope_rows_<table> (rid, file_id, month, ctx) for those a row of which feeds several."""
+    and _scope_rows_<table> (rid, file_id, month, ctx) for those a row of which feeds several.
+    `month_expr` replaces MONTH_EXPR's expressions (a column that holds the month already)."""
     con.execute(f"create or replace temp table _scope_tel as {read_sql('05_scope', 'scope_telemetry_hours.sql')}".replace(
         "from gpu_hour_parts", f"from {qualified(con, 'gpu_hour_parts')}"))
-    for table, expr in MONTH_EXPR.items():
+    for table, expr in {**MONTH_EXPR, **(month_expr or {})}.items():
         con.execute(f"create or replace temp table _scope_files_{table} as select {expr} as month, file_id, null::ubigint as ctx, "
                     f"count(*) as n from {qualified(con, table)} group by all")
     con.execute("create or replace temp table _scope_billing_files as select distinct file_id, month from _scope_files_charges")
@@ -193,15 +195,17 @@ def shared_fingerprint(con: duckdb.DuckDBPyConnection, variables: dict[str, obje
     return h.hexdigest()
 
 
-def plan(con: duckdb.DuckDBPyConnection, shared: str, models: Iterable[str]) -> Scope:
-    """Compare this build's fingerprints with the last build's (STATE)."""
+def plan(con: duckdb.DuckDBPyConnection, shared: str, models: Iterable[str],
+         built: Callable[[str], bool] | None = None) -> Scope:
+    """Compare this build's fingerprints with the last build's (STATE); `built(model)` says
+    whether a model's table is kept (default: a table of the warehouse)."""
     now = fingerprints(con)
     undated = undated_fingerprint(con)
     before: dict[str, str] = {}
     if _exists(con, STATE):
         before = dict(con.execute(f"select month, inputs_sha256 from {qualified(con, STATE)}").fetchall())
     months = sorted(now)
-    full = before.get("") != shared or not all(_exists(con, m) for m in models)
+    full = before.get("") != shared or not all((built or partial(_exists, con))(m) for m in models)
     rebuilt = months if full else [m for m in months if before.get(m) != now[m]]
     removed = sorted(m for m in before if m not in now and m not in ("", "-"))
     return Scope(months, rebuilt, removed, full, full or bool(rebuilt or removed) or before.get("-") != undated,
@@ -225,6 +229,22 @@ def restrict_inputs(con: duckdb.DuckDBPyConnection, months: list[str]) -> None:
     for table in ROW_MONTHS:
         con.execute(f"create or replace temp view {table} as select * from {qualified(con, table)} where rowid in "
                     f"(select rid from _scope_rows_{table} where month in (select month from _scope_months))")
+
+
+def files_read(con: duckdb.DuckDBPyConnection, table: str, months: list[str]) -> list[int]:
+    """The files whose rows the months read, of a table a row of which feeds several months
+    (ROW_MONTHS) or of a billing file's side tables (BILLING_FILE_TABLES)."""
+    scoped = "_scope_billing_files" if table in BILLING_FILE_TABLES else f"_scope_files_{table}"
+    return [r[0] for r in con.execute(f"select distinct file_id from {scoped} where list_contains(?::varchar[], month) "
+                                      "order by 1", [[*months, "*"]]).fetchall()]
+
+
+def hours_outside(con: duckdb.DuckDBPyConnection, months: list[str]) -> list[tuple]:
+    """The GPU-hours (gpu_uuid, hour_start) the months read that lie in other months (near a
+    boundary: scope_telemetry_hours.sql)."""
+    return con.execute("select distinct gpu_uuid, hour_start from _scope_tel where list_contains($m::varchar[], month) "
+                       "and not list_contains($m::varchar[], strftime(hour_start, '%Y-%m')) order by all",
+                       {"m": months}).fetchall()
 
 
 def month_of(model: str) -> str:

@@ -216,7 +216,7 @@ def run_stages(con: duckdb.DuckDBPyConnection, config: Config, progress: BuildPr
                     with progress.model(step.name):
                         build_model(con, step)
                 findings += [("-", *f) for t in month_scope.AFTER if t in VALIDATED for f in contract_failures(con, t, VALIDATED[t])]
-        _record_findings(con, scope, findings)
+        record_findings(con, scope, findings)
         month_scope.record(con, scope)
         record_config(con, config, config_text)
         con.execute("commit")
@@ -246,14 +246,14 @@ def _build_months(con: duckdb.DuckDBPyConnection, order: list[Model], scope: mon
             except duckdb.OutOfMemoryException:
                 raise out_of_memory(db, f"building {step.name}") from None
             month_scope.prune(con, step.name, scope.rebuilt)
-    findings = _month_findings(con, scope)
+    findings = month_findings(con, scope)
     for step in steps:
         month_scope.merge(con, step.name, scope)
     month_scope.forget_scope(con, [s.name for s in steps])
     return findings
 
 
-def _month_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope) -> list[tuple]:
+def month_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope) -> list[tuple]:
     """Contract findings on the rebuilt months' rows, as (month, table, column, check, rows,
     example); checked once over them all, and month by month only where something fails."""
     dated = {t: m for t, m in VALIDATED.items() if t not in month_scope.UNDATED}
@@ -272,7 +272,7 @@ def _month_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope) ->
     return undated + out
 
 
-def _record_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope, findings: list[tuple]) -> None:
+def record_findings(con: duckdb.DuckDBPyConnection, scope: month_scope.Scope, findings: list[tuple]) -> None:
     """contract_findings_month keeps each month's findings ('-': the undated marts'); the
     contract_findings readers see are their sum over the months."""
     by_month = month_scope.qualified(con, "contract_findings_month")

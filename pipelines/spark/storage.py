@@ -4,14 +4,17 @@
                                                        grid_hours, instruments (disclosures and FOCUS columns as
                                                        written: month=none)
     <root>/lineage/<table>/file_id=N/                  source_files, rejects, row_findings, findings
-    <root>/build/<stage>/                              intermediate stages of the last build
+    <root>/build/<stage>/                              intermediate stages of the last build (its months)
     <root>/marts/<mart>/month=YYYY-MM/                 what reports read (published to DuckDB)
+    <root>/state/build_months/                         each month's inputs_sha256 at the last build
 
 A file's rows are written first, under partitions of their own; its source_files row is written
 last and is the commit: readers take facts of loaded file ids only, so a run that stops half
 way leaves partitions nobody reads (the next load of that file overwrites them). A restated
 delivery writes the new file, then marks the old one replaced, then deletes its partitions.
-A build replaces each mart whole (it computes every month), one folder per month.
+A build writes each mart one folder per month: the months whose inputs changed
+(pipelines.month_scope), or every month, the mart replaced whole. <root>/state/build_months
+keeps each month's inputs as last built.
 
 Table shapes are the DuckDB warehouse's (pipelines/sql/00_warehouse), read from an in-memory
 DuckDB, so both engines hold the same columns with the same types.
@@ -19,12 +22,14 @@ DuckDB, so both engines hold the same columns with the same types.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import duckdb
 
-from pipelines.month_scope import LEDGER_TABLES, MONTH_EXPR
+from pipelines import month_scope
+from pipelines.month_scope import BILLING_FILE_TABLES, LEDGER_TABLES, MONTH_EXPR, ROW_MONTHS
 from pipelines.month_scope import MONTH_OF as MODEL_MONTH
 from pipelines.spark.dialect import DIALECT, spark_tree
 from pipelines.warehouse import create_tables
@@ -61,8 +66,52 @@ SPARK_MONTH = {
 def month_of(table: str) -> str:
     """A fact table's partition month as a Spark SQL expression."""
     if table in SCOPED_MONTH:
-        return spark_tree(f"select {SCOPED_MONTH[table]}").expressions[0].sql(dialect=DIALECT)
+        return as_spark(SCOPED_MONTH[table])
     return SPARK_MONTH[table]
+
+
+def as_spark(expr: str) -> str:
+    return spark_tree(f"select {expr}").expressions[0].sql(dialect=DIALECT)
+
+
+@lru_cache(maxsize=None)
+def model_month(model: str) -> str:
+    """The month of a model's row (pipelines.month_scope.month_of) as a Spark SQL expression."""
+    return as_spark(month_scope.month_of(model))
+
+
+# Telemetry: a month reads its own GPU-hours and, near a boundary, a few of its neighbours'
+TELEMETRY = ("gpu_hour_parts", "gpu_pod_parts")
+# Tables read by the files a month's rows come from (a row of them may feed several months)
+BY_FILE = (*BILLING_FILE_TABLES, *(t for t in ROW_MONTHS if t not in TELEMETRY))
+
+
+@dataclass(frozen=True)
+class InputScope:
+    """The rows a build of some months reads (pipelines.month_scope's stand-ins, on Spark): a
+    table dated by one expression by its partition month; telemetry by month, with the
+    GPU-hours of other months the months read (`hours`); the others by the files whose rows
+    the months read (`files`), whole: a row of another month among them builds rows of that
+    month only, which the build drops. Disclosures and the ledger are read whole."""
+    months: list[str]
+    files: dict[str, list[int]] = field(default_factory=dict)
+    hours: list[tuple] = field(default_factory=list)   # (gpu_uuid, hour_start)
+
+    def rows(self, spark, table: str, df):
+        """`df` (a fact table with its partition month) cut to the rows the months read."""
+        if table in MONTH_EXPR:
+            return df.where(df.month.isin(self.months))
+        if table in self.files:
+            return df.where(df.file_id.isin(self.files[table]))
+        if table not in TELEMETRY:
+            return df
+        own = df.where(df.month.isin(self.months))
+        if not self.hours:
+            return own
+        from pyspark.sql.functions import broadcast
+        near = spark.createDataFrame(self.hours, "gpu_uuid string, hour_start timestamp_ntz")
+        outside = sorted({h.strftime("%Y-%m") for _, h in self.hours})
+        return own.unionByName(df.where(df.month.isin(outside)).join(broadcast(near), ["gpu_uuid", "hour_start"], "left_semi"))
 
 
 @lru_cache(maxsize=1)
@@ -116,6 +165,8 @@ def checkpoint(df):
 class SparkStore:
     """One Spark warehouse (a URI) and the session that reads and writes it."""
 
+    STATE = "state/build_months"   # pipelines.month_scope.STATE: each month's inputs as last built
+
     def __init__(self, spark, root: str) -> None:
         self.spark = spark
         self.root = root.rstrip("/")
@@ -123,13 +174,14 @@ class SparkStore:
     def path(self, *parts: str) -> str:
         return "/".join((self.root, *parts))
 
-    def _read(self, kind: str, table: str):
+    def _read(self, kind: str, table: str, month: bool = False):
         """A stored table in the DuckDB shape (partition folders read back as columns, then
-        dropped or reordered); an empty one when nothing was written yet."""
-        cols = [f"`{c}`" for c, _ in duck_shapes()[table]]
+        dropped or reordered; `month`: a fact table's partition month kept last); an empty one
+        when nothing was written yet."""
+        cols = [f"`{c}`" for c, _ in duck_shapes()[table]] + (["month"] if month else [])
         schema = spark_schema(table) + (", `month` string" if kind == "facts" else "")
         if not self.exists(kind, table):
-            return self.spark.createDataFrame([], spark_schema(table))
+            return self.spark.createDataFrame([], schema).select(*cols)
         return self.spark.read.schema(schema).parquet(self.path(kind, table)).select(*cols)
 
     def source_files(self):
@@ -143,12 +195,16 @@ class SparkStore:
         df = self._read("facts", table)
         return df.where(df.file_id.isin(self.loaded_ids()))
 
-    def register_inputs(self) -> None:
-        """Temp views of every fact and lineage table under the names the models use."""
+    def register_inputs(self, scope: InputScope | None = None) -> None:
+        """Temp views of every fact and lineage table under the names the models use; with a
+        `scope`, the fact tables hold only the rows its months read."""
         ids = self.loaded_ids()
         for table in FACTS:
-            df = self._read("facts", table)
-            df.where(df.file_id.isin(ids)).createOrReplaceTempView(table)
+            df = self._read("facts", table, month=True)
+            df = df.where(df.file_id.isin(ids))
+            if scope is not None:
+                df = scope.rows(self.spark, table, df)
+            df.drop("month").createOrReplaceTempView(table)
         for table in LINEAGE:
             self._read("lineage", table).createOrReplaceTempView(table)
 
@@ -179,22 +235,42 @@ class SparkStore:
         df.write.mode("overwrite").parquet(self.path("build", name))
         return self.spark.read.schema(df.schema).parquet(self.path("build", name))
 
-    def write_mart(self, name: str, df):
-        """A mart, partitioned by month, replaced whole: a build computes every month, so a month
-        it no longer holds (its files all replaced by another month's) goes with the others.
-        One pass over the model: the write (a dynamic overwrite would need the months written,
-        a second pass, to remove the others)."""
-        df.write.mode("overwrite").option("partitionOverwriteMode", "static").partitionBy("month") \
-            .parquet(self.path("marts", name))
-        return self.spark.read.schema(df.schema).parquet(self.path("marts", name)).select(*df.columns)
+    def write_mart(self, name: str, df, months: list[str] | None = None):
+        """A mart, partitioned by month. Without `months` it is replaced whole: a build of every
+        month, where a month it no longer holds (its files all replaced by another month's) goes
+        with the others; one pass over the model (a dynamic overwrite would need the months
+        written, a second pass, to remove the others). With `months`, those months' folders are
+        replaced by `df`'s rows (of those months) and no other folder is read or written.
+        Returns the months written, read back."""
+        target = self.path("marts", name)
+        if months is None:
+            df.write.mode("overwrite").option("partitionOverwriteMode", "static").partitionBy("month").parquet(target)
+            return self.spark.read.schema(df.schema).parquet(target).select(*df.columns)
+        for month in months:
+            self._delete(self.path("marts", name, f"month={month}"))
+        df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("month").parquet(target)
+        stored = self.spark.read.schema(df.schema).parquet(target)
+        return stored.where(stored.month.isin(months)).select(*df.columns)
+
+    def mart_months(self, name: str) -> list[str]:
+        """The month folders a mart holds (listed, not read)."""
+        return sorted(p.getName().removeprefix("month=") for p in self._glob(self.path("marts", name, "month=*"))[1])
+
+    def write_state(self, fingerprints: dict[str, str]) -> None:
+        self.spark.createDataFrame(sorted(fingerprints.items()), "month string, inputs_sha256 string").coalesce(1) \
+            .write.mode("overwrite").parquet(self.path(self.STATE))
+
+    def _glob(self, pattern: str):
+        """(file system, the paths matching a Hadoop glob)."""
+        glob = self.spark.sparkContext._jvm.org.apache.hadoop.fs.Path(pattern)
+        fs = glob.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+        return fs, [status.getPath() for status in fs.globStatus(glob) or []]
 
     def _delete(self, pattern: str, keep: Collection[str] = frozenset()) -> None:
-        jvm = self.spark.sparkContext._jvm
-        glob = jvm.org.apache.hadoop.fs.Path(pattern)
-        fs = glob.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
-        for status in fs.globStatus(glob) or []:
-            if status.getPath().getName() not in keep:
-                fs.delete(status.getPath(), True)
+        fs, paths = self._glob(pattern)
+        for path in paths:
+            if path.getName() not in keep:
+                fs.delete(path, True)
 
     def exists(self, *parts: str) -> bool:
         jvm = self.spark.sparkContext._jvm
