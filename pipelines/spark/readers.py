@@ -352,7 +352,8 @@ def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatc
     a sample without its time or otherwise rejected, a line it cannot parse, a pod's requests
     (keyed by no GPU), a file the read does not name. A file's own staging numbers its lines to
     locate rejects; a batch has none to locate, so its lines go unnumbered (one pass fewer)."""
-    from pyspark.errors import AnalysisException
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException, PySparkException
     from pyspark.sql import functions as F
     paths = [str(h.path) for h in heads]
     spark.read.csv(str(FIELDS_CSV), header=True, inferSchema=True).createOrReplaceTempView("dcgm_fields")
@@ -372,13 +373,13 @@ def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatc
         sql(spark, fill(name, sql_text("10_staging", name), {"scrape_ms": "null::bigint", "comment_line": COMMENT_LINE,
                                                             "row_number": "null::bigint", **carried})
             ).createOrReplaceTempView("_tel_samples")
-        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **SERIES_KEYS, **carried))
+        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **{**SERIES_KEYS, **carried}))
              ).createOrReplaceTempView("_tel_groups")
         kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
         tel = kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql")).join(names, "filename", "left"))
     except AnalysisException:
         raise
-    except Exception:  # noqa: BLE001 - bad bytes, a line Spark cannot read: the file's own staging says so
+    except (PySparkException, Py4JJavaError):   # bad bytes, a line Spark cannot read: the file's own staging says so
         return None
     tel.createOrReplaceTempView("_tel_batch")
     requests, unnamed = spark.sql("select count_if(is_request), count_if(file_id is null) from _tel_batch").first()
