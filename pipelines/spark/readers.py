@@ -352,7 +352,7 @@ def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatc
     a sample without its time or otherwise rejected, a line it cannot parse, a pod's requests
     (keyed by no GPU), a file the read does not name. A file's own staging numbers its lines to
     locate rejects; a batch has none to locate, so its lines go unnumbered (one pass fewer)."""
-    from py4j.protocol import Py4JJavaError
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
     from pyspark.errors import AnalysisException, PySparkException
     from pyspark.sql import functions as F
     paths = [str(h.path) for h in heads]
