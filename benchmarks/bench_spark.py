@@ -15,6 +15,10 @@ engine, which would measure gzip, not the engines.
 Sizes: MB_BENCH_SPARK_CUR_ROWS (20,000,000), MB_BENCH_SPARK_GPUS (1000), MB_BENCH_SPARK_DAYS (1),
 MB_BENCH_INTERVAL (10 s), MB_BENCH_SPARK_CORES (2), MB_BENCH_SPARK_TARGET_H (1),
 MB_BENCH_SPARK_DUCKDB_MEMORY (4GB).
+
+Many small files: the telemetry benchmark's MB_BENCH_MANY_FILES one-hour dumps of one 8-GPU host
+(dcgm-exporter text) ingested by one command against one file of the same scrapes, on each
+engine, in CPU seconds of the process tree (target: within 1.5x on both).
 """
 from __future__ import annotations
 
@@ -76,8 +80,9 @@ threading.Thread(target=_sample, daemon=True).start()
 """
 
 
-def run(engine: str, inputs: list[Path], work: Path) -> dict:
-    """One engine over the inputs: ingest, then build; wall time of each and the tree's peak."""
+def run(engine: str, inputs: list[Path], work: Path, build: bool = True) -> dict:
+    """One engine over the inputs: ingest, then build (unless not `build`); wall time of each and
+    the tree's peak."""
     wh, swh = work / f"{engine}.duckdb", work / f"{engine}-warehouse"
     for p in (wh, swh):
         shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
@@ -90,9 +95,9 @@ def run(engine: str, inputs: list[Path], work: Path) -> dict:
              f"con = connect(Path({str(wh)!r})); con.execute('set threads = {CORES}'); t_start = 0.0\n")
     ingest = ("res = se.ingest(store, paths, 'auto', {}, config)" if engine == "spark" else
               "from pipelines.ingest import ingest\nres = ingest(con, paths, config=config)")
-    build = ("from pipelines.progress import BuildProgress\nprogress = BuildProgress()\n"
-             + (f"se.build(store, config, Path({str(wh)!r}), progress)" if engine == "spark" else
-                "from pipelines.stages import run_stages\nrun_stages(con, config, progress)"))
+    building = ("from pipelines.progress import BuildProgress\nprogress = BuildProgress()\n"
+                + ("" if not build else f"se.build(store, config, Path({str(wh)!r}), progress)" if engine == "spark" else
+                   "from pipelines.stages import run_stages\nrun_stages(con, config, progress)"))
     code = f"""{PEAK_TREE}
 import json, time
 os.environ["MB_MEMORY_LIMIT"] = {DUCKDB_MEMORY!r}
@@ -103,7 +108,7 @@ t0, c0 = time.perf_counter(), _cpu_s()
 {ingest}
 t_ingest, c_ingest = time.perf_counter() - t0, _cpu_s() - c0
 t0, c0 = time.perf_counter(), _cpu_s()
-{build}
+{building}
 t_build, c_build = time.perf_counter() - t0, _cpu_s() - c0
 print(json.dumps({{"start_s": t_start, "ingest_s": t_ingest, "build_s": t_build, "peak_mb": _peak[0] / 2**20,
                   "ingest_cpu_s": c_ingest, "build_cpu_s": c_build, "slowest_models": progress.slowest(8),
@@ -157,6 +162,26 @@ def spark_floor_stage(name: str, path: Path, work: Path, spark: dict, duck: dict
     return got
 
 
+def many_small_files(work: Path) -> dict:
+    """The small files' ingest over one file of the same scrapes, in CPU seconds, on each engine
+    (the files and the one file are bench_telemetry's)."""
+    folder, single = bench_telemetry.many_files_inputs("prom")
+    small = sorted(folder.iterdir())
+    got: dict = {"files": len(small), "size_mb": round(sum(p.stat().st_size for p in small) / 1e6, 1)}
+    for engine in ("duckdb", "spark"):
+        many, one = run(engine, small, work, build=False), run(engine, [single], work, build=False)
+        if [many["rows_read"], many["rows_rejected"]] != [one["rows_read"], one["rows_rejected"]]:
+            raise RuntimeError(f"{engine}: the small files read {many['rows_read']} rows, the one file {one['rows_read']}")
+        got[engine] = {"many_cpu_s": round(many["ingest_cpu_s"], 1), "one_cpu_s": round(one["ingest_cpu_s"], 1),
+                       "many_s": round(many["ingest_s"], 1), "one_s": round(one["ingest_s"], 1),
+                       "many_over_one_cpu": round(many["ingest_cpu_s"] / one["ingest_cpu_s"], 2)}
+        target("spark", f"{engine}: {len(small)} small files / one file of the same scrapes (ingest CPU-s)",
+               got[engine]["many_over_one_cpu"], bench_telemetry.MANY_OVER_ONE_TARGET)
+    got["load_average"] = round(os.getloadavg()[0], 2)
+    report(f"many small files on both engines ({CORES} cores; CPU seconds of the process tree)", got)
+    return got
+
+
 def main() -> None:
     work = BENCH_DIR / "spark"
     work.mkdir(parents=True, exist_ok=True)
@@ -197,3 +222,4 @@ def main() -> None:
                                              / figures[("telemetry", "duckdb")]["rows_per_s"] / 3600, 1),
             "cur_h_on_this_machine": round(CUR_LINES / figures[("cur", "duckdb")]["rows_per_s"] / 3600, 1)},
     })
+    many_small_files(work)

@@ -207,16 +207,23 @@ MANY_HOURS = float(os.environ.get("MB_BENCH_MANY_HOURS", "1"))
 MANY_OVER_ONE_TARGET = 1.5    # the small files' ingest within this of one file holding the same scrapes
 
 
-def many_files(shape: str) -> dict:
+def many_files_inputs(shape: str) -> tuple[Path, Path]:
+    """The folder of small files, and one file of the same scrapes (what batching the small
+    files is judged against); written once."""
     ext = "prom" if shape == "prom" else "csv"
     folder = BENCH_DIR / f"dcgm-{shape}-{MANY_FILES}-files-8gpu-{MANY_HOURS:g}h-{INTERVAL}s"
     per_file = int(MANY_HOURS * 3600 // INTERVAL)
     for i in range(MANY_FILES):
         generate(folder / f"host-0-{i:05d}.{ext}", 8, MANY_HOURS / 24, INTERVAL, shape, first_scrape=i * per_file)
-    size = sum(p.stat().st_size for p in folder.iterdir())
-    # the same scrapes as one file: what batching the small files is judged against
     single = BENCH_DIR / f"{folder.name}-as-one" / f"host-0.{ext}"
     generate(single, 8, MANY_FILES * MANY_HOURS / 24, INTERVAL, shape)
+    return folder, single
+
+
+def many_files(shape: str) -> dict:
+    ext = "prom" if shape == "prom" else "csv"
+    folder, single = many_files_inputs(shape)
+    size = sum(p.stat().st_size for p in folder.iterdir())
     wh, wh_one = BENCH_DIR / f"{folder.name}.duckdb", BENCH_DIR / f"{folder.name}-as-one.duckdb"
     wh.unlink(missing_ok=True)
     wh_one.unlink(missing_ok=True)

@@ -19,9 +19,9 @@ import duckdb
 
 from core.sql import model_over
 from pipelines.config import Config
-from pipelines.ingest import FileResult, expand, ingest_file, sha256_of, superseded, unchanged
+from pipelines.ingest import BatchFile, FileResult, batch_from, expand, ingest_file, sha256_of, superseded, unchanged
 from pipelines.spark.build import register_reference, run_model
-from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_telemetry
+from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_prom_batch, stage_telemetry
 from pipelines.spark.storage import FACTS, SparkStore, spark_schema
 from pipelines.stage_inputs import apply_config, config_variables
 from pipelines.warehouse import add_macros, create_tables
@@ -31,6 +31,9 @@ from sources.reference_data import load_reference
 
 BILLING_ON_SPARK = {"focus", "aws-cur", "aws-cur2"}
 TELEMETRY_ON_SPARK = {"dcgm-prom", "prom-range", "prom-csv"}
+# Small files of these kinds are staged many at once (pipelines.ingest.batch_from picks them):
+# a file's own staging on Spark is a dozen jobs, seconds whatever its size.
+BATCHED_ON_SPARK = {"dcgm-prom"}
 
 
 def scratch_warehouse(store: SparkStore, config: Config) -> duckdb.DuckDBPyConnection:
@@ -58,11 +61,75 @@ def ingest(spark, store: SparkStore, paths: Iterable[str | Path], kind: str = "a
     con = scratch_warehouse(store, config)
     results: list[FileResult] = []
     this_run: set[int] = set()
-    for f in files:
-        res = ingest_one(spark, store, con, f, kind, options or {}, config, this_run)
-        res.notes = notes.get(f, []) + res.notes
-        results.append(res)
+    loaded = {r[0] for r in con.execute("select path from source_files where status = 'loaded'").fetchall()}
+    i = 0
+    while i < len(files):
+        batch = batch_from(files, i, kind, options, loaded)
+        done = ingest_batch(spark, store, con, batch, config, this_run) \
+            if batch and batch[0].reader.kind in BATCHED_ON_SPARK else None
+        if done is None:   # each on its own: all of a batch that cannot be staged as one (see pipelines.ingest)
+            done = [ingest_one(spark, store, con, f, kind, options or {}, config, this_run)
+                    for f in files[i:i + max(len(batch), 1)]]
+        for f, res in zip(files[i:], done):
+            res.notes = notes.get(f, []) + res.notes
+        results += done
+        i += len(done)
     return results
+
+
+def ingest_batch(spark, store: SparkStore, con, batch: list[BatchFile], config: Config,
+                 this_run: set[int]) -> list[FileResult] | None:
+    """Small files of one kind staged as one (readers.stage_prom_batch), each still with its own
+    sha256, file id, source_files row, counts and totals, as its own ingest would record it;
+    their rows in one write per table, their source_files rows in one commit. None, with nothing
+    written, where the files must be ingested one by one (what only a file's own staging
+    decides: a reject, content already loaded, a file Spark cannot read)."""
+    shas = [sha256_of(b.path) for b in batch]
+    if len(set(shas)) < len(shas) or any(unchanged(con, b.path, str(b.path.resolve()), sha) for b, sha in zip(batch, shas)):
+        return None
+    first = con.execute("select nextval('file_id_seq') from range(?)", [len(batch)]).fetchall()
+    file_ids = [int(r[0]) for r in first]
+    staged = stage_prom_batch(spark, [b.head for b in batch], file_ids)
+    if staged is None:
+        # the ids go back unused: the files' own ingests take them in the same order
+        con.execute(f"drop sequence file_id_seq; create sequence file_id_seq start {file_ids[0]}")
+        return None
+    for table, df in staged.facts.items():
+        store.write_fact(table, df)
+    totals = batch_totals(spark, store, file_ids, {i: loaded for i, (_, loaded) in staged.counts.items()}, config)
+    results = []
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    for b, sha, file_id in zip(batch, shas, file_ids):
+        rows_read, loaded = staged.counts[file_id]
+        version = b.reader.sniff(b.head) or b.reader.kind
+        con.execute("insert into source_files values (?, ?, ?, ?, ?, ?, ?, 0, 'loaded', ?, null, null, ?)",
+                    [file_id, str(b.path.resolve()), sha, b.reader.kind, version, rows_read, loaded, now, json.dumps(totals[file_id])])
+        results.append(FileResult(str(b.path), sha, b.reader.kind, version, "loaded", rows_read, loaded, 0, totals[file_id], []))
+    commit(spark, store, con, file_ids)
+    this_run.update(file_ids)
+    return results
+
+
+def batch_totals(spark, store: SparkStore, file_ids: list[int], loaded: dict[int, int], config: Config) -> dict[int, dict[str, Any]]:
+    """telemetry_totals of each file of a batch, from the parts just written: one run of the
+    gpu_hours model for every file's energy, each file's GPUs taken apart by their UUIDs
+    prefixed with its id (the model groups and orders by GPU, so a file's total is its own)."""
+    parts = store._read("facts", "gpu_hour_parts").where(f"file_id in ({', '.join(str(int(i)) for i in file_ids)})")
+    parts.createOrReplaceTempView("_batch_parts")
+    per_file = {r[0]: (r[1], r[2]) for r in spark.sql(
+        "select file_id, count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) "
+        "from _batch_parts group by file_id").collect()}
+    model = model_over("20_intermediate", "gpu_hours.sql", {
+        "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from _batch_parts"})
+    hours = run_model(spark, model, config_variables(config), "_batch_gpu_hours")
+    energy = dict(hours.selectExpr("cast(substring_index(gpu_uuid, ':', 1) as int) as file_id", "energy_kwh")
+                  .groupBy("file_id").agg({"energy_kwh": "sum"}).collect())
+    out = {}
+    for i in file_ids:
+        gpus, used = per_file.get(i, (0, 0))
+        out[i] = {"gpus": gpus, "samples": loaded[i], "samples_used": int(used or 0),
+                  "samples_other_metrics": loaded[i] - int(used or 0), "energy_kwh": float(energy.get(i) or 0)}
+    return out
 
 
 def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: dict[str, Any], config: Config,

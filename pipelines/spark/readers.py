@@ -26,7 +26,7 @@ from sources.base import Head
 from sources.billing import TAG_VALUES_SQL, currency_totals, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.tabular import canonical_select, csv_names, is_json_lines
-from sources.telemetry import FIELDS_CSV, PART_MODELS, SERIES_KEYS, reject_lines_sql
+from sources.telemetry import FIELDS_CSV, GPU_PART_MODELS, PART_MODELS, SERIES_KEYS, reject_lines_sql
 
 REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
 
@@ -331,3 +331,86 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
              for table, model in PART_MODELS}
     version = reader.sniff(head) or reader.kind
     return SparkStaged(int(rows_read), int(loaded), version, facts, rejects, notes=notes)
+
+
+# --- many small files of one kind, staged as one ------------------------------------------------
+
+@dataclass
+class SparkBatch:
+    """Small dcgm-exporter files staged as one (stage_prom_batch): per file id, in order, rows
+    read and samples loaded; the parts of every file, each with its file_id."""
+
+    counts: dict[int, tuple[int, int]]
+    facts: dict[str, Any]
+
+
+def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatch | None:
+    """dcgm-exporter scrapes of many small files whose samples carry their own times, staged as
+    one, as the DuckDB reader's stage_batch: one read of them all, each line keeping its file's
+    name through the grouping, each file's GPUs kept apart by their UUIDs prefixed with the
+    file's id until the parts are split again. None where only each file's own staging decides:
+    a sample without its time or otherwise rejected, a line it cannot parse, a pod's requests
+    (keyed by no GPU), a file the read does not name. A file's own staging numbers its lines to
+    locate rejects; a batch has none to locate, so its lines go unnumbered (one pass fewer)."""
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
+    from pyspark.errors import AnalysisException, PySparkException
+    from pyspark.sql import functions as F
+    paths = [str(h.path) for h in heads]
+    spark.read.csv(str(FIELDS_CSV), header=True, inferSchema=True).createOrReplaceTempView("dcgm_fields")
+    spark.read.text(paths).withColumn("filename", F.input_file_name()).createOrReplaceTempView("_batch_lines")
+    try:
+        names = batch_file_ids(spark, heads, file_ids)
+        if names is None:
+            return None
+        spark.sql("""select null as line_no, element_at(p, 1) as a, element_at(p, 2) as b, element_at(p, 3) as c,
+                            element_at(p, 4) as d, size(p) as n_parts, filename
+                     from (select split(value, '}') as p, filename from _batch_lines)""").createOrReplaceTempView("raw_prom_cols_all")
+        if spark.sql("select count(*) from raw_prom_cols_all where n_parts > 4").first()[0]:
+            return None
+        spark.sql("select line_no, a, b, c, d, filename from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
+        name = "stg_dcgm_prom__samples.sql"
+        carried = {"carried": ", filename"}
+        sql(spark, fill(name, sql_text("10_staging", name), {"scrape_ms": "null::bigint", "comment_line": COMMENT_LINE,
+                                                            "row_number": "null::bigint", **carried})
+            ).createOrReplaceTempView("_tel_samples")
+        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **{**SERIES_KEYS, **carried}))
+             ).createOrReplaceTempView("_tel_groups")
+        kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
+        tel = kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql")).join(names, "filename", "left"))
+    except AnalysisException:
+        raise
+    except (PySparkException, Py4JJavaError):   # bad bytes, a line Spark cannot read: the file's own staging says so
+        return None
+    tel.createOrReplaceTempView("_tel_batch")
+    requests, unnamed = spark.sql("select count_if(is_request), count_if(file_id is null) from _tel_batch").first()
+    if requests or unnamed:
+        return None
+    counts = {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in spark.sql("""
+        select file_id, coalesce(sum(n_lines), 0),
+               coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
+               coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0)
+        from _tel_batch group by file_id""").collect()}
+    if any(rejected for _, rejected, _ in counts.values()) or set(counts) != set(file_ids):
+        return None
+    spark.sql("select * except (filename, file_id, gpu_uuid), concat(cast(file_id as string), ':', gpu_uuid) as gpu_uuid "
+              "from _tel_batch").createOrReplaceTempView("_tel")
+    facts = {table: sql(spark, read_sql("10_staging", model)).selectExpr(
+                 "cast(substring_index(gpu_uuid, ':', 1) as int) as file_id", "*")
+             .withColumn("gpu_uuid", F.expr("substr(gpu_uuid, instr(gpu_uuid, ':') + 1)"))
+             for table, model in GPU_PART_MODELS}
+    return SparkBatch({i: (counts[i][0], counts[i][2]) for i in file_ids}, facts)
+
+
+def batch_file_ids(spark, heads: list[Head], file_ids: list[int]):
+    """A frame (filename as Spark names it, file_id) over the files of a batch; None where a
+    name Spark gives is none of theirs."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+    ids = {str(Path(h.path).resolve()): i for h, i in zip(heads, file_ids)}
+    rows = []
+    for (uri,) in spark.sql("select distinct filename from _batch_lines").collect():
+        local = str(Path(unquote(urlparse(uri).path) if uri.startswith("file:") else uri).resolve())
+        if local not in ids:
+            return None
+        rows.append((uri, ids[local]))
+    return spark.createDataFrame(rows, "filename string, file_id int")
