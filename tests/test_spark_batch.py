@@ -15,12 +15,12 @@ from pipelines.config import Config
 from pipelines.spark.storage import SparkStore
 from tests.test_telemetry_batch import ODD_LINES, sample
 
-FILES = 20
+FILES = 5
 SAME = ("kind", "format_version", "rows_read", "rows_loaded", "rows_rejected", "status")
 
 
 def bodies(odd: bool) -> list[list[Any]]:
-    """20 hourly dumps of a few GPUs, files sharing GPUs and hours; `odd`: three, one holding a
+    """FILES hourly dumps of a few GPUs, files sharing GPUs and hours; `odd`: three, one holding a
     bad value (each file is then ingested alone twice: fewer keep the test short)."""
     out: list[list[Any]] = [[(s, 3 * i + k) for s in range(4) for k in range(3)] for i in range(3 if odd else FILES)]
     if odd:

@@ -112,14 +112,14 @@ def ingest_batch(spark, store: SparkStore, con, batch: list[BatchFile], config: 
 
 def batch_totals(spark, store: SparkStore, file_ids: list[int], loaded: dict[int, int], config: Config) -> dict[int, dict[str, Any]]:
     """telemetry_totals of each file of a batch, from the parts just written: one run of the
-    gpu_hours model for every file's energy, each file's GPUs taken apart by their UUIDs
+    int_gpu_hours model for every file's energy, each file's GPUs taken apart by their UUIDs
     prefixed with its id (the model groups and orders by GPU, so a file's total is its own)."""
     parts = store._read("facts", "gpu_hour_parts").where(f"file_id in ({', '.join(str(int(i)) for i in file_ids)})")
     parts.createOrReplaceTempView("_batch_parts")
     per_file = {r[0]: (r[1], r[2]) for r in spark.sql(
         "select file_id, count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) "
         "from _batch_parts group by file_id").collect()}
-    model = model_over("20_intermediate", "gpu_hours.sql", {
+    model = model_over("20_intermediate", "int_gpu_hours.sql", {
         "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from _batch_parts"})
     hours = run_model(spark, model, config_variables(config), "_batch_gpu_hours")
     energy = dict(hours.selectExpr("cast(substring_index(gpu_uuid, ':', 1) as int) as file_id", "energy_kwh")
