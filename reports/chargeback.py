@@ -58,6 +58,7 @@ TEAM_ECONOMICS = [
     ("effective_gpu_hours", "Effective GPU-hours (observed GPU-hours x utilization)", "hours"),
     ("cost_per_effective_gpu_hour", "Effective cost per effective GPU-hour", "money"),
     ("idle_cost", "Effective cost of idle GPU time", "money"),
+    ("unallocated_capacity_cost", "Effective cost of unallocated capacity (owned cluster)", "money"),
     ("co2e_market_kg", "CO2e, market-based (kg)", "kg"),
 ]
 TEAM_CHANGES = [
