@@ -34,7 +34,7 @@ from reports.render import TEMPLATES, csv_text, environment, rounding_line, writ
 
 CSV_COLUMNS = [
     "month", "team", "currency", "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed",
-    "idle_gpu_hours", "unallocated_capacity_gpu_hours", "unallocated_capacity_gpu_hours_observed", "util_mean", "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh",
+    "idle_gpu_hours", "unallocated_capacity_gpu_hours", "unallocated_capacity_gpu_hours_observed", "unallocated_capacity_cost", "util_mean", "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh",
     "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high", "assumption_ids",
 ]
 TOTAL_KEYS = ("billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed", "idle_gpu_hours",
@@ -58,6 +58,7 @@ TEAM_ECONOMICS = [
     ("effective_gpu_hours", "Effective GPU-hours (observed GPU-hours x utilization)", "hours"),
     ("cost_per_effective_gpu_hour", "Effective cost per effective GPU-hour", "money"),
     ("idle_cost", "Effective cost of idle GPU time", "money"),
+    ("unallocated_capacity_cost", "Effective cost of unallocated capacity (owned cluster)", "money"),
     ("co2e_market_kg", "CO2e, market-based (kg)", "kg"),
 ]
 TEAM_CHANGES = [
@@ -98,17 +99,11 @@ def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dic
             where month = ? and meter in ('billed_cost', 'effective_cost')
             group by all
         )
-        select l.team,
-               -- an owned cluster's GPU-hours no job held: unallocated capacity, not idle GPU time
-               case when c.resource_id is not null then 'unallocated_capacity' else coalesce(l.category, '–') end as category,
-               nullif(l.currency, ?) as billed_in,
-               case when c.resource_id is not null then replace(l.rule, 'idle:', 'owned_capacity:') else coalesce(l.rule, '–') end as rule, count(distinct l.source_group) as sources, {meters}
+        select l.team, coalesce(l.category, '–') as category, nullif(l.currency, ?) as billed_in,
+               coalesce(l.rule, '–') as rule, count(distinct l.source_group) as sources, {meters}
         from allocation_lines l
         left join converted r on r.month = l.month and r.team = l.team and r.meter = l.meter
             and r.rule is not distinct from l.rule and r.source_group = l.source_group
-        -- an owned cluster's pool (reconciliation, basis cost pool) names its IdleCapacity line <cluster>:idle
-        left join (select distinct month, billing_account_id || ':idle' as resource_id from reconciliation
-                   where basis = 'cost pool') c on c.month = l.month and c.resource_id = l.resource_id
         where l.month = ? group by all
         order by l.team, billed_cost desc nulls last, category, billed_in, rule""", [month, currency, month]))
 
@@ -339,12 +334,8 @@ def team_page(team: dict, lines: list[dict], jobs: list[dict], months: list[str]
                                                             for r in trend]}, "billed cost", height_in=1.4) if len(months) > 1 else ""
     idle_share = (team["idle_gpu_hours"] / team["gpu_hours_observed"]) if team["gpu_hours_observed"] else None
     columns = [c for c in (lines[0] if lines else {})]
-    # team_month's idle_cost is the idle rule's money, an owned cluster's unallocated capacity in it:
-    # the page names the two apart (the capacity lines are in the report's currency, as idle_cost)
-    capacity_cost = sum((l["effective_cost"] or 0) for l in lines if l["category"] == "unallocated_capacity")
     return {"team": team, "lines": lines, "line_columns": columns, "jobs": jobs, "trend": trend,
-            "trend_chart": chart, "idle_share": idle_share, "capacity_cost": capacity_cost,
-            "idle_time_cost": (team["idle_cost"] - capacity_cost) if team.get("idle_cost") is not None else None}
+            "trend_chart": chart, "idle_share": idle_share}
 
 
 def assumptions_used(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[str, Any]]:

@@ -18,8 +18,12 @@ UNITS = sorted({unit for unit, _ in METERS.values()})
 # Rules of int_alloc_targets: the first-stage ones (int_alloc_first_stage; provider_split and
 # unallocated_capacity from int_provider_split), then <category>:<configured rule>, plus what
 # the SQL adds itself (idle:owner, credits:follows, <category>:no_basis).
-RULE = rf"^(direct|telemetry_split|unobserved|provider_split|unallocated_capacity|({'|'.join(CATEGORIES)}):({'|'.join([*RULES, 'owner', 'follows', 'no_basis'])}))$"
-GROUP_CATEGORIES = ["direct", *CATEGORIES]
+# An owned cluster's unallocated capacity (category unallocated_capacity) follows the idle rule
+# under its own name, owned_capacity:<rule>.
+RULE = (rf"^(direct|telemetry_split|unobserved|provider_split|unallocated_capacity"
+        rf"|({'|'.join(CATEGORIES)}):({'|'.join([*RULES, 'owner', 'follows', 'no_basis'])})"
+        rf"|owned_capacity:({'|'.join([*RULES, 'no_basis'])}))$")
+GROUP_CATEGORIES = ["direct", *CATEGORIES, "unallocated_capacity"]
 
 
 class AllocationLines(pa.DataFrameModel):

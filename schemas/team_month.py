@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from core.units import HALF_CENT
 from schemas.allocation_lines import ISO_4217, MONTH
 from schemas.ranges import Slack
 
@@ -30,6 +31,9 @@ class TeamMonth(pa.DataFrameModel):
     idle_gpu_hours: float = pa.Field(ge=0, description="the idle part of gpu_hours_observed: telemetry saw no workload on a GPU billed to the team")
     unallocated_capacity_gpu_hours: float = pa.Field(ge=0, description="an owned cluster's GPU-hours no Slurm job held, the team's share (its cost pool's IdleCapacity line)")
     unallocated_capacity_gpu_hours_observed: float = pa.Field(ge=0, description="the part of unallocated_capacity_gpu_hours telemetry saw; not in idle_gpu_hours")
+    effective_cost_idle: float = pa.Field(description="the idle part: GPU time no work used (idle time and unallocated capacity)")
+    idle_cost: float = pa.Field(description="effective cost of idle GPU time (the idle rule's lines; a node's MIG slices no pod held)")
+    unallocated_capacity_cost: float = pa.Field(description="effective cost of an owned cluster's unallocated capacity (category unallocated_capacity)")
     effective_gpu_hours: float = pa.Field(nullable=True, ge=0, description="observed GPU-hours x utilization; null where no utilization was measured")
     # No upper bound: effective and observed GPU-hours are rounded apart, so a team's ratio can
     # exceed 1 by a quantum over its observed hours.
@@ -63,6 +67,12 @@ class TeamMonth(pa.DataFrameModel):
 
     co2e_hourly_range = SLACK.check("co2e_hourly_range", "co2e_hourly_kg",
                                     "Hour-by-hour CO2e lies within its bounds too (PUE, and the annual factor where it stands in).")
+
+    @pa.dataframe_check(columns=["effective_cost_idle", "idle_cost", "unallocated_capacity_cost"])
+    def idle_part_in_two(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
+        """The idle part is idle time and unallocated capacity, each counted once."""
+        parts = df["idle_cost"] + df["unallocated_capacity_cost"]
+        return df["effective_cost_idle"].isna() | ((df["effective_cost_idle"] - parts).abs() < HALF_CENT)
 
     @pa.dataframe_check(columns=["facility_energy_kwh_hourly", "facility_energy_kwh"])
     def hourly_part_of_energy(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:

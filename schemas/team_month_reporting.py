@@ -14,6 +14,9 @@ class TeamMonthReporting(TeamMonth):
     billed_cost: float = pa.Field(nullable=True, description="in the reporting currency; exact DECIMAL in the table")
     effective_cost: float = pa.Field(nullable=True)
     list_cost: float = pa.Field(nullable=True)
+    effective_cost_idle: float = pa.Field(nullable=True)
+    idle_cost: float = pa.Field(nullable=True)
+    unallocated_capacity_cost: float = pa.Field(nullable=True)
 
     class Config:
         coerce = True

@@ -114,8 +114,8 @@ def test_cluster_without_a_bill_is_charged_back_from_its_cost_pool(tmp_path: Pat
     assert pool == [(12_500.0, 4_000.0, 0.0, POOL_USD, 11_904.0, 86.0)]
     assert query(wh, "select basis, invoice_amount, allocated_billed_cost, status from reconciliation") == \
         [("cost pool", POOL_USD, POOL_USD, "reconciled")]
-    assert query(wh, "select distinct rule from allocation_lines where team = 'unallocated' and meter = 'billed_cost'") == \
-        [("idle:unallocated",)]
+    assert query(wh, "select distinct category, rule from allocation_lines where team = 'unallocated' and meter = 'billed_cost'") == \
+        [("unallocated_capacity", "owned_capacity:unallocated")]
     from tests.pdf_helpers import text
     page1 = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
     assert "reconciled to the cost pool" in page1
@@ -135,7 +135,7 @@ def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     # the team's page states that cost, as its Lines do, not "unknown"
     from tests.pdf_helpers import text
     pages = " ".join(text(tmp_path / "out" / "chargeback.pdf").split())
-    (idle_cost,), = query(wh, "select idle_cost from team_month where team = 'physics-dept'")
+    (idle_cost,), = query(wh, "select unallocated_capacity_cost from team_month where team = 'physics-dept'")
     assert idle_cost > 0 and "unknown: no telemetry" not in pages
     # all of it is the cluster's unallocated capacity (GPU-hours no job held), not idle GPU time
     (capacity_h,), = query(wh, "select unallocated_capacity_gpu_hours from team_month where team = 'physics-dept'")
@@ -143,6 +143,32 @@ def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     assert f"Unallocated capacity: {capacity_h:,.1f} GPU-hours of an owned cluster that no Slurm job held" in pages
     assert f"charged USD {idle_cost:,.2f} (effective)" in pages
     assert "Effective cost of idle GPU time USD 0.00" in pages and "The idle rule charges it" not in pages
+
+
+def test_unallocated_capacity_is_named_where_its_lines_are_made(tmp_path: Path) -> None:
+    """The cluster's IdleCapacity line is shared by the idle rule under its own category and rule,
+    so every mart after allocation_lines carries the name; team_month's idle_cost holds idle GPU
+    time only and unallocated_capacity_cost the capacity, together what the idle rule shared."""
+    config = (DATA / "lab.toml").read_text(encoding="utf-8").replace('idle = "unallocated"', 'idle = "proportional"')
+    _, wh = chargeback(tmp_path, config, DATA / "sacct_month.txt")
+    assert query(wh, """select distinct category, rule from allocation_lines where resource_id = 'lab:idle'""") == \
+        [("unallocated_capacity", "owned_capacity:proportional")]
+    shared = dict(query(wh, """select team, sum(amount)::double from allocation_lines
+                               where meter = 'effective_cost' and (rule like 'idle:%' or rule like 'owned_capacity:%')
+                               group by team"""))
+    months = query(wh, "select team, idle_cost::double, unallocated_capacity_cost::double from team_month where team <> 'unallocated'")
+    assert {t: round(i + c, 2) for t, i, c in months} == {t: round(a, 2) for t, a in shared.items()}
+    assert all(i == 0 for _, i, _ in months) and all(c > 0 for *_, c in months)
+    reporting = query(wh, "select team, idle_cost::double, unallocated_capacity_cost::double from team_month_reporting where team <> 'unallocated'")
+    assert sorted(reporting) == sorted(months)
+
+
+def test_the_chargeback_reads_unallocated_capacity_from_the_marts() -> None:
+    """Page 1, the team pages and the statements take the category, rule and cost as the marts
+    give them: no report relabels a line or subtracts one cost from another."""
+    source = (Path(__file__).parents[1] / "reports" / "chargeback.py").read_text(encoding="utf-8")
+    assert "owned_capacity" not in source and "capacity_cost =" not in source
+    assert "idle_time_cost" not in (Path(__file__).parents[1] / "templates" / "partials" / "team_page.html").read_text(encoding="utf-8")
 
 
 def chargeback_with_one_metered_host(tmp_path: Path, cluster: str, telemetry: str) -> tuple[dict[str, float], Path]:

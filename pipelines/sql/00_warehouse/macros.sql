@@ -146,10 +146,11 @@ create or replace temp macro written_or(m, k, derived) as coalesce(m[k], derived
 create or replace temp macro written_money_or(m, k, derived) as coalesce(money(m[k]), derived);
 create or replace temp macro written_ts_or(m, k, derived) as coalesce(utc_ts(m[k]), derived);
 -- Which part of a team's bill an allocation rule feeds (team_month's *_direct/_idle/_shared/
--- _credits columns and the statements' lines): one mapping for every mart.
+-- _credits columns and the statements' lines): one mapping for every mart. The idle part is
+-- GPU time no work used: idle time and unallocated capacity (team_month names each apart).
 create or replace temp macro charge_part(rule) as
     case when rule in ('direct', 'telemetry_split', 'unobserved', 'provider_split') then 'direct'
-         when rule like 'idle:%' or rule = 'unallocated_capacity' then 'idle'
+         when rule like 'idle:%' or rule like 'owned_capacity:%' or rule = 'unallocated_capacity' then 'idle'
          when rule like 'credits:%' then 'credits'
          else 'shared' end;
 -- A FOCUS JSON column (ContractApplied, AllocatedMethodDetails) that is not JSON: loaded, noted.

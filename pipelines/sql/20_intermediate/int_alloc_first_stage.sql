@@ -7,7 +7,9 @@
 --   unallocated_capacity  its MIG slices no pod held (split rule mig_unallocated): the unallocated team
 --   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
 --                     teams that used that node (proportional to their GPU-hours, or even), or
---                     weights, or left unallocated; no user -> owner. An owned cluster's idle likewise
+--                     weights, or left unallocated; no user -> owner
+--   owned_capacity:<rule>  an owned cluster's unallocated capacity (GPU-hours no job held, category
+--                     unallocated_capacity), by the idle rule over the teams whose jobs used the cluster
 --   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
 --   provider_split    a billed node no telemetry covers, with AWS split cost allocation data:
 --                     by its pods' split cost per team; its unused cost -> unallocated_capacity
@@ -96,14 +98,14 @@ cluster_use as (
 
 select month, source_group, team, rule, w from node_targets where w > 0
 union all
--- an owned cluster's idle capacity, over the teams that used the cluster (as a node's idle
+-- an owned cluster's unallocated capacity, over the teams that used the cluster (as a node's idle
 -- time over the teams that used the node)
-select g.month, g.source_group, u.team, 'idle:' || r.rule, case r.rule when 'proportional' then u.hours else 1 end
+select g.month, g.source_group, u.team, 'owned_capacity:' || r.rule, case r.rule when 'proportional' then u.hours else 1 end
 from int_alloc_groups g
 join cluster_use u on u.month = g.month
     and ((g.kind = 'charge' and u.cluster = g.account) or (g.kind = 'energy' and u.idle_resource = g.resource_id))
 cross join idle_rule r
-where g.category = 'idle' and r.rule in ('proportional', 'even') and u.hours > 0
+where g.category = 'unallocated_capacity' and r.rule in ('proportional', 'even') and u.hours > 0
 union all
 select g.month, g.source_group, g.team, 'direct', 1
 from int_alloc_groups g

@@ -20,7 +20,11 @@ with charge_groups as (
 
 energy_groups as (
     select month, source_group,
-        case when is_idle then 'idle' when team is null then 'untagged' else 'direct' end as category,
+        -- an owned cluster's GPUs no job held are its unallocated capacity (its cost pool's
+        -- IdleCapacity line), not idle GPU time
+        case when is_idle and resource_id in (select resource_id from int_cost_pool_lines where line_item_type = 'IdleCapacity')
+             then 'unallocated_capacity'
+             when is_idle then 'idle' when team is null then 'untagged' else 'direct' end as category,
         null::varchar as currency, resource_id, null::varchar as service_name, null::varchar as account,
         pick(team) as team,
         sum(gpu_hours::decimal(38, 12)) filter (where basis = 'measured') as gpu_hours_observed,

@@ -7,7 +7,10 @@
 --                     the month and currency, even over those teams, weights, or unallocated
 --   credits:follows   a credit goes where the charges of its resource (else its service in the
 --                     same account) went, in proportion to their billed cost
+--   owned_capacity:<rule>  an owned cluster's unallocated capacity by the idle rule's weights, or
+--                     left unallocated (proportional and even are int_alloc_first_stage's)
 --   <category>:no_basis  nothing to share over: left with the unallocated team, visible
+--                     (owned_capacity:no_basis for an owned cluster's unallocated capacity)
 with billed as (
     select source_group, amount as billed from int_alloc_sources where meter = 'billed_cost'
 ),
@@ -26,10 +29,13 @@ basis as (
 ),
 
 by_rule as (
-    select g.source_group, g.category, r.rule, g.month, g.kind, g.currency
-    from int_alloc_groups g join cfg_alloc_rules r on r.category = g.category
+    -- an owned cluster's unallocated capacity follows the idle rule, under its own name
+    select g.source_group, case g.category when 'unallocated_capacity' then 'owned_capacity' else g.category end as category,
+        r.rule, g.month, g.kind, g.currency
+    from int_alloc_groups g
+    join cfg_alloc_rules r on r.category = case g.category when 'unallocated_capacity' then 'idle' else g.category end
     where (g.category in ('untagged', 'shared_services', 'commitment')
-           or (g.kind = 'charge' and g.category = 'idle' and r.rule in ('weights', 'unallocated')))
+           or (g.kind = 'charge' and g.category in ('idle', 'unallocated_capacity') and r.rule in ('weights', 'unallocated')))
       and g.source_group not in (select source_group from int_alloc_first_stage)
 ),
 
@@ -105,6 +111,7 @@ select g.month, g.source_group, t.team, t.rule, dsum(t.w) as weight
 from all_targets t join int_alloc_groups g using (source_group)
 group by all
 union all
-select g.month, g.source_group, getvariable('unallocated'), g.category || ':no_basis', 1
+select g.month, g.source_group, getvariable('unallocated'),
+    case g.category when 'unallocated_capacity' then 'owned_capacity' else g.category end || ':no_basis', 1
 from int_alloc_groups g
 where g.source_group not in (select source_group from all_targets)

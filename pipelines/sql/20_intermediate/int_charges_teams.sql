@@ -79,8 +79,9 @@ categorised as (
              when charge_category = 'Credit' or line_item_type in ('Credit', 'Refund')
                   or (charge_class = 'Correction' and billed_cost < 0) then 'credits'
              when commitment_discount_id is not null and charge_category = 'Purchase' then 'commitment'
-             -- an owned cluster's idle capacity, and its jobs whose account maps to no team
-             when provider = 'owned' and line_item_type = 'IdleCapacity' then 'idle'
+             -- an owned cluster's capacity no job held (not idle GPU time: its own category),
+             -- and its jobs whose account maps to no team
+             when provider = 'owned' and line_item_type = 'IdleCapacity' then 'unallocated_capacity'
              when resource_id is not null or (provider = 'owned' and line_item_type = 'JobUsage') then 'untagged'
              else 'shared_services' end as alloc_category
     from resolved

@@ -76,4 +76,4 @@ select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'),
          else 'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule' end,
     []::varchar[]
 from allocation_lines l left join owned o on o.resource_id = l.resource_id
-where l.rule like 'idle:%' group by l.month, l.resource_id, o.resource_id
+where l.rule like 'idle:%' or l.rule like 'owned_capacity:%' group by l.month, l.resource_id, o.resource_id

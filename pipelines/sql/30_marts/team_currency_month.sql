@@ -5,11 +5,14 @@
 -- ([currency] rounding: half_even, or half_up = half away from zero), then split over the team
 -- x part cells by largest remainder in whole minor units (ties by team, then part). So per
 -- month, billing currency and meter, exactly: sum(*_reporting) = the converted bill; and per
--- team, billed_cost_reporting = its direct + idle + shared + credits parts.
+-- team, billed_cost_reporting = its direct + idle + shared + credits parts, and
+-- effective_cost_idle_reporting = idle_cost_reporting + unallocated_capacity_cost_reporting.
 -- A bill already in the reporting currency keeps its exact amounts (team_month's).
 -- Reporting figures are null where a rate is missing or no reporting currency is set.
 with cells as (
-    select a.month, a.team, a.unit as currency, a.meter, charge_part(a.rule) as part, a.day, sum(a.amount) as amount
+    -- an owned cluster's unallocated capacity (rules owned_capacity:*) a cell apart from idle time
+    select a.month, a.team, a.unit as currency, a.meter,
+        case when a.rule like 'owned_capacity:%' then 'capacity' else charge_part(a.rule) end as part, a.day, sum(a.amount) as amount
     from allocation_day a
     where a.meter in ('billed_cost', 'effective_cost', 'list_cost')
     group by all
@@ -65,13 +68,15 @@ select
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost'), 0) end as effective_cost_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'list_cost'), 0) end as list_cost_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'billed_cost' and part = 'direct'), 0) end as billed_cost_direct_reporting,
-    case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'billed_cost' and part = 'idle'), 0) end as billed_cost_idle_reporting,
+    case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'billed_cost' and part in ('idle', 'capacity')), 0) end as billed_cost_idle_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'billed_cost' and part = 'shared'), 0) end as billed_cost_shared_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'billed_cost' and part = 'credits'), 0) end as billed_cost_credits_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'direct'), 0) end as effective_cost_direct_reporting,
-    case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'idle'), 0) end as effective_cost_idle_reporting,
+    case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part in ('idle', 'capacity')), 0) end as effective_cost_idle_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'shared'), 0) end as effective_cost_shared_reporting,
     case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'credits'), 0) end as effective_cost_credits_reporting,
+    case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'idle'), 0) end as idle_cost_reporting,
+    case when bool_and(group_rated) then coalesce(sum(amount_reporting) filter (where meter = 'effective_cost' and part = 'capacity'), 0) end as unallocated_capacity_cost_reporting,
     bool_and(group_rated) as rated
 from split
 group by month, team, currency

@@ -6,25 +6,22 @@
 -- facility_energy_kwh_hourly the energy an hourly factor covered), market-based (co2e_market_kg,
 -- over the energy whose zone has a factor; facility_energy_kwh_market_na the rest).
 -- Split columns: *_direct (own charges, telemetry split, unobserved hours, provider split),
--- *_idle (idle GPU time shared by the idle rule, a node's unallocated capacity), *_shared (untagged, shared services, commitment fees),
--- *_credits (credits and refunds). Previous-month change in the same currency.
+-- *_idle (GPU time no work used: idle time and unallocated capacity), *_shared (untagged, shared
+-- services, commitment fees), *_credits (credits and refunds). Previous-month change in the same currency.
+-- The idle part's effective cost in two: idle_cost (idle GPU time by the idle rule, a node's MIG
+-- slices no pod held) and unallocated_capacity_cost (an owned cluster's, category unallocated_capacity).
 -- Two kinds of GPU time no work used, each with its own name: idle_gpu_hours = observed GPU time
 -- with no workload on a GPU billed to the team (telemetry saw it); unallocated_capacity_gpu_hours
 -- = an owned cluster's GPU-hours no Slurm job held (its cost pool's IdleCapacity line, shared over
--- the cluster's users), whether or not telemetry saw them (unallocated_capacity_gpu_hours_observed:
+-- the cluster's users: allocation category unallocated_capacity), whether or not telemetry saw them (unallocated_capacity_gpu_hours_observed:
 -- the part it saw, which idle_gpu_hours does not count again).
 -- A team billed in several currencies has a row per currency; its energy and CO2e are on the
 -- first one (by currency code), so the rows of a team add up.
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
 -- DOUBLE here, as the report's arithmetic expects.
-with capacity as (
-    select distinct resource_id from int_cost_pool_lines where line_item_type = 'IdleCapacity'
-),
-
-lines as (
-    select l.*, charge_part(l.rule) as part, c.resource_id is not null as is_capacity
-    from allocation_lines l
-    left join capacity c on c.resource_id = l.resource_id
+with lines as (
+    select *, charge_part(rule) as part, category = 'unallocated_capacity' as is_capacity
+    from allocation_lines
 ),
 
 cost as (
@@ -41,7 +38,9 @@ cost as (
         sum(amount) filter (where meter = 'effective_cost' and part = 'direct') as effective_cost_direct,
         sum(amount) filter (where meter = 'effective_cost' and part = 'idle') as effective_cost_idle,
         sum(amount) filter (where meter = 'effective_cost' and part = 'shared') as effective_cost_shared,
-        sum(amount) filter (where meter = 'effective_cost' and part = 'credits') as effective_cost_credits
+        sum(amount) filter (where meter = 'effective_cost' and part = 'credits') as effective_cost_credits,
+        sum(amount) filter (where meter = 'effective_cost' and part = 'idle' and not is_capacity) as idle_cost,
+        sum(amount) filter (where meter = 'effective_cost' and is_capacity) as unallocated_capacity_cost
     from lines
     where currency is not null
     group by all
@@ -120,7 +119,8 @@ joined as (
         coalesce(c.effective_cost_idle, 0) as effective_cost_idle,
         coalesce(c.effective_cost_shared, 0) as effective_cost_shared,
         coalesce(c.effective_cost_credits, 0) as effective_cost_credits,
-        coalesce(c.effective_cost_idle, 0) as idle_cost,
+        coalesce(c.idle_cost, 0) as idle_cost,
+        coalesce(c.unallocated_capacity_cost, 0) as unallocated_capacity_cost,
         e.effective_gpu_hours,   -- null where no utilization was measured: unknown, not 0
         c.effective_cost / nullif(e.effective_gpu_hours, 0) as cost_per_effective_gpu_hour,
         e.co2e_market_kg,

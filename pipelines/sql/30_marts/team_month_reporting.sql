@@ -18,7 +18,9 @@ with fx as (
         sum(effective_cost_direct_reporting) as effective_cost_direct,
         sum(effective_cost_idle_reporting) as effective_cost_idle,
         sum(effective_cost_shared_reporting) as effective_cost_shared,
-        sum(effective_cost_credits_reporting) as effective_cost_credits
+        sum(effective_cost_credits_reporting) as effective_cost_credits,
+        sum(idle_cost_reporting) as idle_cost,
+        sum(unallocated_capacity_cost_reporting) as unallocated_capacity_cost
     from team_currency_month
     group by month, team
 ),
@@ -64,7 +66,8 @@ joined as (
         coalesce(f.effective_cost_idle, case when f.rated is null then 0 end) as effective_cost_idle,
         coalesce(f.effective_cost_shared, case when f.rated is null then 0 end) as effective_cost_shared,
         coalesce(f.effective_cost_credits, case when f.rated is null then 0 end) as effective_cost_credits,
-        coalesce(f.effective_cost_idle, case when f.rated is null then 0 end) as idle_cost,
+        coalesce(f.idle_cost, case when f.rated is null then 0 end) as idle_cost,
+        coalesce(f.unallocated_capacity_cost, case when f.rated is null then 0 end) as unallocated_capacity_cost,
         m.effective_gpu_hours,
         f.effective_cost / nullif(m.effective_gpu_hours, 0) as cost_per_effective_gpu_hour,
         m.co2e_market_kg, m.co2e_market_kg_low, m.co2e_market_kg_high,
