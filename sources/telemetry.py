@@ -20,6 +20,9 @@ LIMITS = "telemetry_limits"
 # else its bad values), and the groups whose good samples are loaded.
 REJECTED_LINES = "case when bad_metric or no_gpu then n_lines else n_lines - n_good end"
 LOADED = "not bad_metric and not no_gpu"
+# A GPU-hour part's samples of the fields the figures use; a field the file does not carry
+# counts nothing (its n_* is null, not 0).
+SAMPLES_USED = "coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0) + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0)"
 # The staging models that turn _tel into a file's rows, by the table they fill.
 PART_MODELS = (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"),
                ("gpu_request_parts", "stg_ksm__gpu_request_parts.sql"))
@@ -275,10 +278,8 @@ class TelemetryReader(Reader):
 
     def totals_batch(self, con: duckdb.DuckDBPyConnection, loaded: dict[int, int]) -> dict[int, dict[str, Any]]:
         """totals() of each loaded file, given its samples loaded."""
-        used = dict(con.execute("""
-            -- a field the file does not carry counts nothing (its n_* is null, not 0)
-            select file_id, sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
-                                + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
+        used = dict(con.execute(f"""
+            select file_id, sum({SAMPLES_USED})
             from gpu_hour_parts where list_contains(?, file_id) group by file_id""", [list(loaded)]).fetchall())
         gpus = dict(con.execute("select file_id, count(distinct gpu_uuid) from gpu_hour_parts where list_contains(?, file_id) "
                                 "group by file_id", [list(loaded)]).fetchall())
