@@ -10,6 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+import pipelines.spark.ingest as spark_ingest
 from pipelines.cli import main
 from pipelines.spark.storage import SparkStore, duck_shapes
 from pipelines.warehouse import connect
@@ -34,13 +35,21 @@ def past_limits(path: Path) -> Path:
     return path
 
 
-def test_spark_rejects_the_readings_duckdb_rejects(spark, tmp_path):
+def test_spark_rejects_the_readings_duckdb_rejects(spark, tmp_path, monkeypatch):
+    batches = []
+    stage = spark_ingest.stage_prom_batch
+
+    def counted(*args):
+        batches.append(stage(*args))
+        return batches[-1]
+    monkeypatch.setattr(spark_ingest, "stage_prom_batch", counted)
     files = [past_limits(tmp_path / "a-past-limits.prom"), write_prom_text(tmp_path / "b-clean.prom", [h100([300.0] * 40)])]
     duck = ingest_json(tmp_path / "wh.duckdb", *files)["files"]
     res = CliRunner().invoke(main, ["ingest", *map(str, files), "--json", "--engine", "spark",
                                     "--spark-warehouse", str(tmp_path / "spark-warehouse")])
     assert res.exit_code == 0, res.output + repr(res.exception)
     on_spark = json.loads(res.stdout)["files"]
+    assert batches == [None]      # the batch met the readings and went back to file by file
     assert [{k: f.get(k) for k in SAME} for f in on_spark] == [{k: f.get(k) for k in SAME} for f in duck]
     assert duck[0]["rows_rejected"] == 2
     store = SparkStore(spark, str(tmp_path / "spark-warehouse"))
