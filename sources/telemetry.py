@@ -20,6 +20,9 @@ LIMITS = "telemetry_limits"
 # else its bad values), and the groups whose good samples are loaded.
 REJECTED_LINES = "case when bad_metric or no_gpu then n_lines else n_lines - n_good end"
 LOADED = "not bad_metric and not no_gpu"
+# A GPU-hour part's samples of the fields the figures use; a field the file does not carry
+# counts nothing (its n_* is null, not 0).
+SAMPLES_USED = "coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0) + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0)"
 # The staging models that turn _tel into a file's rows, by the table they fill.
 PART_MODELS = (("gpu_hour_parts", "stg_dcgm__gpu_hour_parts.sql"), ("gpu_pod_parts", "stg_dcgm__gpu_pod_parts.sql"),
                ("gpu_request_parts", "stg_ksm__gpu_request_parts.sql"))
@@ -80,6 +83,38 @@ SERIES_KEYS = {
 }
 
 
+# The second pass's slots (TelemetryReader.limited): the samples with the check each failed,
+# those within their limits good.
+LIMITED_KEYS = {**SERIES_KEYS, "samples": CHECKED.format(samples="_tel_samples"), "plausible": "implausible is null"}
+# The columns of telemetry_limits.csv, typed.
+LIMIT_COLUMNS = {"limit_id": "VARCHAR", "applies_to": "VARCHAR", "bound": "VARCHAR", "basis": "VARCHAR", "value": "DOUBLE",
+                 "unit": "VARCHAR", "low": "DOUBLE", "high": "DOUBLE", "source": "VARCHAR", "retrieved": "VARCHAR", "notes": "VARCHAR"}
+# gpu_ratings(key, rating_w) from {names}(name, rating_w), gpu_name_ratings()'s rows.
+GPU_RATINGS = "select gpu_key(name) as key, max(rating_w) as rating_w from {names} as n group by gpu_key(name)"
+
+
+def gpu_name_ratings() -> list[tuple[str, float]]:
+    """Each GPU name gpu_specs and gpu_aliases know (model or alias) with its model's rating:
+    the top of its TDP range."""
+    specs: dict[str, list[float]] = {}
+    for r in read_rows("gpu_specs"):
+        if r["metric"] == "tdp_w":
+            specs.setdefault(r["gpu_model"], []).append(float(r["high"]))
+    names = [(r["gpu_model"], r["gpu_model"]) for r in read_rows("gpu_specs")] + \
+        [(r["alias"], r["gpu_model"]) for r in read_rows("gpu_aliases")]
+    return [(name, rating) for name, model in names for rating in specs.get(model, [])]
+
+
+def limits_sql(carried: str = "") -> str:
+    """_tel_bounds: each series' limits and whether its good readings leave them."""
+    return read_sql("10_staging", "stg_telemetry__limits.sql", carried=carried)
+
+
+def plausible_sql(carried: str = "") -> str:
+    """_tel_implausible: the readings past their limits, of the series _tel_bounds found."""
+    return read_sql("10_staging", "stg_telemetry__plausible.sql", carried=carried, **TIME_SLOTS)
+
+
 class TelemetryReader(Reader):
     table = "gpu_hour_parts"
 
@@ -88,19 +123,12 @@ class TelemetryReader(Reader):
         # the limits, and each GPU's rating (the top of its TDP range, under every alias), once
         # per connection
         con.execute(f"create temp table if not exists telemetry_limits as select * from read_csv({literal(REFERENCE_DIR / (LIMITS + '.csv'))}, "
-                    "header = true, columns = {'limit_id': 'VARCHAR', 'applies_to': 'VARCHAR', 'bound': 'VARCHAR', 'basis': 'VARCHAR', "
-                    "'value': 'DOUBLE', 'unit': 'VARCHAR', 'low': 'DOUBLE', 'high': 'DOUBLE', 'source': 'VARCHAR', "
-                    "'retrieved': 'VARCHAR', 'notes': 'VARCHAR'})")
+                    f"header = true, columns = {{{', '.join(f'{literal(c)}: {literal(t)}' for c, t in LIMIT_COLUMNS.items())}}})")
         con.execute("create temp table if not exists gpu_ratings (key varchar, rating_w double)")
         if not one_row(con, "select count(*) from gpu_ratings")[0]:
-            specs = [(r["gpu_model"], float(r["high"])) for r in read_rows("gpu_specs") if r["metric"] == "tdp_w"]
-            names = [(r["gpu_model"], r["gpu_model"]) for r in read_rows("gpu_specs")] + \
-                [(r["alias"], r["gpu_model"]) for r in read_rows("gpu_aliases")]
-            con.execute("""insert into gpu_ratings
-                           select gpu_key(n.name), max(s.rating_w)
-                           from (select unnest(?) as name, unnest(?) as model) n
-                           join (select unnest(?) as model, unnest(?) as rating_w) s using (model)
-                           group by all""", [[n for n, _ in names], [m for _, m in names], [m for m, _ in specs], [w for _, w in specs]])
+            names, ratings = zip(*gpu_name_ratings())
+            con.execute("insert into gpu_ratings " + GPU_RATINGS.format(names="(select unnest(?) as name, unnest(?) as rating_w)"),
+                        [list(names), list(ratings)])
 
     def sample_views(self, con: duckdb.DuckDBPyConnection, name: str, sql: str, numbering: str = "row_number() over ()",
                      fast: dict[str, str] | None = None, **slots: str) -> None:
@@ -147,14 +175,13 @@ class TelemetryReader(Reader):
         """Whether a series' good readings leave its limits (stg_telemetry__limits.sql: a
         reading above its ceiling, an energy counter that falls): tested on the groups, so a
         file within them pays nothing more."""
-        con.execute("create or replace temp table _tel_bounds as " + read_sql("10_staging", "stg_telemetry__limits.sql", carried=carried))
+        con.execute("create or replace temp table _tel_bounds as " + limits_sql(carried))
         return bool(one_row(con, "select coalesce(bool_or(exceeded), false) from _tel_bounds")[0])
 
     def implausible(self, con: duckdb.DuckDBPyConnection, carried: str = "") -> int:
         """`_tel_implausible`: the readings past their limits (stg_telemetry__plausible.sql), of
         the series beyond_limits() found; how many."""
-        con.execute("create or replace temp table _tel_implausible as "
-                    + read_sql("10_staging", "stg_telemetry__plausible.sql", carried=carried, **TIME_SLOTS))
+        con.execute("create or replace temp table _tel_implausible as " + plausible_sql(carried))
         return one_row(con, "select count(*) from _tel_implausible")[0]
 
     def limited(self, con: duckdb.DuckDBPyConnection, head: Head, no_samples: str | None) -> tuple[int, int]:
@@ -163,8 +190,7 @@ class TelemetryReader(Reader):
         failed. Two more passes over the file (find them, group again), for a file that needs it."""
         self.implausible(con)
         try:
-            self.grouped(con, {**SERIES_KEYS, "samples": CHECKED.format(samples="_tel_samples"), "plausible": "implausible is null"},
-                         no_samples)
+            self.grouped(con, LIMITED_KEYS, no_samples)
         except duckdb.Error as exc:
             raise duck_error(head.path, exc) from None
         return self.fold(con)
@@ -252,10 +278,8 @@ class TelemetryReader(Reader):
 
     def totals_batch(self, con: duckdb.DuckDBPyConnection, loaded: dict[int, int]) -> dict[int, dict[str, Any]]:
         """totals() of each loaded file, given its samples loaded."""
-        used = dict(con.execute("""
-            -- a field the file does not carry counts nothing (its n_* is null, not 0)
-            select file_id, sum(coalesce(n_energy, 0) + coalesce(n_power, 0) + coalesce(n_util, 0)
-                                + coalesce(n_sm_active, 0) + coalesce(n_tensor_active, 0))
+        used = dict(con.execute(f"""
+            select file_id, sum({SAMPLES_USED})
             from gpu_hour_parts where list_contains(?, file_id) group by file_id""", [list(loaded)]).fetchall())
         gpus = dict(con.execute("select file_id, count(distinct gpu_uuid) from gpu_hour_parts where list_contains(?, file_id) "
                                 "group by file_id", [list(loaded)]).fetchall())

@@ -28,6 +28,7 @@ from pipelines.warehouse import add_macros, create_tables
 from sources import REGISTRY
 from sources.base import detect, read_head
 from sources.reference_data import load_reference
+from sources.telemetry import SAMPLES_USED
 
 BILLING_ON_SPARK = {"focus", "aws-cur", "aws-cur2"}
 TELEMETRY_ON_SPARK = {"dcgm-prom", "prom-range", "prom-csv"}
@@ -117,8 +118,7 @@ def batch_totals(spark, store: SparkStore, file_ids: list[int], loaded: dict[int
     parts = store._read("facts", "gpu_hour_parts").where(f"file_id in ({', '.join(str(int(i)) for i in file_ids)})")
     parts.createOrReplaceTempView("_batch_parts")
     per_file = {r[0]: (r[1], r[2]) for r in spark.sql(
-        "select file_id, count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) "
-        "from _batch_parts group by file_id").collect()}
+        f"select file_id, count(distinct gpu_uuid), sum({SAMPLES_USED}) from _batch_parts group by file_id").collect()}
     model = model_over("20_intermediate", "int_gpu_hours.sql", {
         "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from _batch_parts"})
     hours = run_model(spark, model, config_variables(config), "_batch_gpu_hours")
@@ -189,8 +189,7 @@ def telemetry_totals(spark, store: SparkStore, file_id: int, config: Config) -> 
     energy by the int_gpu_hours model itself over this file's parts."""
     parts = store._read("facts", "gpu_hour_parts").where(f"file_id = {int(file_id)}")
     parts.createOrReplaceTempView("_file_parts")
-    gpus, used = spark.sql("select count(distinct gpu_uuid), sum(n_energy + n_power + n_util + n_sm_active + n_tensor_active) "
-                           "from _file_parts").first()
+    gpus, used = spark.sql(f"select count(distinct gpu_uuid), sum({SAMPLES_USED}) from _file_parts").first()
     loaded = spark.sql("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").first()[0]
     model = model_over("20_intermediate", "int_gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
     hours = run_model(spark, model, config_variables(config), "_file_gpu_hours")

@@ -25,8 +25,24 @@ from sources import aws_cur, focus, prom_export
 from sources.base import Head
 from sources.billing import TAG_VALUES_SQL, currency_totals, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
+from sources.reference_data import REFERENCE_DIR
 from sources.tabular import canonical_select, csv_names, is_json_lines
-from sources.telemetry import FIELDS_CSV, GPU_PART_MODELS, PART_MODELS, SERIES_KEYS, reject_lines_sql
+from sources.telemetry import (
+    CHECKED,
+    FIELDS_CSV,
+    GPU_PART_MODELS,
+    GPU_RATINGS,
+    LIMIT_COLUMNS,
+    LIMITED_KEYS,
+    LIMITS,
+    PART_MODELS,
+    PLAIN_NUMBERED,
+    SERIES_KEYS,
+    gpu_name_ratings,
+    limits_sql,
+    plausible_sql,
+    reject_lines_sql,
+)
 
 REJECT_COLUMNS = "row_number bigint, column_name string, check_name string, value string, message string"
 
@@ -289,9 +305,38 @@ def prom_csv_samples(spark, head: Head) -> Samples:
     return "long-csv samples", text, {}, keys, []
 
 
+def telemetry_views(spark) -> None:
+    """As TelemetryReader.prepare: dcgm_fields, telemetry_limits and gpu_ratings (each GPU
+    name's rating, by the DuckDB reader's own SQL)."""
+    spark.read.csv(str(FIELDS_CSV), header=True, inferSchema=True).createOrReplaceTempView("dcgm_fields")
+    types = ", ".join(f"{c} {'string' if t == 'VARCHAR' else t.lower()}" for c, t in LIMIT_COLUMNS.items())
+    spark.read.csv(str(REFERENCE_DIR / (LIMITS + ".csv")), header=True, schema=types, escape='"', multiLine=True) \
+        .createOrReplaceTempView("telemetry_limits")
+    spark.createDataFrame(gpu_name_ratings(), "name string, rating_w double").createOrReplaceTempView("_gpu_names")
+    sql(spark, GPU_RATINGS.format(names="_gpu_names")).createOrReplaceTempView("gpu_ratings")
+
+
+def past_limits(spark, carried: str = "") -> int:
+    """As TelemetryReader.beyond_limits then implausible, on `_tel` and `_tel_samples`: the
+    readings past their series' limits as `_tel_implausible`, how many; 0 without another pass
+    over the samples where no series' groups leave its limits."""
+    kept(sql(spark, limits_sql(carried))).createOrReplaceTempView("_tel_bounds")
+    if not spark.sql("select coalesce(bool_or(exceeded), false) from _tel_bounds").first()[0]:
+        return 0
+    implausible = kept(sql(spark, plausible_sql(carried)))
+    implausible.createOrReplaceTempView("_tel_implausible")
+    return implausible.count()
+
+
+def telemetry_groups(spark, keys: dict[str, str]) -> None:
+    """As TelemetryReader.grouped then fold: `_tel_groups`, `_tel_labelsets` and `_tel`."""
+    kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **keys))).createOrReplaceTempView("_tel_groups")
+    kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
+    kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql"))).createOrReplaceTempView("_tel")
+
+
 def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variables: dict) -> SparkStaged:
-    view = spark.read.options(header=True, inferSchema=True).csv(str(FIELDS_CSV))
-    view.createOrReplaceTempView("dcgm_fields")
+    telemetry_views(spark)
     notes: list[str] = []
     try:
         if reader.kind == "dcgm-prom":
@@ -304,9 +349,12 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
             name, text, slots, keys, extra = prom_csv_samples(spark, head)
             scrape_ms = None
         sql(spark, fill(name, text, {**slots, "row_number": "null::bigint"})).createOrReplaceTempView("_tel_samples")
-        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **keys))).createOrReplaceTempView("_tel_groups")
-        kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
-        kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql"))).createOrReplaceTempView("_tel")
+        telemetry_groups(spark, keys)
+        # as TelemetryReader.group: a file with readings past their limits is grouped again
+        # without them (each a located reject)
+        limited = past_limits(spark) > 0
+        if limited:
+            telemetry_groups(spark, LIMITED_KEYS)
         rows_read, rejected, loaded = spark.sql("""
             select coalesce(sum(n_lines), 0),
                    coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
@@ -321,7 +369,7 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
         # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
         rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
         sql(spark, fill(name, text, {**slots, "row_number": rn})).createOrReplaceTempView("_tel_samples_numbered")
-        rejects = kept(sql(spark, reject_lines_sql()))
+        rejects = kept(sql(spark, reject_lines_sql(CHECKED.format(samples="_tel_samples_numbered") if limited else PLAIN_NUMBERED)))
         located = rejects.select("row_number").distinct().count()
         if located != rejected:
             raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
@@ -356,7 +404,7 @@ def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatc
     from pyspark.errors import AnalysisException, PySparkException
     from pyspark.sql import functions as F
     paths = [str(h.path) for h in heads]
-    spark.read.csv(str(FIELDS_CSV), header=True, inferSchema=True).createOrReplaceTempView("dcgm_fields")
+    telemetry_views(spark)
     spark.read.text(paths).withColumn("filename", F.input_file_name()).createOrReplaceTempView("_batch_lines")
     try:
         names = batch_file_ids(spark, heads, file_ids)
@@ -373,10 +421,12 @@ def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatc
         sql(spark, fill(name, sql_text("10_staging", name), {"scrape_ms": "null::bigint", "comment_line": COMMENT_LINE,
                                                             "row_number": "null::bigint", **carried})
             ).createOrReplaceTempView("_tel_samples")
-        kept(sql(spark, read_sql("10_staging", "stg_telemetry__groups.sql", **{**SERIES_KEYS, **carried}))
-             ).createOrReplaceTempView("_tel_groups")
-        kept(sql(spark, read_sql("10_staging", "stg_dcgm__labelsets.sql"))).createOrReplaceTempView("_tel_labelsets")
-        tel = kept(sql(spark, read_sql("10_staging", "stg_dcgm__tel.sql")).join(names, "filename", "left"))
+        telemetry_groups(spark, {**SERIES_KEYS, **carried})
+        # as TelemetryReader.stage_batch: a reading past its limits is a reject, each file's own
+        # staging's to locate (a counter that falls is most often a reset, which the batch keeps)
+        if past_limits(spark, carried["carried"]):
+            return None
+        tel = kept(spark.table("_tel").join(names, "filename", "left"))
     except AnalysisException:
         raise
     except (PySparkException, Py4JJavaError):   # bad bytes, a line Spark cannot read: the file's own staging says so
