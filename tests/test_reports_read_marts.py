@@ -45,7 +45,7 @@ def demo(tmp_path_factory) -> dict:
 
 
 def test_the_slim_warehouse_lacks_every_staging_and_intermediate_table(demo):
-    assert {"charges", "gpu_hour_parts", "gpu_hours", "int_gpu_workloads", "int_energy_lines",
+    assert {"charges", "gpu_hour_parts", "int_gpu_hours", "int_gpu_workloads", "int_energy_lines",
             "int_charges_teams", "disclosures", "runs"} <= set(demo["dropped"])
 
 
