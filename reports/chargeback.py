@@ -34,7 +34,8 @@ from reports.render import TEMPLATES, csv_text, environment, rounding_line, writ
 
 CSV_COLUMNS = [
     "month", "team", "currency", "billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed",
-    "idle_gpu_hours", "unallocated_capacity_gpu_hours", "unallocated_capacity_gpu_hours_observed", "unallocated_capacity_cost", "util_mean", "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh",
+    "idle_gpu_hours", "unallocated_capacity_gpu_hours", "unallocated_capacity_gpu_hours_observed", "unallocated_capacity_cost",
+    "util_mean", "it_energy_kwh", "it_energy_kwh_measured", "facility_energy_kwh",
     "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high", "assumption_ids",
 ]
 TOTAL_KEYS = ("billed_cost", "effective_cost", "list_cost", "gpu_hours", "gpu_hours_observed", "idle_gpu_hours",
