@@ -144,7 +144,8 @@ def spark_floor_stage(name: str, path: Path, work: Path, spark: dict, duck: dict
     floor = json.loads(measure(PEAK_TREE + spark_floor.code("cur" if name == "cur" else "telemetry", path, out, CORES))
                        ["stdout"].splitlines()[-1])
     shutil.rmtree(out, ignore_errors=True)
-    shutil.rmtree(f"{out}-aggregate", ignore_errors=True)
+    for part in ("aggregate", "lines", "days"):
+        shutil.rmtree(f"{out}-{part}", ignore_errors=True)
     stages = {"ingest": ("ingest_cpu_s", "ingest_cpu_s"), "build": ("build_cpu_s", "aggregate_cpu_s")}
     got = {"floor_rows": floor["rows"], "meterbook_rows": spark["rows"]}
     for stage, (ours, theirs) in stages.items():

@@ -1,9 +1,14 @@
 """Spark's own floor for meterbook's two Spark stages, on the same files and session settings:
 a bare job that does only what any ingest must (read every field with an explicit schema, keep
 each row's file and position, write Parquet partitioned by month), then the bare aggregation the
-marts need (billing: cost and usage by month, account, resource and team tag; telemetry: samples
-by GPU and hour with the aggregates the energy model reads). No checks, no rejects, no staging
-models: what is left between this and meterbook is meterbook's.
+marts need, at the grains the marts write. Billing: cost and usage by month, account, resource
+and team tag (the team and resource marts); every line again with its month, day, team and cost
+(the FOCUS export and the allocated lines are one row per line); and every line once per meter
+(billed, effective and list cost, usage) with its running total within its account, resource,
+team and meter in file order (the day-by-day drill-down splits each line by cumulative rounding
+within its group). Telemetry: samples by GPU and hour with the aggregates the energy model
+reads (its marts are GPU-hour sums, far smaller). No checks, no rejects, no staging models, no
+allocation rules: what is left between this and meterbook is meterbook's.
 
 `code(kind, path, out, cores)` is a script for benchmarks.common.measure, to run after
 bench_spark.PEAK_TREE (CPU seconds of the process tree, the JVM included); it prints one JSON
@@ -68,6 +73,19 @@ else:
     agg = facts.groupBy('month', 'gpu_uuid', F.date_trunc('hour', 'ts').alias('hour')).agg(
         F.count('*').alias('samples'), F.min('ts').alias('first_ts'), F.max('ts').alias('last_ts'), *per)
 agg.write.mode('overwrite').parquet(out + '-aggregate')
+if {kind!r} == 'cur':
+    from pyspark.sql.window import Window
+    team = F.coalesce(F.col('`resourceTags/user:team`'), F.lit('unallocated')).alias('team')
+    lines = facts.select('*', team, F.to_date(F.col('`lineItem/UsageStartDate`')).alias('day'),
+                         F.col('`lineItem/UnblendedCost`').cast('decimal(38,12)').alias('cost'))
+    lines.write.mode('overwrite').partitionBy('month').parquet(out + '-lines')
+    meters = F.expr("stack(4, 'billed_cost', `lineItem/UnblendedCost`, 'effective_cost', `lineItem/UnblendedCost`, "
+                    "'list_cost', `pricing/publicOnDemandCost`, 'usage', `lineItem/UsageAmount`) as (meter, value)")
+    group = Window.partitionBy('month', '`lineItem/UsageAccountId`', '`lineItem/ResourceId`', 'team', 'meter')
+    days = (lines.select('month', 'day', 'team', '`lineItem/UsageAccountId`', '`lineItem/ResourceId`', '_file', '_row', meters)
+            .withColumn('amount', F.col('value').cast('decimal(38,12)'))
+            .withColumn('running', F.sum('amount').over(group.orderBy('_file', '_row'))))
+    days.write.mode('overwrite').partitionBy('month').parquet(out + '-days')
 t_agg, c_agg = time.perf_counter() - t0, _cpu_s() - c0
 print(json.dumps({{"rows": rows, "ingest_s": t_ingest, "ingest_cpu_s": c_ingest, "aggregate_s": t_agg,
                   "aggregate_cpu_s": c_agg, "peak_mb": _peak[0] / 2**20}}))
