@@ -64,19 +64,25 @@ class SparkStaged:
 
 
 def numbered(df, spark, name: str = "row_number"):
-    """The rows with their 1-based position in the file, computed in the JVM: a scan's
-    partitions are the file's splits in order, so (rows of earlier partitions) + (position in
-    this one) is the row's number. monotonically_increasing_id carries the partition in its
-    upper bits and the position in its lower 33."""
+    """The rows with their 1-based position in the file, computed in the JVM (in_file_order)."""
     from pyspark.sql import functions as F
-    tagged = df.withColumns({"_pid": F.spark_partition_id(), "_mid": F.monotonically_increasing_id()})
-    counts = dict(tagged.groupBy("_pid").count().collect())
+    return in_file_order(df.withColumn(name, F.monotonically_increasing_id()), name)
+
+
+def in_file_order(df, column: str):
+    """`column`, monotonically_increasing_id taken at the scan (the partition in its upper bits,
+    the position in it in its lower 33), as the row's 1-based position in the file: a scan's
+    partitions are the file's splits in order, so (rows of earlier partitions) + (position in
+    this one) + 1. The partitions' rows are counted over `df` itself: taken over a staged file
+    kept once (one row per row read), no pass over the file only to count it."""
+    from pyspark.sql import functions as F
+    pid = F.shiftright(column, 33)
+    counts = dict(df.groupBy(pid).count().collect())
     offsets, total = {}, 0
-    for pid in sorted(counts):
-        offsets[pid], total = total, total + counts[pid]
-    offset = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), F.col("_pid")) if offsets else F.lit(0)
-    position = F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)
-    return tagged.withColumn(name, (offset + position + 1).cast("long")).drop("_pid", "_mid")
+    for part in sorted(counts):
+        offsets[part], total = total, total + counts[part]
+    offset = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), pid) if offsets else F.lit(0)
+    return df.withColumn(column, (offset + F.col(column) - F.shiftleft(pid, 33) + 1).cast("long"))
 
 
 def kept(df):
@@ -115,6 +121,7 @@ def csv_frame(spark, head: Head):
 
 def raw_billing(spark, head: Head):
     """Every column as text (CSV, by position) or as typed (Parquet), numbered, as view `_raw`."""
+    from pyspark.sql import functions as F
     if head.parquet:
         df = spark.read.parquet(str(head.path))
     elif is_json_lines(head):
@@ -122,7 +129,8 @@ def raw_billing(spark, head: Head):
                          "Ingest it with --engine duckdb, or export CSV or Parquet")
     else:
         df = csv_frame(spark, head)
-    numbered(df, spark).createOrReplaceTempView("_raw")
+    # numbered as the scan reads them; in_file_order makes them 1.. once the rows are staged
+    df.withColumn("row_number", F.monotonically_increasing_id()).createOrReplaceTempView("_raw")
 
 
 def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkStaged:
@@ -148,7 +156,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         if reader.kind != "focus":
             slots["tags"] = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
         text = read_sql("10_staging", model, **slots)
-        staged = kept(sql(spark, text))
+        staged = in_file_order(kept(sql(spark, text)), "row_number")
         # what the file holds, in one pass: rows, named currencies (two are enough to know there
         # is no single one), blank currencies, delivery keys (account@billing month)
         rows_read, named, blanks, keys = staged.selectExpr(
@@ -169,7 +177,10 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
     staged.createOrReplaceTempView("_staged")
     origins = set_origins_aside(spark) if reader.kind == "focus" else None
-    sql(spark, lines_sql(names=reader.line_names(head))).createOrReplaceTempView("_lines")
+    # computed once: the rejects, row notes, tag values, loaded lines and findings all read it
+    # (as a view, each query would join the catalog and run the line checks again, the findings
+    # once per kind of finding)
+    kept(sql(spark, lines_sql(names=reader.line_names(head)))).createOrReplaceTempView("_lines")
     cols = set(spark.table("_lines").columns)
     checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
     # the staging model's cast errors, then the checks of the resolved lines (sources.billing.line_checks_sql)
@@ -186,7 +197,8 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     # notes on loaded rows only, as on one machine: a rejected row's reject says what is wrong
     row_findings = spark.sql("select f.* from _row_findings f left anti join (select distinct row_number from _rejects) r "
                              "using (row_number)")
-    lines = kept(spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)"))
+    # not kept: each use reads the kept _lines past the (few) rejects
+    lines = spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)")
     folds = tag_folds([r[0] for r in sql(spark, TAG_VALUES_SQL).collect()])
     spark.createDataFrame(folds, "raw string, team string").createOrReplaceTempView("_tag_folds")
     findings = sql(spark, findings_sql(cols))
@@ -273,19 +285,28 @@ def prom_text_samples(spark, head: Head, options: dict[str, Any]) -> Samples:
     """raw_prom_cols(a, b, c, d): each line cut at '}' as DuckDB's CSV reader cuts it."""
     ts, basis = scrape_time(head, options.get("scrape_time"))
     scrape_ms = int((ts - datetime(1970, 1, 1)).total_seconds() * 1000)
-    lines = numbered(spark.read.text(str(head.path)), spark)
+    # the lines go unnumbered (a pass over the file fewer): only a file with rejects or a line
+    # it cannot cut needs their numbers, and then numbers them (prom_cols with `numbered`)
+    from pyspark.sql import functions as F
+    prom_cols(spark, spark.read.text(str(head.path)).withColumn("row_number", F.lit(None).cast("long")))
+    if spark.sql("select count_if(n_parts > 4) from raw_prom_cols_all").first()[0]:
+        prom_cols(spark, numbered(spark.read.text(str(head.path)), spark))
+        too_many = spark.sql("select min(line_no) from raw_prom_cols_all where n_parts > 4").first()[0]
+        raise InputError(head.path, "cannot parse the file", f"line {too_many}: more than three '}}' in one sample",
+                         "Fix or re-export the file")
+    name = "stg_dcgm_prom__samples.sql"
+    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms), "comment_line": COMMENT_LINE, "carried": ""}, SERIES_KEYS,
+            [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)])
+
+
+def prom_cols(spark, lines) -> None:
+    """Views raw_prom_cols_all and raw_prom_cols over `lines` (value, row_number: the line's
+    number, or null where none is needed)."""
     lines.createOrReplaceTempView("_raw_lines")
     spark.sql("""select row_number as line_no, element_at(p, 1) as a, element_at(p, 2) as b, element_at(p, 3) as c,
                         element_at(p, 4) as d, size(p) as n_parts
                  from (select row_number, split(value, '}') as p from _raw_lines)""").createOrReplaceTempView("raw_prom_cols_all")
-    too_many = spark.sql("select min(line_no) from raw_prom_cols_all where n_parts > 4").first()[0]
-    if too_many is not None:
-        raise InputError(head.path, "cannot parse the file", f"line {too_many}: more than three '}}' in one sample",
-                         "Fix or re-export the file")
     spark.sql("select line_no, a, b, c, d from raw_prom_cols_all").createOrReplaceTempView("raw_prom_cols")
-    name = "stg_dcgm_prom__samples.sql"
-    return (name, sql_text("10_staging", name), {"scrape_ms": str(scrape_ms), "comment_line": COMMENT_LINE, "carried": ""}, SERIES_KEYS,
-            [f"scrape time from {basis}: {ts.isoformat()}Z", str(scrape_ms)])
 
 
 def prom_range_samples(spark, head: Head) -> Samples:
@@ -367,6 +388,8 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
     rejects = spark.createDataFrame([], REJECT_COLUMNS)
     if rejected:
         # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
+        if reader.kind == "dcgm-prom":   # the lines numbered now (prom_text_samples left them without)
+            prom_cols(spark, numbered(spark.read.text(str(head.path)), spark))
         rn = {"dcgm-prom": "line_no", "prom-csv": "_rn"}.get(reader.kind, "row_number() over (order by monotonically_increasing_id())")
         sql(spark, fill(name, text, {**slots, "row_number": rn})).createOrReplaceTempView("_tel_samples_numbered")
         rejects = kept(sql(spark, reject_lines_sql(CHECKED.format(samples="_tel_samples_numbered") if limited else PLAIN_NUMBERED)))
