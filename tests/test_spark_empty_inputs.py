@@ -1,8 +1,9 @@
 """A model over inputs Spark's optimizer knows are empty (a table nothing was ingested into, a
-stage that stored no rows) runs no Spark job: a month of billing alone builds the telemetry and
-cluster chains for nothing otherwise, each CTE used twice checkpointed, each stage written and
-read back. What such a model returns is what the Parquet round trip gave: no rows, the same
-columns and types, nullable; and a query that makes a row of nothing (a count) still makes it."""
+stage that stored no rows) takes no checkpoint and folds away: a month of billing alone builds
+the telemetry and cluster chains for nothing otherwise, each CTE used twice checkpointed, each
+stage written and read back. What such a model returns is what the Parquet round trip gave: no
+rows, the same columns and types, nullable; and a query that makes a row of nothing (a count)
+still makes it."""
 from __future__ import annotations
 
 import pytest
@@ -22,20 +23,16 @@ def store(spark, tmp_path):
     return store
 
 
-def jobs_of(spark, run):
-    """Spark jobs `run()` started (this thread's job group)."""
-    spark.sparkContext.setJobGroup("empty-inputs", "models over empty inputs")
-    try:
-        result = run()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return result, list(spark.sparkContext.statusTracker().getJobIdsForGroup("empty-inputs"))
-
-
-def test_a_model_over_a_table_nothing_was_ingested_into_runs_no_job(spark, store):
-    df, jobs = jobs_of(spark, lambda: run_model(spark, TWICE, {}, "_empty_twice"))
-    assert jobs == []
+def test_a_model_over_a_table_nothing_was_ingested_into_takes_no_checkpoint(spark, store, monkeypatch):
+    frame = type(spark.range(0))   # the session's DataFrame class (pyspark's classic one)
+    taken = []
+    real = frame.localCheckpoint
+    monkeypatch.setattr(frame, "localCheckpoint", lambda df, *a, **k: taken.append(df) or real(df, *a, **k))
+    df = run_model(spark, TWICE, {}, "_empty_twice")
+    assert taken == []
     assert known_empty(df) and df.columns == ["gpu_uuid", "host"]
+    run_model(spark, TWICE.replace("from gpu_hour_parts", "from (select 'g' as gpu_uuid, 'h' as host)"), {}, "_one_twice")
+    assert len(taken) == 1   # rows not known to be none: checkpointed as before
 
 
 def test_an_empty_stage_reads_back_as_parquet_gives_it(spark, store):
