@@ -157,9 +157,33 @@ def checkpoint(df):
     """The rows computed now and the plan cut there, on the executors' disks. Kept in their
     memory, a CUR's staged lines (20M of them on local[2] with 4 GB) left the aggregates over
     them no execution memory at all (UNABLE_TO_ACQUIRE_MEMORY, got 0): a task pins the cached
-    block it reads."""
+    block it reads. Rows the optimizer knows there are none of (known_empty) run no job: the
+    plan is cut at an empty relation of the same columns."""
     from pyspark import StorageLevel
+    if known_empty(df):
+        return empty_frame(df.sparkSession, df._jdf.schema())
     return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+
+
+def known_empty(df) -> bool:
+    """Spark's optimizer has proved no row comes out (its plan reads only inputs known empty, or
+    filters on a false condition): the optimised plan is an empty local relation. Nothing runs;
+    the optimised plan is the one the query's own execution uses after."""
+    plan = df._jdf.queryExecution().optimizedPlan()
+    return bool(plan.getClass().getSimpleName() == "LocalRelation" and plan.data().isEmpty())
+
+
+def empty_frame(spark, jschema):
+    """No rows, of a JVM StructType, as a relation Spark's optimizer knows is empty: a query over
+    it folds away (PropagateEmptyRelation) instead of scanning files, shuffling and compiling
+    code for no rows. (createDataFrame([], schema) is a Python RDD, which Spark cannot see into.)"""
+    from pyspark.sql import DataFrame
+    return DataFrame(spark._jsparkSession.createDataFrame(spark._jvm.java.util.ArrayList(), jschema), spark)
+
+
+def empty_table(spark, ddl: str):
+    """empty_frame of a Spark DDL schema."""
+    return empty_frame(spark, spark._jvm.org.apache.spark.sql.types.StructType.fromDDL(ddl))
 
 
 class SparkStore:
@@ -181,7 +205,7 @@ class SparkStore:
         cols = [f"`{c}`" for c, _ in duck_shapes()[table]] + (["month"] if month else [])
         schema = spark_schema(table) + (", `month` string" if kind == "facts" else "")
         if not self.exists(kind, table):
-            return self.spark.createDataFrame([], schema).select(*cols)
+            return empty_table(self.spark, schema).select(*cols)
         return self.spark.read.schema(schema).parquet(self.path(kind, table)).select(*cols)
 
     def source_files(self):
@@ -231,9 +255,19 @@ class SparkStore:
 
     def write_stage(self, name: str, df):
         """An intermediate stage's result, stored and read back (its plan ends here) with the
-        schema it was written with: no footer read to learn it again."""
+        schema it was written with: no footer read to learn it again. One the optimizer knows
+        empty is read back as an empty relation (stored_empty)."""
         df.write.mode("overwrite").parquet(self.path("build", name))
+        if (empty := self.stored_empty(df)) is not None:
+            return empty
         return self.spark.read.schema(df.schema).parquet(self.path("build", name))
+
+    def stored_empty(self, df):
+        """What a read back of `df` gives when the optimizer knows it has no rows (known_empty),
+        else None: no rows, in its columns, nullable as Parquet reads them. The models after it
+        then fold away over it (empty_frame): a month without telemetry or cluster jobs builds
+        those models' chains without a job."""
+        return empty_frame(self.spark, df._jdf.schema().asNullable()) if known_empty(df) else None
 
     def write_mart(self, name: str, df, months: list[str] | None = None):
         """A mart, partitioned by month. Without `months` it is replaced whole: a build of every
@@ -245,10 +279,14 @@ class SparkStore:
         target = self.path("marts", name)
         if months is None:
             df.write.mode("overwrite").option("partitionOverwriteMode", "static").partitionBy("month").parquet(target)
+            if (empty := self.stored_empty(df)) is not None:
+                return empty
             return self.spark.read.schema(df.schema).parquet(target).select(*df.columns)
         for month in months:
             self._delete(self.path("marts", name, f"month={month}"))
         df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("month").parquet(target)
+        if (empty := self.stored_empty(df)) is not None:
+            return empty
         stored = self.spark.read.schema(df.schema).parquet(target)
         return stored.where(stored.month.isin(months)).select(*df.columns)
 
