@@ -62,13 +62,16 @@ with split as (
     window origin as (partition by x_SourceFileSha256, x_SourceRow, x_SourceLine)
 ),
 
+-- a line of a group with one part, as delivered
 whole as (
-    select * exclude (elements, billed_lines, effective_lines, list_lines, anchor),
+    select e.*,
         null::varchar as AllocatedMethodId, null::varchar as AllocatedMethodDetails, null::varchar as AllocatedResourceId,
-        null::varchar as AllocatedResourceName, null::varchar as AllocatedTags, elements as applied,
+        null::varchar as AllocatedResourceName, null::varchar as AllocatedTags, c.elements as applied,
         null::decimal(38, 12) as x_OriginBilledCost, null::decimal(38, 12) as x_OriginEffectiveCost
-    from int_focus_alloc_origins
-    where source_group not in (select p.source_group from int_focus_alloc_parts p where p.parts > 1)
+    from focus_export e
+    left join int_focus_alloc_contracts c on c.sha256 = e.x_SourceFileSha256 and c.row_number = e.x_SourceRow
+        and e.x_SourceLine = 0
+    where e.source_group not in (select p.source_group from int_focus_alloc_parts p where p.parts > 1)
 ),
 
 rows as (
