@@ -28,7 +28,7 @@ from pipelines.month_scope import BILLING_FILE_TABLES, MONTH_EXPR, ROW_MONTHS
 HISTORY = tuple(int(h) for h in os.environ.get("MB_BENCH_HISTORY", "1,12,36").split(","))
 MONTH = "2026-10"
 INPUTS = ("billing", "dcgm", "codecarbon", "invoices", "work")
-MONTH_TEXT = frozenset({"period", "usage_month"})     # months written as YYYY-MM
+MONTH_TEXT = frozenset({"period", "usage_month", "rate_month"})     # months written as YYYY-MM
 RENAMED = frozenset({"run_key", "run_id", "job_id"})   # a copy's runs and jobs are other runs and jobs
 
 
@@ -59,6 +59,8 @@ def shifted(column: str, dtype: str, k: int, step: int) -> str:
         return f"file_id + {step * k}"
     if dtype.startswith("TIMESTAMP"):
         return f"{column} - interval {k} month"
+    if dtype == "DATE":
+        return f"({column} - interval {k} month)::date"
     if column in MONTH_TEXT:
         return f"strftime(strptime({column}, '%Y-%m') - interval {k} month, '%Y-%m')"
     if column in RENAMED:
