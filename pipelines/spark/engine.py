@@ -2,7 +2,9 @@
 the reports read them, a DuckDB file on one machine (reports never need Spark).
 
 Publishing copies, in one DuckDB transaction: every mart, the lineage tables (source_files,
-rejects, findings), the disclosures and the reference tables; then the contracts run on the
+rejects, findings: read by DuckDB from their Parquet, one small file per file loaded, which
+Spark would list and read in jobs that grew with the history), the disclosures and the
+reference tables; then the contracts run on the
 published marts with the same pandera models and the same function as on one machine
 (pipelines.stages.contract_failures), so a failure is located the same way. pandera's own
 pyspark backend is not used: it imports pandas-on-Spark, which does not import under pandas 3
@@ -87,7 +89,15 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
                 stored = store.write_mart(name, df, None if inputs is None else scope.rebuilt + scope.removed)
             stored.createOrReplaceTempView(name)
 
-        run_stages(spark, config, materialize, progress=progress)
+        # the ledger is read whole, by several models: its files (one or more per file loaded, so
+        # as many as the history holds) are scanned once, not once per model
+        for table in LINEAGE:
+            spark.catalog.cacheTable(table)
+        try:
+            run_stages(spark, config, materialize, progress=progress)
+        finally:
+            for table in LINEAGE:
+                spark.catalog.uncacheTable(table)
         if inputs is not None:
             progress.patched = refresh_previous_month(store, scope)
     publish(store, duck_path, scope, progress.patched)
@@ -201,12 +211,15 @@ def publish(store: SparkStore, duck_path: Path, scope: Scope, patched: list[str]
                 if files := _files(store, "marts", name, months=written):
                     con.execute(f"insert into {name} by name select * from read_parquet({files}, hive_partitioning = true, "
                                 "hive_types = {'month': 'VARCHAR'})")
-        for table in (*LINEAGE, "disclosures"):
-            rows = spark.table(table).toArrow()
-            con.register("_rows", rows)
+        for table in LINEAGE:
             con.execute(f"delete from {table}")
-            con.execute(f"insert into {table} by name select * from _rows")
-            con.unregister("_rows")
+            if one_row(con, f"select count(*) from glob({_files(store, 'lineage', table)})")[0]:
+                con.execute(f"insert into {table} by name select * from read_parquet({_files(store, 'lineage', table)}, "
+                            "hive_partitioning = true, hive_types = {'file_id': 'INTEGER'})")
+        con.register("_rows", spark.table("disclosures").toArrow())
+        con.execute("delete from disclosures")
+        con.execute("insert into disclosures by name select * from _rows")
+        con.unregister("_rows")
         for model in (m for m in stages() if m.name in UNDATED_MARTS):   # from what was just published
             build_model(con, model)
         record_findings(con, dataclasses.replace(scope, undated=True), _findings(con, store, scope))
