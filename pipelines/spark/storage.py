@@ -97,6 +97,15 @@ class InputScope:
     files: dict[str, list[int]] = field(default_factory=dict)
     hours: list[tuple] = field(default_factory=list)   # (gpu_uuid, hour_start)
 
+    def months_read(self, table: str) -> list[str] | None:
+        """The partition months of a table the months read (those folders alone are read), or
+        None where it is read whole (by file, or undated)."""
+        if table in MONTH_EXPR:
+            return sorted(self.months)
+        if table in TELEMETRY:
+            return sorted({*self.months, *(h.strftime("%Y-%m") for _, h in self.hours)})
+        return None
+
     def rows(self, spark, table: str, df):
         """`df` (a fact table with its partition month) cut to the rows the months read."""
         if table in MONTH_EXPR:
@@ -198,15 +207,19 @@ class SparkStore:
     def path(self, *parts: str) -> str:
         return "/".join((self.root, *parts))
 
-    def _read(self, kind: str, table: str, month: bool = False):
+    def _read(self, kind: str, table: str, month: bool = False, months: list[str] | None = None):
         """A stored table in the DuckDB shape (partition folders read back as columns, then
         dropped or reordered; `month`: a fact table's partition month kept last); an empty one
-        when nothing was written yet."""
+        when nothing was written yet. With `months`, a fact table's folders of those months
+        alone: the table's other months (all its history) are never listed."""
         cols = [f"`{c}`" for c, _ in duck_shapes()[table]] + (["month"] if month else [])
         schema = spark_schema(table) + (", `month` string" if kind == "facts" else "")
-        if not self.exists(kind, table):
+        folders = [self.path(kind, table)] if months is None else [
+            self.path(kind, table, f"month={m}") for m in months if self.exists(kind, table, f"month={m}")]
+        if not folders or not self.exists(kind, table):
             return empty_table(self.spark, schema).select(*cols)
-        return self.spark.read.schema(schema).parquet(self.path(kind, table)).select(*cols)
+        # basePath: the month and file_id folders under it are still read back as columns
+        return self.spark.read.option("basePath", self.path(kind, table)).schema(schema).parquet(*folders).select(*cols)
 
     def source_files(self):
         return self._read("lineage", "source_files")
@@ -224,7 +237,7 @@ class SparkStore:
         `scope`, the fact tables hold only the rows its months read."""
         ids = self.loaded_ids()
         for table in FACTS:
-            df = self._read("facts", table, month=True)
+            df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table))
             df = df.where(df.file_id.isin(ids))
             if scope is not None:
                 df = scope.rows(self.spark, table, df)

@@ -1,0 +1,64 @@
+"""A build of some months reads the folders of those months alone for a table dated by month
+(and telemetry's, with the months of the GPU-hours it reads across a boundary): the warehouse's
+other months are never listed, so the month's inputs cost the same whatever history lies
+beside them. A table read by file, and a full build, read the whole table. The rows the views
+hold are the rows the full read cut to the scope gave."""
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from pipelines.spark.storage import InputScope, SparkStore, duck_shapes, spark_type
+
+OCT, NOV = "2026-10", "2026-11"
+
+
+@pytest.fixture(scope="module")
+def store(spark, tmp_path_factory):
+    store = SparkStore(spark, str(tmp_path_factory.mktemp("scoped") / "spark-warehouse"))
+    for file_id, month, hour in ((1, OCT, "2026-10-31 23:00:00"), (2, NOV, "2026-11-01 00:00:00")):
+        store.write_fact("grid_hours", spark.sql(f"select {file_id} as file_id, 'DE' as zone, timestamp_ntz'{hour}' as hour_start"))
+        store.write_fact("gpu_hour_parts", spark.sql(f"select {file_id} as file_id, 'g' as gpu_uuid, timestamp_ntz'{hour}' as hour_start"))
+        store.write_fact("runs", spark.sql(f"select {file_id} as file_id, 'r{month}' as run_id, timestamp_ntz'{hour}' as end_utc"))
+    cols = [f"cast({'status' if c == 'status' else 'file_id' if c == 'file_id' else 'null'} as {spark_type(t)}) as `{c}`"
+            for c, t in duck_shapes()["source_files"]]
+    store.write_lineage("source_files", spark.sql("select id as file_id, 'loaded' as status from values (1), (2) as t(id)").selectExpr(*cols))
+    return store
+
+
+def months_of(spark, table: str) -> set[str]:
+    """The month folders a registered view's files lie in (listed when it was read: no job)."""
+    return {part.removeprefix("month=") for f in spark.table(table).inputFiles() for part in f.split("/") if part.startswith("month=")}
+
+
+def rows(spark, table: str) -> list:
+    return sorted(spark.table(table).collect(), key=repr)
+
+
+def test_a_month_reads_no_folder_of_another_month(spark, store):
+    store.register_inputs(InputScope([NOV]))
+    assert months_of(spark, "grid_hours") == {NOV}
+    assert months_of(spark, "gpu_hour_parts") == {NOV}
+    assert months_of(spark, "runs") == {OCT, NOV}   # read by file: whole
+    assert [r.file_id for r in rows(spark, "grid_hours")] == [2]
+
+
+def test_telemetry_reads_the_months_of_the_hours_across_the_boundary(spark, store):
+    store.register_inputs(InputScope([NOV], hours=[("g", datetime(2026, 10, 31, 23))]))
+    assert months_of(spark, "gpu_hour_parts") == {OCT, NOV}
+    assert months_of(spark, "grid_hours") == {NOV}
+    assert [r.file_id for r in rows(spark, "gpu_hour_parts")] == [1, 2]
+
+
+def test_a_month_with_no_folder_reads_nothing(spark, store):
+    store.register_inputs(InputScope(["2026-12"]))
+    assert rows(spark, "grid_hours") == [] and spark.table("grid_hours").columns == [c for c, _ in duck_shapes()["grid_hours"]]
+
+
+def test_a_full_build_reads_every_month(spark, store):
+    store.register_inputs()
+    assert months_of(spark, "grid_hours") == months_of(spark, "gpu_hour_parts") == {OCT, NOV}
+    full = rows(spark, "grid_hours")
+    store.register_inputs(InputScope([OCT]))
+    assert rows(spark, "grid_hours") == [r for r in full if r.hour_start.month == 10]
