@@ -23,7 +23,7 @@ from schemas.charges import Charges
 from schemas.contract import reject_sql
 from sources import aws_cur, focus, prom_export
 from sources.base import Head
-from sources.billing import TAG_VALUES_SQL, currency_totals, findings_sql, lines_sql, tag_folds
+from sources.billing import currency_totals, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
 from sources.reference_data import REFERENCE_DIR
 from sources.tabular import canonical_select, csv_names, is_json_lines
@@ -69,15 +69,17 @@ def numbered(df, spark, name: str = "row_number"):
     return in_file_order(df.withColumn(name, F.monotonically_increasing_id()), name)
 
 
-def in_file_order(df, column: str):
+def in_file_order(df, column: str, counts: dict[int, int] | None = None):
     """`column`, monotonically_increasing_id taken at the scan (the partition in its upper bits,
     the position in it in its lower 33), as the row's 1-based position in the file: a scan's
     partitions are the file's splits in order, so (rows of earlier partitions) + (position in
-    this one) + 1. The partitions' rows are counted over `df` itself: taken over a staged file
-    kept once (one row per row read), no pass over the file only to count it."""
+    this one) + 1. The partitions' rows are counted over `df` itself (or given, as `counts`, by
+    a pass that had other things to find): taken over a staged file kept once (one row per row
+    read), no pass over the file only to count it."""
     from pyspark.sql import functions as F
     pid = F.shiftright(column, 33)
-    counts = dict(df.groupBy(pid).count().collect())
+    if counts is None:
+        counts = dict(df.groupBy(pid).count().collect())
     offsets, total = {}, 0
     for part in sorted(counts):
         offsets[part], total = total, total + counts[part]
@@ -155,14 +157,13 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         slots = {}
         if reader.kind != "focus":
             slots["tags"] = aws_cur.tags_map_sql(extras, aws_cur.tag_key) if reader.kind == "aws-cur" else aws_cur.CUR2_TAGS
-        text = read_sql("10_staging", model, **slots)
-        staged = in_file_order(kept(sql(spark, text)), "row_number")
-        # what the file holds, in one pass: rows, named currencies (two are enough to know there
-        # is no single one), blank currencies, delivery keys (account@billing month)
-        rows_read, named, blanks, keys = staged.selectExpr(
-            "count(*)", "slice(array_sort(collect_set(billing_currency)), 1, 2)", "count_if(billing_currency is null)",
-            "array_sort(collect_set(concat(coalesce(billing_account_id, '?'), '@', "
-            "coalesce(date_format(billing_period_start, 'yyyy-MM'), '?'))))").first()
+        sql(spark, read_sql("10_staging", model, **slots)).createOrReplaceTempView("_staged")
+        # the catalog joined and the line checks computed in the pass that stages the rows, and
+        # kept once: the rejects, row notes, loaded lines and findings all read these rows (the
+        # line checks and the catalog do not read the currency filled below)
+        lines = kept(sql(spark, lines_sql(names=reader.line_names(head))))
+        rows_read, named, blanks, keys, raws, counts = file_facts(lines)
+        staged = in_file_order(lines, "row_number", counts)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a malformed row (FAILFAST) or bad bytes: the user's file
@@ -177,16 +178,13 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         staged = staged.withColumn("billing_currency", F.coalesce("billing_currency", F.lit(named[0])))
     staged.createOrReplaceTempView("_staged")
     origins = set_origins_aside(spark) if reader.kind == "focus" else None
-    # computed once: the rejects, row notes, tag values, loaded lines and findings all read it
-    # (as a view, each query would join the catalog and run the line checks again, the findings
-    # once per kind of finding)
-    kept(sql(spark, lines_sql(names=reader.line_names(head)))).createOrReplaceTempView("_lines")
+    spark.table("_staged").createOrReplaceTempView("_lines")
     cols = set(spark.table("_lines").columns)
     checks = reject_sql(Charges, cols, "_lines").removeprefix("insert into _rejects ")
-    # the staging model's cast errors, then the checks of the resolved lines (sources.billing.line_checks_sql)
+    # the staging model's cast errors and the checks of the resolved lines (sources.billing.line_checks_sql),
+    # both on each kept row
     rejects = spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
-                        "from (select row_number, explode(_errors) as e from _staged union all "
-                        "select row_number, explode(_line_errors) as e from _lines)").distinct()
+                        "from (select row_number, explode(concat(_errors, _line_errors)) as e from _lines)").distinct()
     if checks:
         rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
     rejects = kept(rejects)
@@ -199,13 +197,14 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
                              "using (row_number)")
     # not kept: each use reads the kept _lines past the (few) rejects
     lines = spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)")
-    folds = tag_folds([r[0] for r in sql(spark, TAG_VALUES_SQL).collect()])
+    folds = tag_folds(raws)
     spark.createDataFrame(folds, "raw string, team string").createOrReplaceTempView("_tag_folds")
     findings = sql(spark, findings_sql(cols))
     if reader.kind != "focus":   # as AwsCurReader.finish: split cost allocation rows against their parent
         findings = findings.unionByName(sql(spark, aws_cur.split_checks_sql()))
     findings = kept(findings)
-    rows_loaded = lines.select("row_number").distinct().count()
+    sums, found = loaded_sums(lines, findings)
+    rows_loaded = sum(n for *_, n in sums)
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     facts = {"charges": lines}
     file_notes: list[str] = []
@@ -220,7 +219,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         aside, differ = origins.selectExpr("count(*)", "count_if(billed_cost <> _allocated_billed_cost)").first()
         rows_loaded += aside
         file_notes.append(focus.origins_note(aside, differ))
-    totals = billing_totals(lines, findings)
+    totals = currency_totals([r[:5] for r in sums], found)
     if keep is not None:   # as FocusReader.totals
         allocated = facts["focus_allocations"].count() if "focus_allocations" in facts else 0
         if allocated or aside:
@@ -264,13 +263,38 @@ def set_origins_aside(spark):
     return origins
 
 
-def billing_totals(lines, findings) -> dict[str, Any]:
-    """As BillingReader.totals: sums over loaded lines per currency, findings by name."""
+def loaded_sums(lines, findings) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
+    """As BillingReader.totals, in one pass over the loaded lines: per currency the sums of
+    billed, effective and list cost and GPU-hours, and the lines (a line is one row read: the
+    catalog has one entry per instance type); the findings by name."""
     from pyspark.sql import functions as F
     rows = (lines.groupBy("billing_currency").agg(F.sum("billed_cost"), F.sum("effective_cost"), F.sum("list_cost"),
-                                                   F.sum("gpu_hours")).orderBy("billing_currency").collect())
+                                                   F.sum("gpu_hours"), F.count(F.lit(1)))
+            .orderBy("billing_currency").collect())
     found = {r[0]: r[1] for r in findings.select("finding", "rows").collect()}
-    return currency_totals(rows, found)
+    return [tuple(r) for r in rows], found
+
+
+# tag values outside ASCII, the only ones NFKC can change (as sources.billing.TAG_VALUES_SQL)
+NOT_ASCII = "[^\\x00-\\x7f]"
+
+
+def file_facts(lines) -> tuple[int, list[str], int, list[str], list[str], dict[int, int]]:
+    """What the file holds, in one pass over its staged rows: rows read, named currencies (two
+    are enough to know there is no single one), blank currencies, delivery keys (account@billing
+    month), the distinct tag values outside ASCII (sources.billing.tag_folds), and the rows of
+    each partition of the scan (in_file_order)."""
+    from pyspark.sql import functions as F
+    odd = F.filter(F.map_values("tags"), lambda v: v.rlike(NOT_ASCII))
+    key = F.concat(F.coalesce("billing_account_id", F.lit("?")), F.lit("@"),
+                   F.coalesce(F.date_format("billing_period_start", "yyyy-MM"), F.lit("?")))
+    parts = lines.groupBy(F.shiftright("row_number", 33)).agg(
+        F.count(F.lit(1)), F.collect_set("billing_currency"), F.count_if(F.col("billing_currency").isNull()),
+        F.collect_set(key), F.collect_set(F.when(F.size(odd) > 0, odd))).collect()
+    named = sorted({c for p in parts for c in p[2]})[:2]
+    raws = sorted({v for p in parts for values in p[5] for v in values})
+    return (sum(p[1] for p in parts), named, sum(p[3] for p in parts), sorted({k for p in parts for k in p[4]}), raws,
+            {p[0]: p[1] for p in parts})
 
 
 # --- telemetry: dcgm-exporter text, long CSV, query_range JSON ---------------------------------

@@ -22,40 +22,49 @@ tag_cells as (
     left join _tag_folds f on f.raw = c.raw
 ),
 
+-- the checks of one line, all in one pass over the lines: each failing check a (finding, example, message)
+line_checks as (
+    select l.row_number, unnest(errors([
+        case when l.charge_category = 'Usage' and l.billed_cost <> 0 and l.effective_cost = 0
+                and coalesce(l.line_item_type, '') not in ('SavingsPlanNegation') then
+            {'finding': 'billed_without_effective', 'example': l.billed_cost::varchar,
+             'message': 'Usage with BilledCost <> 0 but EffectiveCost = 0: amortized cost missing or the export is inconsistent'} end,
+        case when l.charge_category = 'Usage' and l.charge_class is null and (l.consumed_quantity < 0 or l.billed_cost < 0)
+                and coalesce(l.line_item_type, '') not in ('SavingsPlanNegation') then
+            {'finding': 'negative_usage', 'example': coalesce(l.consumed_quantity::varchar, l.billed_cost::varchar),
+             'message': 'Usage line with negative quantity or cost, not marked as a credit or correction'} end,
+        case when l.charge_category = 'Credit' and l.effective_cost <> l.billed_cost then
+            {'finding': 'credit_effective_differs', 'example': l.billed_cost::varchar || ' vs ' || l.effective_cost::varchar,
+             'message': 'Credit whose EffectiveCost differs from BilledCost (FOCUS says they must match)'} end,
+        -- Billing periods are calendar months in every format we read. A day of slack each side
+        -- absorbs GCP's invoice month (America/Los_Angeles); Correction lines restate earlier periods.
+        case when l.billing_period_start is not null and coalesce(l.charge_class, '') <> 'Correction'
+                and (l.charge_period_start < l.billing_period_start - interval 1 day
+                     or l.charge_period_start >= l.billing_period_start + interval 1 month + interval 1 day) then
+            {'finding': 'outside_billing_period', 'example': strftime(l.charge_period_start, '%Y-%m-%dT%H:%M:%SZ'),
+             'message': 'charge period starts outside its billing period (a month from the billing period start) and is not a correction'} end,
+        case when not regexp_full_match(l.billing_currency, '[A-Z]{3}') then
+            {'finding': 'currency_not_iso4217', 'example': l.billing_currency,
+             'message': 'currency code is not three letters (ISO 4217): the export may be a test or sandbox one; totals stay apart per code'} end,
+        case when l.gpu_model is null and regexp_matches(l.instance_type,
+                '^(ml\.)?(p[0-9]+[a-z-]*|g[0-9]+[a-z]*|gr[0-9]+)\.|^standard_n[cdv]|^(a2|a3|a4|g2)-|^gpu:') then
+            {'finding': 'unknown_gpu_instance_type', 'example': l.instance_type,
+             'message': 'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'} end
+    ])) as f
+    from lines l
+),
+
 flagged as (
     select distinct on (f.row_number, f.check_name) f.row_number, f.check_name as finding, f.value as example, f.message
     from _row_findings f anti join (select distinct row_number from _rejects) r using (row_number)
     union all
-    select row_number, 'billed_without_effective' as finding, billed_cost::varchar as example,
-           'Usage with BilledCost <> 0 but EffectiveCost = 0: amortized cost missing or the export is inconsistent' as message
-    from lines where charge_category = 'Usage' and billed_cost <> 0 and effective_cost = 0
-        and coalesce(line_item_type, '') not in ('SavingsPlanNegation')
-    union all
-    select row_number, 'negative_usage', coalesce(consumed_quantity::varchar, billed_cost::varchar),
-           'Usage line with negative quantity or cost, not marked as a credit or correction'
-    from lines where charge_category = 'Usage' and charge_class is null and (consumed_quantity < 0 or billed_cost < 0)
-        and coalesce(line_item_type, '') not in ('SavingsPlanNegation')
-    union all
-    select row_number, 'credit_effective_differs', billed_cost::varchar || ' vs ' || effective_cost::varchar,
-           'Credit whose EffectiveCost differs from BilledCost (FOCUS says they must match)'
-    from lines where charge_category = 'Credit' and effective_cost <> billed_cost
-    union all
-    -- Billing periods are calendar months in every format we read. A day of slack each side
-    -- absorbs GCP's invoice month (America/Los_Angeles); Correction lines restate earlier periods.
-    select row_number, 'outside_billing_period', strftime(charge_period_start, '%Y-%m-%dT%H:%M:%SZ'),
-           'charge period starts outside its billing period (a month from the billing period start) and is not a correction'
-    from lines where billing_period_start is not null and coalesce(charge_class, '') <> 'Correction'
-        and (charge_period_start < billing_period_start - interval 1 day
-             or charge_period_start >= billing_period_start + interval 1 month + interval 1 day)
+    select row_number, f.finding, f.example, f.message
+    from line_checks
     union all
     -- kept, not dropped: the billed total must still equal the file's; the finding says by how much it may be inflated
     select lines.row_number, 'duplicate_line_item', _key,
            'the same line item (identity/LineItemId in one identity/TimeInterval) appears more than once; the export may count it twice'
     from lines semi join repeated_keys using (_key)
-    union all
-    select row_number, 'currency_not_iso4217', billing_currency,
-           'currency code is not three letters (ISO 4217): the export may be a test or sandbox one; totals stay apart per code'
-    from lines where not regexp_full_match(billing_currency, '[A-Z]{3}')
     union all
     -- the value as it was (control characters included): the team is named by its folded form
     select row_number, 'invisible_in_tag', arg_min(raw, raw),
@@ -63,11 +72,6 @@ flagged as (
            || 'ligatures): teams and file names use its folded form'
     from tag_cells where raw <> coalesce(team, '')
     group by row_number
-    union all
-    select row_number, 'unknown_gpu_instance_type', instance_type,
-           'instance type looks like a GPU family but is not in sources/reference/instance_types.csv; GPU-hours not counted'
-    from lines where gpu_model is null and regexp_matches(instance_type,
-        '^(ml\.)?(p[0-9]+[a-z-]*|g[0-9]+[a-z]*|gr[0-9]+)\.|^standard_n[cdv]|^(a2|a3|a4|g2)-|^gpu:')
 )
 
 select finding, count(*) as rows, min(row_number) as first_row, arg_min(example, row_number) as example, arg_min(message, row_number) as message
