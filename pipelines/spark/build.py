@@ -8,18 +8,21 @@ the same function as on one machine, over the small inputs it reads.
 """
 from __future__ import annotations
 
+import re
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
 import duckdb
+from sqlglot import exp
 
 from core.sql import read_sql
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
+from pipelines.spark.dialect import DIALECT
 from pipelines.spark.steps import cte_steps, step_sql
-from pipelines.spark.storage import checkpoint
+from pipelines.spark.storage import checkpoint, empty_table
 from pipelines.stage_inputs import config_tables, config_variables
 from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
@@ -31,11 +34,25 @@ SPARK_TYPES = {"varchar": "string", "integer": "int", "double": "double", "bigin
 
 def register_config(spark, config: Config) -> None:
     for name, (columns, rows, types) in config_tables(config).items():
-        schema = ", ".join(f"`{c}` {SPARK_TYPES[t]}" for c, t in zip(columns, types))
-        spark.createDataFrame([tuple(r) for r in rows], schema).createOrReplaceTempView(name)
+        local_view(spark, name, [(c, SPARK_TYPES[t]) for c, t in zip(columns, types)], rows)
 
 
-def reference_tables() -> dict[str, object]:
+def local_view(spark, name: str, columns: list[tuple[str, str]], rows) -> None:
+    """A temp view of a few hundred rows at most (config, reference data) as an inline table,
+    each value a literal rendered by sqlglot and cast to its column's type. Spark's optimizer
+    then knows its size and its rows: a join to it is broadcast, and a query over an empty one
+    folds away. (A frame made from Python rows is an RDD of unknown size, which Spark never
+    broadcasts: every join to a config table of five rows sorted and shuffled the whole CUR.)"""
+    if not rows:
+        empty_table(spark, ", ".join(f"`{c}` {t}" for c, t in columns)).createOrReplaceTempView(name)
+        return
+    values = ", ".join("(" + ", ".join(exp.cast(exp.convert(v), t).sql(dialect=DIALECT) for v, (_, t) in zip(row, columns)) + ")"
+                       for row in rows)
+    names = ", ".join(exp.to_identifier(c, quoted=True).sql(dialect=DIALECT) for c, _ in columns)
+    spark.sql(f"select * from values {values} as t({names})").createOrReplaceTempView(name)
+
+
+def reference_tables() -> dict[str, Any]:
     """The ref_* tables as Arrow, read by the same loader as on one machine."""
     con = duckdb.connect()
     load_reference(con)
@@ -44,8 +61,10 @@ def reference_tables() -> dict[str, object]:
 
 
 def register_reference(spark) -> None:
+    from pyspark.sql.pandas.types import from_arrow_schema
     for name, table in reference_tables().items():
-        spark.createDataFrame(table).createOrReplaceTempView(name)
+        fields = from_arrow_schema(table.schema).fields
+        local_view(spark, name, [(f.name, f.dataType.simpleString()) for f in fields], [tuple(r.values()) for r in table.to_pylist()])
 
 
 def scaling_fits(spark):
@@ -87,10 +106,28 @@ def run_model(spark, sql: str, variables: dict, prefix: str,
     steps = cte_steps(sql, variables, prefix)
     for view, tree, refs in steps[:-1]:
         df = spark.sql(step_sql(tree, columns_of(spark)))
-        if refs > 1:
+        if refs > 1 and not narrow(df):
             df = keep(view, df)
         df.createOrReplaceTempView(view)
     return spark.sql(step_sql(steps[-1][1], columns_of(spark)))
+
+
+# Operators whose work a second reader of a CTE would repeat: a shuffle, a join, a sort, a
+# window, rows multiplied. A CTE without them (columns computed row by row over stored tables or
+# kept CTEs, a filter, a union) is cheaper to compute again than to write to disk and read twice.
+WIDE = frozenset({"Aggregate", "Join", "Window", "Sort", "Generate", "Expand", "Distinct", "Deduplicate",
+                  "Intersect", "Except", "Repartition", "RepartitionByExpression", "WindowGroupLimit", "Sample"})
+# ...and no more operators than this: each reader analyses the whole plan again
+NARROW_PLAN_NODES = 40
+PLAN_NODE = re.compile(r"^[\s:|+-]*([A-Za-z]+)", re.MULTILINE)
+
+
+def narrow(df) -> bool:
+    """A step worth computing again where it is read rather than keeping (WIDE): its analysed plan
+    (views it reads expanded, up to a kept CTE or a stored table) is short and has no wide
+    operator. Nothing runs: spark.sql has analysed it already."""
+    nodes = PLAN_NODE.findall(df._jdf.queryExecution().analyzed().treeString())
+    return len(nodes) <= NARROW_PLAN_NODES and not WIDE.intersection(nodes)
 
 
 def columns_of(spark) -> Callable[[str], list[str]]:
