@@ -62,3 +62,24 @@ def test_a_full_build_reads_every_month(spark, store):
     full = rows(spark, "grid_hours")
     store.register_inputs(InputScope([OCT]))
     assert rows(spark, "grid_hours") == [r for r in full if r.hour_start.month == 10]
+
+
+def jobs_run(spark, work) -> int:
+    """The Spark jobs `work` started (in this thread)."""
+    sc = spark.sparkContext
+    sc.setJobGroup("counted", "jobs a step starts")
+    try:
+        work()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup("counted"))
+
+
+def test_the_ledger_read_on_the_driver_spares_its_job(spark, store):
+    """A build passes the loaded files' ids it read on the driver: registering the inputs then
+    runs no job, where reading them from source_files (a partition per file ever loaded) runs one."""
+    assert jobs_run(spark, lambda: store.register_inputs(InputScope([NOV]))) >= 1
+    assert jobs_run(spark, lambda: store.register_inputs(InputScope([NOV]), loaded=[1, 2])) == 0
+    assert [r.file_id for r in rows(spark, "grid_hours")] == [2]
+    store.register_inputs(InputScope([NOV]), loaded=[1])   # file 2 replaced: its rows are not read
+    assert rows(spark, "grid_hours") == []

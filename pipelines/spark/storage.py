@@ -107,9 +107,8 @@ class InputScope:
         return None
 
     def rows(self, spark, table: str, df):
-        """`df` (a fact table with its partition month) cut to the rows the months read."""
-        if table in MONTH_EXPR:
-            return df.where(df.month.isin(self.months))
+        """`df` (a fact table with its partition month, of the folders months_read gave) cut to
+        the rows the months read: a table dated by one expression holds those rows already."""
         if table in self.files:
             return df.where(df.file_id.isin(self.files[table]))
         if table not in TELEMETRY:
@@ -232,10 +231,13 @@ class SparkStore:
         df = self._read("facts", table)
         return df.where(df.file_id.isin(self.loaded_ids()))
 
-    def register_inputs(self, scope: InputScope | None = None) -> None:
+    def register_inputs(self, scope: InputScope | None = None, loaded: list[int] | None = None) -> None:
         """Temp views of every fact and lineage table under the names the models use; with a
-        `scope`, the fact tables hold only the rows its months read."""
-        ids = self.loaded_ids()
+        `scope`, the fact tables hold only the rows its months read. `loaded`: the ids of the
+        files loaded, where the caller has read the ledger already (engine.scope_db does, on
+        the driver); else a Spark job reads them from every source_files partition, one a file
+        ever loaded."""
+        ids = self.loaded_ids() if loaded is None else loaded
         for table in FACTS:
             df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table))
             df = df.where(df.file_id.isin(ids))
