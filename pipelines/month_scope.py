@@ -103,6 +103,11 @@ REPLACED = frozenset({"int_findings_params", "int_whatif_params", "int_fx_rates"
 MERGED = frozenset({"int_zone_factors", "int_tag_values", "int_name_folds"})   # zones billed, tag values outside ASCII
 AFTER = frozenset({"audit_disclosures", "audit_reconstructions"})
 UNDATED = REPLACED | MERGED | AFTER
+# Dated models a later model reads at another month's hours: an hour filled from a counter gap
+# takes the workload shares of the last hour observed before the gap (int_gpu_hours' share_hour),
+# which may lie in the month before. Their rows of the months read across a boundary are kept
+# until every model is built, as a build of every month has them.
+READ_ACROSS = frozenset({"int_gpu_shares"})
 
 
 @dataclass

@@ -51,6 +51,15 @@ def test_telemetry_reads_the_months_of_the_hours_across_the_boundary(spark, stor
     assert [r.file_id for r in rows(spark, "gpu_hour_parts")] == [1, 2]
 
 
+def test_a_table_read_by_file_lists_those_files_folders_alone(spark, store):
+    """runs of November's file: October's folders (the history) are not listed, its rows not read."""
+    store.register_inputs(InputScope([NOV], files={"runs": [2]}))
+    assert months_of(spark, "runs") == {NOV}
+    assert [r.run_id for r in rows(spark, "runs")] == [f"r{NOV}"]
+    store.register_inputs(InputScope([NOV], files={"runs": []}))
+    assert rows(spark, "runs") == []
+
+
 def test_a_month_with_no_folder_reads_nothing(spark, store):
     store.register_inputs(InputScope(["2026-12"]))
     assert rows(spark, "grid_hours") == [] and spark.table("grid_hours").columns == [c for c, _ in duck_shapes()["grid_hours"]]

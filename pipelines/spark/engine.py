@@ -83,7 +83,9 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
     store.register_inputs(inputs, loaded)
     if scope.full or scope.rebuilt or scope.removed:
         def materialize(folder: str, name: str, df) -> None:
-            if inputs is not None and name not in month_scope.UNDATED:   # rows of months read across a boundary
+            # rows of months read across a boundary (a stage later models read there: kept, the
+            # build's stages are written anew each build)
+            if inputs is not None and name not in month_scope.UNDATED and name not in month_scope.READ_ACROSS:
                 df = df.where(expr(model_month(name)).isin(scope.rebuilt))
             if folder != "30_marts":
                 stored = store.write_stage(name, df)
