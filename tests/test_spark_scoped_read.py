@@ -5,6 +5,7 @@ beside them. A table read by file, and a full build, read the whole table. The r
 hold are the rows the full read cut to the scope gave."""
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 import pytest
@@ -74,14 +75,15 @@ def test_a_full_build_reads_every_month(spark, store):
 
 
 def jobs_run(spark, work) -> int:
-    """The Spark jobs `work` started (in this thread)."""
+    """The Spark jobs `work` started (in this thread), in a job group of its own."""
     sc = spark.sparkContext
-    sc.setJobGroup("counted", "jobs a step starts")
+    group = f"counted-{uuid.uuid4()}"
+    sc.setJobGroup(group, "jobs a step starts")
     try:
         work()
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
-    return len(sc.statusTracker().getJobIdsForGroup("counted"))
+    return len(sc.statusTracker().getJobIdsForGroup(group))
 
 
 def test_the_ledger_read_on_the_driver_spares_its_job(spark, store):
