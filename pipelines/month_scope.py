@@ -26,9 +26,11 @@ from core.sql import read_sql, sql_files
 # The loaded tables a month reads, with the month(s) each row feeds: (row id, file, month,
 # content hash for a row read by another month than its own, else null). '*' feeds every month
 # (an instrument without a period). {t} is the table, qualified with the warehouse's name.
-_TEL = ("select p.rid, p.file_id, s.month, case when s.month <> strftime(p.hour_start, '%Y-%m') then p.h end as ctx "
-        "from (select rowid as rid, file_id, gpu_uuid, hour_start, hash(columns(* exclude (file_id))) as h from {t}) p "
-        "join _scope_tel s using (gpu_uuid, hour_start)")
+# A GPU-hour read by another month than its own is in that month's fingerprint by its content,
+# every column but the file (*columns: one hash of them all); the hours of their own month alone,
+# nearly all of them, are not hashed.
+_TEL = ("select p.rowid as rid, p.file_id, s.month, case when s.month <> strftime(p.hour_start, '%Y-%m') "
+        "then hash(*columns(p.* exclude (file_id))) end as ctx from {t} p join _scope_tel s using (gpu_uuid, hour_start)")
 _SPAN = ("select t.rowid as rid, t.file_id, coalesce(strftime(m.m, '%Y-%m'), '*') as month, null::ubigint as ctx from {t} t "
          "left join lateral (select unnest(generate_series(date_trunc('month', t.period_start), "
          "t.period_end - interval 1 second, interval 1 month)) as m) m on true")
@@ -101,6 +103,11 @@ REPLACED = frozenset({"int_findings_params", "int_whatif_params", "int_fx_rates"
 MERGED = frozenset({"int_zone_factors", "int_tag_values", "int_name_folds"})   # zones billed, tag values outside ASCII
 AFTER = frozenset({"audit_disclosures", "audit_reconstructions"})
 UNDATED = REPLACED | MERGED | AFTER
+# Dated models a later model reads at another month's hours: an hour filled from a counter gap
+# takes the workload shares of the last hour observed before the gap (int_gpu_hours' share_hour),
+# which may lie in the month before. Their rows of the months read across a boundary are kept
+# until every model is built, as a build of every month has them.
+READ_ACROSS = frozenset({"int_gpu_shares"})
 
 
 @dataclass

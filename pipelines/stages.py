@@ -245,7 +245,10 @@ def _build_months(con: duckdb.DuckDBPyConnection, order: list[Model], scope: mon
                 build_model(con, step, temp=True)
             except duckdb.OutOfMemoryException:
                 raise out_of_memory(db, f"building {step.name}") from None
-            month_scope.prune(con, step.name, scope.rebuilt)
+            if step.name not in month_scope.READ_ACROSS:
+                month_scope.prune(con, step.name, scope.rebuilt)
+    for step in (s for s in steps if s.name in month_scope.READ_ACROSS):
+        month_scope.prune(con, step.name, scope.rebuilt)
     findings = month_findings(con, scope)
     for step in steps:
         month_scope.merge(con, step.name, scope)

@@ -5,6 +5,7 @@ beside them. A table read by file, and a full build, read the whole table. The r
 hold are the rows the full read cut to the scope gave."""
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 import pytest
@@ -51,6 +52,15 @@ def test_telemetry_reads_the_months_of_the_hours_across_the_boundary(spark, stor
     assert [r.file_id for r in rows(spark, "gpu_hour_parts")] == [1, 2]
 
 
+def test_a_table_read_by_file_lists_those_files_folders_alone(spark, store):
+    """runs of November's file: October's folders (the history) are not listed, its rows not read."""
+    store.register_inputs(InputScope([NOV], files={"runs": [2]}))
+    assert months_of(spark, "runs") == {NOV}
+    assert [r.run_id for r in rows(spark, "runs")] == [f"r{NOV}"]
+    store.register_inputs(InputScope([NOV], files={"runs": []}))
+    assert rows(spark, "runs") == []
+
+
 def test_a_month_with_no_folder_reads_nothing(spark, store):
     store.register_inputs(InputScope(["2026-12"]))
     assert rows(spark, "grid_hours") == [] and spark.table("grid_hours").columns == [c for c, _ in duck_shapes()["grid_hours"]]
@@ -62,3 +72,25 @@ def test_a_full_build_reads_every_month(spark, store):
     full = rows(spark, "grid_hours")
     store.register_inputs(InputScope([OCT]))
     assert rows(spark, "grid_hours") == [r for r in full if r.hour_start.month == 10]
+
+
+def jobs_run(spark, work) -> int:
+    """The Spark jobs `work` started (in this thread), in a job group of its own."""
+    sc = spark.sparkContext
+    group = f"counted-{uuid.uuid4()}"
+    sc.setJobGroup(group, "jobs a step starts")
+    try:
+        work()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_the_ledger_read_on_the_driver_spares_its_job(spark, store):
+    """A build passes the loaded files' ids it read on the driver: registering the inputs then
+    runs no job, where reading them from source_files (a partition per file ever loaded) runs one."""
+    assert jobs_run(spark, lambda: store.register_inputs(InputScope([NOV]))) >= 1
+    assert jobs_run(spark, lambda: store.register_inputs(InputScope([NOV]), loaded=[1, 2])) == 0
+    assert [r.file_id for r in rows(spark, "grid_hours")] == [2]
+    store.register_inputs(InputScope([NOV]), loaded=[1])   # file 2 replaced: its rows are not read
+    assert rows(spark, "grid_hours") == []

@@ -77,11 +77,15 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
             "marts" if m in MARTS else "build", m))
         inputs = None if scope.full else InputScope(scope.rebuilt, {t: month_scope.files_read(con, t, scope.rebuilt) for t in BY_FILE},
                                                      month_scope.hours_outside(con, scope.rebuilt))
+        # the ledger as the driver read it already: no Spark job over every file's lineage partition
+        loaded = [r[0] for r in con.execute("select file_id from source_files where status = 'loaded' order by 1").fetchall()]
     progress.scope = scope
-    store.register_inputs(inputs)
+    store.register_inputs(inputs, loaded)
     if scope.full or scope.rebuilt or scope.removed:
         def materialize(folder: str, name: str, df) -> None:
-            if inputs is not None and name not in month_scope.UNDATED:   # rows of months read across a boundary
+            # rows of months read across a boundary (a stage later models read there: kept, the
+            # build's stages are written anew each build)
+            if inputs is not None and name not in month_scope.UNDATED and name not in month_scope.READ_ACROSS:
                 df = df.where(expr(model_month(name)).isin(scope.rebuilt))
             if folder != "30_marts":
                 stored = store.write_stage(name, df)

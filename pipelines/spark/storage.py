@@ -99,7 +99,7 @@ class InputScope:
 
     def months_read(self, table: str) -> list[str] | None:
         """The partition months of a table the months read (those folders alone are read), or
-        None where it is read whole (by file, or undated)."""
+        None where it is read by file (`files`: those files' folders alone) or whole (undated)."""
         if table in MONTH_EXPR:
             return sorted(self.months)
         if table in TELEMETRY:
@@ -107,11 +107,9 @@ class InputScope:
         return None
 
     def rows(self, spark, table: str, df):
-        """`df` (a fact table with its partition month) cut to the rows the months read."""
-        if table in MONTH_EXPR:
-            return df.where(df.month.isin(self.months))
-        if table in self.files:
-            return df.where(df.file_id.isin(self.files[table]))
+        """`df` (a fact table with its partition month, of the folders months_read or `files`
+        gave) cut to the rows the months read: a table dated by one expression, or read by
+        file, holds those rows already."""
         if table not in TELEMETRY:
             return df
         own = df.where(df.month.isin(self.months))
@@ -207,15 +205,22 @@ class SparkStore:
     def path(self, *parts: str) -> str:
         return "/".join((self.root, *parts))
 
-    def _read(self, kind: str, table: str, month: bool = False, months: list[str] | None = None):
+    def _read(self, kind: str, table: str, month: bool = False, months: list[str] | None = None,
+              files: list[int] | None = None):
         """A stored table in the DuckDB shape (partition folders read back as columns, then
         dropped or reordered; `month`: a fact table's partition month kept last); an empty one
         when nothing was written yet. With `months`, a fact table's folders of those months
-        alone: the table's other months (all its history) are never listed."""
+        alone; with `files`, its folders of those files alone (found by one glob on the driver):
+        the table's other months and files (all its history) are not listed by Spark."""
         cols = [f"`{c}`" for c, _ in duck_shapes()[table]] + (["month"] if month else [])
         schema = spark_schema(table) + (", `month` string" if kind == "facts" else "")
-        folders = [self.path(kind, table)] if months is None else [
-            self.path(kind, table, f"month={m}") for m in months if self.exists(kind, table, f"month={m}")]
+        if files is not None:
+            ids = ",".join(str(int(f)) for f in files)
+            folders = [p.toString() for p in self._glob(self.path(kind, table, "month=*", f"file_id={{{ids}}}"))[1]] if ids else []
+        elif months is not None:
+            folders = [self.path(kind, table, f"month={m}") for m in months if self.exists(kind, table, f"month={m}")]
+        else:
+            folders = [self.path(kind, table)]
         if not folders or not self.exists(kind, table):
             return empty_table(self.spark, schema).select(*cols)
         # basePath: the month and file_id folders under it are still read back as columns
@@ -232,12 +237,16 @@ class SparkStore:
         df = self._read("facts", table)
         return df.where(df.file_id.isin(self.loaded_ids()))
 
-    def register_inputs(self, scope: InputScope | None = None) -> None:
+    def register_inputs(self, scope: InputScope | None = None, loaded: list[int] | None = None) -> None:
         """Temp views of every fact and lineage table under the names the models use; with a
-        `scope`, the fact tables hold only the rows its months read."""
-        ids = self.loaded_ids()
+        `scope`, the fact tables hold only the rows its months read. `loaded`: the ids of the
+        files loaded, where the caller has read the ledger already (engine.scope_db does, on
+        the driver); else a Spark job reads them from every source_files partition, one a file
+        ever loaded."""
+        ids = self.loaded_ids() if loaded is None else loaded
         for table in FACTS:
-            df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table))
+            df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table),
+                            files=None if scope is None else scope.files.get(table))
             df = df.where(df.file_id.isin(ids))
             if scope is not None:
                 df = scope.rows(self.spark, table, df)
