@@ -237,12 +237,16 @@ class SparkStore:
         df = self._read("facts", table)
         return df.where(df.file_id.isin(self.loaded_ids()))
 
-    def register_inputs(self, scope: InputScope | None = None, loaded: list[int] | None = None) -> None:
+    def register_inputs(self, scope: InputScope | None = None, loaded: list[int] | None = None,
+                        ledger: dict[str, list[tuple]] | None = None) -> None:
         """Temp views of every fact and lineage table under the names the models use; with a
         `scope`, the fact tables hold only the rows its months read. `loaded`: the ids of the
         files loaded, where the caller has read the ledger already (engine.scope_db does, on
         the driver); else a Spark job reads them from every source_files partition, one a file
-        ever loaded."""
+        ever loaded. `ledger`: a lineage table's rows as the caller read them (in its
+        duck_shapes columns), an inline table Spark opens no file for; a lineage table not in
+        it is read from its Parquet, a folder per file ever loaded."""
+        from pipelines.spark.build import local_view  # build reads the store: imported when used
         ids = self.loaded_ids() if loaded is None else loaded
         for table in FACTS:
             df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table),
@@ -252,7 +256,10 @@ class SparkStore:
                 df = scope.rows(self.spark, table, df)
             df.drop("month").createOrReplaceTempView(table)
         for table in LINEAGE:
-            self._read("lineage", table).createOrReplaceTempView(table)
+            if ledger is not None and table in ledger:
+                local_view(self.spark, table, [(c, spark_type(t)) for c, t in duck_shapes()[table]], ledger[table])
+            else:
+                self._read("lineage", table).createOrReplaceTempView(table)
 
     def write_fact(self, table: str, df) -> None:
         """A file's rows in the table's shape: a column the reader does not produce takes the
