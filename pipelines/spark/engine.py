@@ -79,7 +79,7 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
                                                      month_scope.hours_outside(con, scope.rebuilt))
         # the ledger as the driver read it already: no Spark job over every file's lineage partition
         loaded = [r[0] for r in con.execute("select file_id from source_files where status = 'loaded' order by 1").fetchall()]
-        ledger = {t: ledger_rows(con, t) for t in LEDGER_READ}
+        ledger = inline_ledger(con)
     progress.scope = scope
     store.register_inputs(inputs, loaded, ledger)
     if scope.full or scope.rebuilt or scope.removed:
@@ -94,7 +94,15 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
                 stored = store.write_mart(name, df, None if inputs is None else scope.rebuilt + scope.removed)
             stored.createOrReplaceTempView(name)
 
-        run_stages(spark, config, materialize, progress=progress)
+        # a ledger too long to pass inline is read from its folders (one a file ever loaded) once
+        cached = [t for t in LEDGER_READ if t not in ledger]
+        for table in cached:
+            spark.catalog.cacheTable(table)
+        try:
+            run_stages(spark, config, materialize, progress=progress)
+        finally:
+            for table in cached:
+                spark.catalog.uncacheTable(table)
         if inputs is not None:
             progress.patched = refresh_previous_month(store, scope)
     publish(store, duck_path, scope, progress.patched)
@@ -102,18 +110,30 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
     return scope.rebuilt
 
 
-def ledger_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple]:
-    """A lineage table's rows as the driver's DuckDB reads them (scope_db), in its warehouse columns."""
-    cols = ", ".join(f'"{c}"' for c, _ in duck_shapes()[table])
-    return con.execute(f"select {cols} from {table} order by file_id").fetchall()
+def inline_ledger(con: duckdb.DuckDBPyConnection, limit: int | None = None) -> dict[str, list[tuple]]:
+    """The ledger tables the models read (LEDGER_READ) with at most `limit` rows (default
+    INLINE_LEDGER_ROWS), as the driver's DuckDB reads them (scope_db), in their warehouse columns:
+    Spark gets them as inline tables. A longer one is left out (an inline table's SQL text grows
+    with its rows), and Spark reads it from its Parquet."""
+    limit = INLINE_LEDGER_ROWS if limit is None else limit
+    out = {}
+    for table in LEDGER_READ:
+        cols = ", ".join(f'"{c}"' for c, _ in duck_shapes()[table])
+        rows = con.execute(f"select {cols} from {table} order by file_id limit {limit + 1}").fetchall()
+        if len(rows) <= limit:
+            out[table] = rows
+    return out
 
 
 # The models Spark builds and keeps (the undated marts are built where they are published)
 SPARK_MODELS = [m.name for m in stages() if m.name not in UNDATED_MARTS]
-# The ledger tables the models read (source_files: a row per file ever loaded, a few thousand at
-# most), handed to Spark from the driver: read by Spark, each is a small file per file loaded,
-# opened in a task at every build however few months it builds
+# The ledger tables the models read (source_files: a row per file ever loaded), handed to Spark
+# from the driver (inline_ledger): read by Spark, each is a small file per file loaded, opened in
+# a task at every build however few months it builds
 LEDGER_READ = [t for t in LINEAGE if any(t in m.reads for m in stages())]
+# The most rows a ledger table passes to Spark inline: a row per file loaded, a few thousand in
+# three years of daily exports, far more where scrapes land one file per host per hour
+INLINE_LEDGER_ROWS = 5000
 # What a model's figures depend on beyond the SQL: the Python models and the Spark translation
 SPARK_CODE = (*(f for f, _ in PYTHON_MODELS.values()), dialect, steps, spark_build)
 
