@@ -76,6 +76,8 @@ def warehouses(spark, tmp_path_factory) -> dict:
     # the same files loaded (the same file ids), never built: a copy of what was ingested
     shutil.copytree(wh, fresh_wh, ignore=lambda d, names: {"marts", "build", "state"} if d == str(wh) else set())
     second = build(store, config, root / "wh.duckdb")
+    # the ledger the models joined, as that build registered it
+    second["ledger_files"] = spark.table("source_files").inputFiles()
     files_after = {m: mart_files(wh, m) for m in MONTHS}
     third = build(store, config, root / "wh.duckdb")
     scratch = build(fresh, config, root / "fresh.duckdb")
@@ -95,6 +97,12 @@ def test_a_late_file_rebuilds_its_month_alone(warehouses):
     assert second["rebuilt"] == ["2026-09"] and not second["full"]
     assert second["patched"] == ["2026-10"]   # October's comparison with September
     assert warehouses["third"]["rebuilt"] == [] and not warehouses["third"]["full"]
+
+
+def test_a_months_build_opens_no_ledger_file(warehouses):
+    """source_files (a folder per file ever loaded) reaches the models from the driver, which read
+    it to plan the build: Spark opens none of its files, however long the history."""
+    assert warehouses["second"]["ledger_files"] == []
 
 
 def test_other_months_partitions_are_not_rewritten(warehouses):

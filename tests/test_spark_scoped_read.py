@@ -94,3 +94,29 @@ def test_the_ledger_read_on_the_driver_spares_its_job(spark, store):
     assert [r.file_id for r in rows(spark, "grid_hours")] == [2]
     store.register_inputs(InputScope([NOV]), loaded=[1])   # file 2 replaced: its rows are not read
     assert rows(spark, "grid_hours") == []
+
+
+def test_the_ledger_rows_read_on_the_driver_open_no_file(spark, store):
+    """source_files as the driver read it (engine.scope_db) is the view the models join: an inline
+    table, whose folders (one a file ever loaded) are never listed nor opened, with the rows
+    Spark's read of them gives."""
+    from_files = sorted(store.source_files().collect(), key=repr)
+    ledger = {"source_files": [tuple(r) for r in from_files]}
+    assert jobs_run(spark, lambda: store.register_inputs(InputScope([NOV]), loaded=[1, 2], ledger=ledger)) == 0
+    assert spark.table("source_files").inputFiles() == []
+    assert jobs_run(spark, lambda: spark.table("source_files").collect()) == 0
+    assert rows(spark, "source_files") == from_files
+
+
+def test_a_ledger_passes_inline_only_up_to_its_bound():
+    """The driver hands Spark a ledger table inline only while it is short (its SQL text grows
+    with its rows): one more row than the bound and Spark reads it from its folders instead."""
+    import duckdb
+
+    from pipelines.spark.engine import LEDGER_READ, inline_ledger
+    con = duckdb.connect()
+    cols = ", ".join(f'{"file_id" if c == "file_id" else "null"}::{t} as "{c}"' for c, t in duck_shapes()["source_files"])
+    con.execute(f"create table source_files as select {cols} from range(1, 4) r(file_id)")
+    assert LEDGER_READ == ["source_files"]
+    assert [r[0] for r in inline_ledger(con, 3)["source_files"]] == [1, 2, 3]
+    assert inline_ledger(con, 2) == {}

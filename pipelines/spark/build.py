@@ -13,16 +13,14 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
 import duckdb
-from sqlglot import exp
 
 from core.sql import read_sql
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
-from pipelines.spark.dialect import DIALECT
 from pipelines.spark.steps import cte_steps, step_sql
-from pipelines.spark.storage import checkpoint, empty_table
+from pipelines.spark.storage import checkpoint, local_view
 from pipelines.stage_inputs import config_tables, config_variables
 from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
@@ -35,21 +33,6 @@ SPARK_TYPES = {"varchar": "string", "integer": "int", "double": "double", "bigin
 def register_config(spark, config: Config) -> None:
     for name, (columns, rows, types) in config_tables(config).items():
         local_view(spark, name, [(c, SPARK_TYPES[t]) for c, t in zip(columns, types)], rows)
-
-
-def local_view(spark, name: str, columns: list[tuple[str, str]], rows) -> None:
-    """A temp view of a few hundred rows at most (config, reference data) as an inline table,
-    each value a literal rendered by sqlglot and cast to its column's type. Spark's optimizer
-    then knows its size and its rows: a join to it is broadcast, and a query over an empty one
-    folds away. (A frame made from Python rows is an RDD of unknown size, which Spark never
-    broadcasts: every join to a config table of five rows sorted and shuffled the whole CUR.)"""
-    if not rows:
-        empty_table(spark, ", ".join(f"`{c}` {t}" for c, t in columns)).createOrReplaceTempView(name)
-        return
-    values = ", ".join("(" + ", ".join(exp.cast(exp.convert(v), t).sql(dialect=DIALECT) for v, (_, t) in zip(row, columns)) + ")"
-                       for row in rows)
-    names = ", ".join(exp.to_identifier(c, quoted=True).sql(dialect=DIALECT) for c, _ in columns)
-    spark.sql(f"select * from values {values} as t({names})").createOrReplaceTempView(name)
 
 
 def reference_tables() -> dict[str, Any]:

@@ -32,7 +32,7 @@ from pipelines.spark import build as spark_build
 from pipelines.spark import dialect, steps
 from pipelines.spark.build import run_stages
 from pipelines.spark.session import spark_session
-from pipelines.spark.storage import BY_FILE, FACTS, LINEAGE, InputScope, SparkStore, local_path, model_month
+from pipelines.spark.storage import BY_FILE, FACTS, LINEAGE, InputScope, SparkStore, duck_shapes, local_path, model_month
 from pipelines.stage_inputs import apply_config, config_variables
 from pipelines.stages import (
     MARTS,
@@ -79,8 +79,9 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
                                                      month_scope.hours_outside(con, scope.rebuilt))
         # the ledger as the driver read it already: no Spark job over every file's lineage partition
         loaded = [r[0] for r in con.execute("select file_id from source_files where status = 'loaded' order by 1").fetchall()]
+        ledger = inline_ledger(con)
     progress.scope = scope
-    store.register_inputs(inputs, loaded)
+    store.register_inputs(inputs, loaded, ledger)
     if scope.full or scope.rebuilt or scope.removed:
         def materialize(folder: str, name: str, df) -> None:
             # rows of months read across a boundary (a stage later models read there: kept, the
@@ -93,14 +94,14 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
                 stored = store.write_mart(name, df, None if inputs is None else scope.rebuilt + scope.removed)
             stored.createOrReplaceTempView(name)
 
-        # the ledger is read whole, by several models: its files (one or more per file loaded, so
-        # as many as the history holds) are scanned once, not once per model
-        for table in LINEAGE:
+        # a ledger too long to pass inline is read from its folders (one a file ever loaded) once
+        cached = [t for t in LEDGER_READ if t not in ledger]
+        for table in cached:
             spark.catalog.cacheTable(table)
         try:
             run_stages(spark, config, materialize, progress=progress)
         finally:
-            for table in LINEAGE:
+            for table in cached:
                 spark.catalog.uncacheTable(table)
         if inputs is not None:
             progress.patched = refresh_previous_month(store, scope)
@@ -109,8 +110,30 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
     return scope.rebuilt
 
 
+def inline_ledger(con: duckdb.DuckDBPyConnection, limit: int | None = None) -> dict[str, list[tuple]]:
+    """The ledger tables the models read (LEDGER_READ) with at most `limit` rows (default
+    INLINE_LEDGER_ROWS), as the driver's DuckDB reads them (scope_db), in their warehouse columns:
+    Spark gets them as inline tables. A longer one is left out (an inline table's SQL text grows
+    with its rows), and Spark reads it from its Parquet."""
+    limit = INLINE_LEDGER_ROWS if limit is None else limit
+    out = {}
+    for table in LEDGER_READ:
+        cols = ", ".join(f'"{c}"' for c, _ in duck_shapes()[table])
+        rows = con.execute(f"select {cols} from {table} order by file_id limit {limit + 1}").fetchall()
+        if len(rows) <= limit:
+            out[table] = rows
+    return out
+
+
 # The models Spark builds and keeps (the undated marts are built where they are published)
 SPARK_MODELS = [m.name for m in stages() if m.name not in UNDATED_MARTS]
+# The ledger tables the models read (source_files: a row per file ever loaded), handed to Spark
+# from the driver (inline_ledger): read by Spark, each is a small file per file loaded, opened in
+# a task at every build however few months it builds
+LEDGER_READ = [t for t in LINEAGE if any(t in m.reads for m in stages())]
+# The most rows a ledger table passes to Spark inline: a row per file loaded, a few thousand in
+# three years of daily exports, far more where scrapes land one file per host per hour
+INLINE_LEDGER_ROWS = 5000
 # What a model's figures depend on beyond the SQL: the Python models and the Spark translation
 SPARK_CODE = (*(f for f, _ in PYTHON_MODELS.values()), dialect, steps, spark_build)
 

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import duckdb
+from sqlglot import exp
 
 from pipelines import month_scope
 from pipelines.month_scope import BILLING_FILE_TABLES, LEDGER_TABLES, MONTH_EXPR, ROW_MONTHS
@@ -193,6 +194,21 @@ def empty_table(spark, ddl: str):
     return empty_frame(spark, spark._jvm.org.apache.spark.sql.types.StructType.fromDDL(ddl))
 
 
+def local_view(spark, name: str, columns: list[tuple[str, str]], rows) -> None:
+    """A temp view of a few hundred rows at most (config, reference data) as an inline table,
+    each value a literal rendered by sqlglot and cast to its column's type. Spark's optimizer
+    then knows its size and its rows: a join to it is broadcast, and a query over an empty one
+    folds away. (A frame made from Python rows is an RDD of unknown size, which Spark never
+    broadcasts: every join to a config table of five rows sorted and shuffled the whole CUR.)"""
+    if not rows:
+        empty_table(spark, ", ".join(f"`{c}` {t}" for c, t in columns)).createOrReplaceTempView(name)
+        return
+    values = ", ".join("(" + ", ".join(exp.cast(exp.convert(v), t).sql(dialect=DIALECT) for v, (_, t) in zip(row, columns)) + ")"
+                       for row in rows)
+    names = ", ".join(exp.to_identifier(c, quoted=True).sql(dialect=DIALECT) for c, _ in columns)
+    spark.sql(f"select * from values {values} as t({names})").createOrReplaceTempView(name)
+
+
 class SparkStore:
     """One Spark warehouse (a URI) and the session that reads and writes it."""
 
@@ -237,12 +253,15 @@ class SparkStore:
         df = self._read("facts", table)
         return df.where(df.file_id.isin(self.loaded_ids()))
 
-    def register_inputs(self, scope: InputScope | None = None, loaded: list[int] | None = None) -> None:
+    def register_inputs(self, scope: InputScope | None = None, loaded: list[int] | None = None,
+                        ledger: dict[str, list[tuple]] | None = None) -> None:
         """Temp views of every fact and lineage table under the names the models use; with a
         `scope`, the fact tables hold only the rows its months read. `loaded`: the ids of the
         files loaded, where the caller has read the ledger already (engine.scope_db does, on
         the driver); else a Spark job reads them from every source_files partition, one a file
-        ever loaded."""
+        ever loaded. `ledger`: a lineage table's rows as the caller read them (in its
+        duck_shapes columns), an inline table Spark opens no file for; a lineage table not in
+        it is read from its Parquet, a folder per file ever loaded."""
         ids = self.loaded_ids() if loaded is None else loaded
         for table in FACTS:
             df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table),
@@ -252,7 +271,10 @@ class SparkStore:
                 df = scope.rows(self.spark, table, df)
             df.drop("month").createOrReplaceTempView(table)
         for table in LINEAGE:
-            self._read("lineage", table).createOrReplaceTempView(table)
+            if ledger is not None and table in ledger:
+                local_view(self.spark, table, [(c, spark_type(t)) for c, t in duck_shapes()[table]], ledger[table])
+            else:
+                self._read("lineage", table).createOrReplaceTempView(table)
 
     def write_fact(self, table: str, df) -> None:
         """A file's rows in the table's shape: a column the reader does not produce takes the
