@@ -19,8 +19,6 @@ import csv
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from decimal import Decimal
@@ -29,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks import spark_months as spark_months_
-from benchmarks.common import BENCH_DIR, REPEAT, measure, report, target
+from benchmarks.common import BENCH_DIR, REPEAT, cli, measure, report, target
 from pipelines.month_scope import BILLING_FILE_TABLES, MONTH_EXPR, ROW_MONTHS
 
 HISTORY = tuple(int(h) for h in os.environ.get("MB_BENCH_HISTORY", "1,12,36").split(","))
@@ -39,10 +37,6 @@ MONTH_TEXT = frozenset({"period", "usage_month", "rate_month"})     # months wri
 RENAMED = frozenset({"run_key", "run_id", "job_id"})   # a copy's runs and jobs are other runs and jobs
 ENGINES = os.environ.get("MB_BENCH_MONTHS_ENGINES", "duckdb,spark").split(",")
 RATIO = f"month_build_{HISTORY[-1]}_over_{HISTORY[0]}"
-
-
-def cli(*args: str) -> str:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], check=True, capture_output=True, text=True).stdout
 
 
 def add_history(wh: Path, months: int) -> None:

@@ -127,3 +127,8 @@ def summary(targets: list[Target], failed_benches: Sequence[str] = ()) -> str:
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def cli(*args: str) -> str:
+    """meterbook's command line in a child process (as a user runs it); its stdout."""
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], check=True, capture_output=True, text=True).stdout

@@ -23,14 +23,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 
 from benchmarks.bench_spark import PEAK_TREE
-from benchmarks.common import measure
+from benchmarks.common import cli, measure
 from pipelines.spark.engine import shift
 from pipelines.spark.storage import FACTS, LINEAGE
 from pipelines.warehouse import create_tables
@@ -139,7 +137,7 @@ def built_history(swh: Path, duck: Path, config: Path, work: Path) -> None:
             con.execute(f"insert into {table} by name select * exclude (month) from {rows}{loaded}" if kind == "facts"
                         else f"insert into {table} by name select * from {rows}")
     con.close()
-    cli_build(wh, config)
+    cli("build", "--warehouse", str(wh), "--config", str(config))
     con = duckdb.connect(str(wh), read_only=True)
     con.execute("set TimeZone = 'UTC'")
     for folder in [*sorted((swh / "marts").iterdir()), swh / "build" / "int_gpu_hours"]:
@@ -182,8 +180,3 @@ def rewrite(con: duckdb.DuckDBPyConnection, folder: Path, partitioned: bool) -> 
     else:
         folder.mkdir()
         con.execute(f"copy (select {select} from {name}) to '{folder / 'part-00000-duckdb.parquet'}' (format parquet)")
-
-
-def cli_build(wh: Path, config: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "build", "--warehouse", str(wh), "--config", str(config)],
-                   check=True, capture_output=True, text=True)
