@@ -44,9 +44,11 @@ def scratch_warehouse(store: SparkStore, config: Config) -> duckdb.DuckDBPyConne
     con.execute("set TimeZone = 'UTC'")
     create_tables(con)
     add_macros(con)
-    con.register("_sf", store.source_files().toArrow())
-    con.execute("insert into source_files by name select * from _sf")
-    con.unregister("_sf")
+    lineage = store.source_files()
+    if not known_empty(lineage):   # a new warehouse's (no folder yet) is copied without a job
+        con.register("_sf", lineage.toArrow())
+        con.execute("insert into source_files by name select * from _sf")
+        con.unregister("_sf")
     next_id = con.execute("select coalesce(max(file_id), 0) + 1 from source_files").fetchall()[0][0]
     con.execute(f"drop sequence file_id_seq; create sequence file_id_seq start {int(next_id)}")
     load_reference(con)
