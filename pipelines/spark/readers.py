@@ -36,6 +36,7 @@ from sources.telemetry import (
     PLAIN_NUMBERED,
     REJECTED_LINES,
     SERIES_KEYS,
+    TelemetryReader,
     limits_sql,
     plausible_sql,
     reject_lines_sql,
@@ -384,7 +385,9 @@ def telemetry_reference() -> dict[str, tuple[list[tuple[str, str]], list[tuple[A
     per table its columns (Spark types) and rows."""
     con = duckdb.connect()
     add_macros(con)
-    REGISTRY["dcgm-prom"].prepare(con)
+    reader = REGISTRY["dcgm-prom"]
+    assert isinstance(reader, TelemetryReader)
+    reader.prepare(con)
     return {table: ([(c, spark_type(t)) for c, t, *_ in con.execute(f"describe {table}").fetchall()],
                     con.execute(f"select * from {table}").fetchall())
             for table in ("dcgm_fields", "telemetry_limits", "gpu_ratings")}
