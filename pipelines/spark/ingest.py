@@ -22,7 +22,7 @@ from pipelines.config import Config
 from pipelines.ingest import BatchFile, FileResult, batch_from, expand, ingest_file, sha256_of, superseded, unchanged
 from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_prom_batch, stage_telemetry
-from pipelines.spark.storage import FACTS, SparkStore, spark_schema
+from pipelines.spark.storage import FACTS, SparkStore, known_empty, spark_schema
 from pipelines.stage_inputs import apply_config, config_variables
 from pipelines.warehouse import add_macros, create_tables
 from sources import REGISTRY
@@ -44,9 +44,11 @@ def scratch_warehouse(store: SparkStore, config: Config) -> duckdb.DuckDBPyConne
     con.execute("set TimeZone = 'UTC'")
     create_tables(con)
     add_macros(con)
-    con.register("_sf", store.source_files().toArrow())
-    con.execute("insert into source_files by name select * from _sf")
-    con.unregister("_sf")
+    lineage = store.source_files()
+    if not known_empty(lineage):   # a new warehouse's (no folder yet) is copied without a job
+        con.register("_sf", lineage.toArrow())
+        con.execute("insert into source_files by name select * from _sf")
+        con.unregister("_sf")
     next_id = con.execute("select coalesce(max(file_id), 0) + 1 from source_files").fetchall()[0][0]
     con.execute(f"drop sequence file_id_seq; create sequence file_id_seq start {int(next_id)}")
     load_reference(con)
@@ -117,19 +119,32 @@ def batch_totals(spark, store: SparkStore, file_ids: list[int], loaded: dict[int
     prefixed with its id (the model groups and orders by GPU, so a file's total is its own)."""
     parts = store._read("facts", "gpu_hour_parts").where(f"file_id in ({', '.join(str(int(i)) for i in file_ids)})")
     parts.createOrReplaceTempView("_batch_parts")
-    per_file = {r[0]: (r[1], r[2]) for r in spark.sql(
-        f"select file_id, count(distinct gpu_uuid), sum({SAMPLES_USED}) from _batch_parts group by file_id").collect()}
     model = model_over("20_intermediate", "int_gpu_hours.sql", {
         "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from _batch_parts"})
     hours = run_model(spark, model, config_variables(config), "_batch_gpu_hours")
-    energy = dict(hours.selectExpr("cast(substring_index(gpu_uuid, ':', 1) as int) as file_id", "energy_kwh")
-                  .groupBy("file_id").agg({"energy_kwh": "sum"}).collect())
-    out = {}
-    for i in file_ids:
-        gpus, used = per_file.get(i, (0, 0))
-        out[i] = {"gpus": gpus, "samples": loaded[i], "samples_used": int(used or 0),
-                  "samples_other_metrics": loaded[i] - int(used or 0), "energy_kwh": float(energy.get(i) or 0)}
-    return out
+    figures = part_figures(spark, "_batch_parts", hours, "cast(substring_index(gpu_uuid, ':', 1) as int)")
+    return {i: telemetry_figures(loaded[i], *figures.get(i, (0, 0, 0.0))) for i in file_ids}
+
+
+def part_figures(spark, parts: str, hours, file_of_hour: str) -> dict[int, tuple[int, int, float]]:
+    """Per file id of the parts (view `parts`): its GPUs, samples used and energy by the
+    int_gpu_hours model (`hours`, whose rows' file id is `file_of_hour`), in one job: the two
+    aggregates side by side in one query, not a collect each."""
+    hours.createOrReplaceTempView("_part_hours")
+    rows = spark.sql(f"""
+        select file_id, max(gpus), max(used), max(energy_kwh) from (
+            select file_id, count(distinct gpu_uuid) as gpus, sum({SAMPLES_USED}) as used, null as energy_kwh
+            from {parts} group by file_id
+            union all
+            select {file_of_hour} as file_id, null, null, sum(energy_kwh) from _part_hours group by 1)
+        group by file_id""").collect()
+    return {r[0]: (int(r[1] or 0), int(r[2] or 0), float(r[3] or 0)) for r in rows}
+
+
+def telemetry_figures(loaded: int, gpus: int, used: int, energy_kwh: float) -> dict[str, Any]:
+    """A telemetry file's totals, as TelemetryReader.totals plus the ingest runner's energy."""
+    return {"gpus": gpus, "samples": loaded, "samples_used": used, "samples_other_metrics": loaded - used,
+            "energy_kwh": energy_kwh}
 
 
 def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: dict[str, Any], config: Config,
@@ -146,7 +161,7 @@ def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: di
         staged = stage_billing(spark, head, reader, options)
     else:
         staged = stage_telemetry(spark, head, reader, options, config_variables(config))
-    rejected = staged.rejects.select("row_number").distinct().count()
+    rejected = staged.rows_rejected
     if staged.rows_loaded + rejected != staged.rows_read:
         raise RuntimeError(f"{path}: {staged.rows_read} rows read but {staged.rows_loaded} loaded + {rejected} rejected")
     file_id = con.execute("select nextval('file_id_seq')").fetchall()[0][0]
@@ -155,13 +170,14 @@ def ingest_one(spark, store: SparkStore, con, path: Path, kind: str, options: di
     from pyspark.sql import functions as F
     for table, df in staged.facts.items():
         store.write_fact(table, df.withColumn("file_id", F.lit(file_id).cast("int")))
-    store.write_lineage("rejects", staged.rejects.withColumn("file_id", F.lit(file_id).cast("int")))
-    for table, df in (("findings", staged.findings), ("row_findings", staged.row_findings)):
-        if df is not None:
+    # a table known to get no rows (no rejects, no findings) is not written: its write would be
+    # a job, and a file id's missing partition reads as none
+    for table, df in (("rejects", staged.rejects), ("findings", staged.findings), ("row_findings", staged.row_findings)):
+        if df is not None and not known_empty(df):
             store.write_lineage(table, df.withColumn("file_id", F.lit(file_id).cast("int")))
     totals = staged.totals
     if reader.table == "gpu_hour_parts":
-        totals = telemetry_totals(spark, store, file_id, config)
+        totals = telemetry_totals(spark, store, file_id, staged.rows_loaded, config)
     notes = list(staged.notes) + [f"replaces file_id {old} ({why})" for old, _, why in replaced]
     version = staged.format_version or version
     row = (file_id, resolved, sha, reader.kind, version, staged.rows_read, staged.rows_loaded, rejected,
@@ -184,18 +200,16 @@ def commit(spark, store: SparkStore, con, file_ids: list[int]) -> None:
     store.write_lineage("source_files", spark.createDataFrame(rows, spark_schema("source_files")))
 
 
-def telemetry_totals(spark, store: SparkStore, file_id: int, config: Config) -> dict[str, Any]:
-    """As TelemetryReader.totals plus the ingest runner's energy: GPUs, samples, and the file's
-    energy by the int_gpu_hours model itself over this file's parts."""
+def telemetry_totals(spark, store: SparkStore, file_id: int, loaded: int, config: Config) -> dict[str, Any]:
+    """As TelemetryReader.totals plus the ingest runner's energy: GPUs, samples (`loaded`, as
+    the staging counted them), and the file's energy by the int_gpu_hours model itself over
+    this file's parts."""
     parts = store._read("facts", "gpu_hour_parts").where(f"file_id = {int(file_id)}")
     parts.createOrReplaceTempView("_file_parts")
-    gpus, used = spark.sql(f"select count(distinct gpu_uuid), sum({SAMPLES_USED}) from _file_parts").first()
-    loaded = spark.sql("select coalesce(sum(n_good), 0) from _tel where not bad_metric and not no_gpu").first()[0]
     model = model_over("20_intermediate", "int_gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
     hours = run_model(spark, model, config_variables(config), "_file_gpu_hours")
-    energy = hours.selectExpr("coalesce(sum(energy_kwh), 0)").first()[0]
-    return {"gpus": gpus, "samples": int(loaded), "samples_used": int(used or 0),
-            "samples_other_metrics": int(loaded) - int(used or 0), "energy_kwh": float(energy)}
+    figures = part_figures(spark, "_file_parts", hours, str(int(file_id)))
+    return telemetry_figures(loaded, *figures.get(file_id, (0, 0, 0.0)))
 
 
 def on_driver(store: SparkStore, con, path: Path, kind: str, options: dict[str, Any], this_run: set[int]) -> FileResult:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import duckdb
@@ -18,27 +19,24 @@ import duckdb
 from core.errors import InputError
 from core.sql import fill, literal, read_sql, sql_text
 from pipelines.spark.steps import to_spark
-from pipelines.spark.storage import checkpoint, duck_shapes, spark_schema
+from pipelines.spark.storage import checkpoint, duck_shapes, empty_table, local_frame, local_view, spark_schema, spark_type
+from pipelines.warehouse import add_macros
 from schemas.charges import Charges
 from schemas.contract import reject_sql
-from sources import aws_cur, focus, prom_export
+from sources import REGISTRY, aws_cur, focus, prom_export
 from sources.base import Head
 from sources.billing import currency_totals, findings_sql, lines_sql, tag_folds
 from sources.dcgm_prom import COMMENT_LINE, scrape_time
-from sources.reference_data import REFERENCE_DIR
 from sources.tabular import canonical_select, csv_names, is_json_lines
 from sources.telemetry import (
     CHECKED,
-    FIELDS_CSV,
     GPU_PART_MODELS,
-    GPU_RATINGS,
-    LIMIT_COLUMNS,
     LIMITED_KEYS,
-    LIMITS,
     PART_MODELS,
     PLAIN_NUMBERED,
+    REJECTED_LINES,
     SERIES_KEYS,
-    gpu_name_ratings,
+    TelemetryReader,
     limits_sql,
     plausible_sql,
     reject_lines_sql,
@@ -61,6 +59,7 @@ class SparkStaged:
     notes: list[str] = field(default_factory=list)
     totals: dict[str, Any] = field(default_factory=dict)
     row_findings: Any | None = None          # DataFrame(REJECT_COLUMNS): notes on loaded rows
+    rows_rejected: int = 0                   # distinct rows in `rejects`
 
 
 def numbered(df, spark, name: str = "row_number"):
@@ -115,8 +114,14 @@ def csv_frame(spark, head: Head):
     """A CSV as text columns c0..cN by position, as sources.tabular.csv_read names them (the
     header's names may repeat or differ only in case); a trailing empty header name names no
     column. Empty cells read as null, which every cell() of the select list gives them anyway."""
-    df = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", enforceSchema=False, escape="\"",
-                            nullValue="", emptyValue="", multiLine=False).csv(str(head.path))
+    reading = spark.read.options(header=True, inferSchema=False, mode="FAILFAST", escape="\"",
+                                 nullValue="", emptyValue="", multiLine=False)
+    if head.header_lines == 1 and head.columns:
+        # the header's fields as the head parsed them (Spark's parser cuts that line alike): no
+        # job that reads the header to learn them; a row of another width fails as it did
+        df = reading.schema(", ".join(f"c{i} string" for i in range(len(head.columns)))).csv(str(head.path))
+    else:   # a header across lines (a quoted line break), as Spark's line-by-line parser cuts it
+        df = reading.option("enforceSchema", False).csv(str(head.path))
     width = len(csv_names(head))
     return df.toDF(*[f"c{i}" for i in range(len(df.columns))]).select(*[f"c{i}" for i in range(width)])
 
@@ -187,7 +192,11 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
                         "from (select row_number, explode(concat(_errors, _line_errors)) as e from _lines)").distinct()
     if checks:
         rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
-    rejects = kept(rejects)
+    # the rows rejected counted first: a file with none (the norm) then has no rejects to keep,
+    # and every anti join to them below (the loaded lines, row notes, findings) folds away
+    # without the job that broadcast them
+    rejected = rejects.select("row_number").distinct().count()
+    rejects = kept(rejects) if rejected else empty_table(spark, REJECT_COLUMNS)
     rejects.createOrReplaceTempView("_rejects")
     notes = notes.unionByName(spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
                                         "from (select row_number, explode(_line_notes) as e from _lines)")).distinct()
@@ -197,13 +206,14 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
                              "using (row_number)")
     # not kept: each use reads the kept _lines past the (few) rejects
     lines = spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)")
-    folds = tag_folds(raws)
-    spark.createDataFrame(folds, "raw string, team string").createOrReplaceTempView("_tag_folds")
+    # an inline table: none (the norm) folds the folded-tag check's join away
+    local_view(spark, "_tag_folds", [("raw", "string"), ("team", "string")], tag_folds(raws))
     findings = sql(spark, findings_sql(cols))
     if reader.kind != "focus":   # as AwsCurReader.finish: split cost allocation rows against their parent
         findings = findings.unionByName(sql(spark, aws_cur.split_checks_sql()))
-    findings = kept(findings)
-    sums, found = loaded_sums(lines, findings)
+    # a few rows (one per kind of finding), computed once and written from the driver's copy
+    findings, found = collected(spark, findings)
+    sums, carrying = loaded_sums(lines, keep is not None)
     rows_loaded = sum(n for *_, n in sums)
     version = reader.sniff(head) or ("1.0" if reader.kind == "focus" else "legacy-csv")
     facts = {"charges": lines}
@@ -211,7 +221,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     aside = 0
     if keep is not None:   # as FocusReader.load: the loaded rows' columns as written
         facts["charge_source_columns"] = lines.selectExpr("row_number", "_source_columns as columns")
-        facts.update(provider_parts(spark, lines))
+        facts.update(provider_parts(spark, lines) if carrying else {})
     if origins is not None:   # in the warehouse, beside the charges: loaded, counted once
         facts["focus_origin_charges"] = origins.selectExpr(
             "row_number", "resource_id", "charge_period_start", "billing_currency", "billed_cost", "effective_cost",
@@ -225,7 +235,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         if allocated or aside:
             totals |= {"provider_allocated_rows": allocated, "origin_charges_aside": aside}
     return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
-                       notes=file_notes, totals=totals, row_findings=row_findings)
+                       notes=file_notes, totals=totals, row_findings=row_findings, rows_rejected=rejected)
 
 
 # the staged columns sources.focus.provider_parts_sql reads
@@ -237,10 +247,9 @@ def provider_parts(spark, lines) -> dict[str, Any]:
     """As FocusReader.load: focus_allocations and charge_contracts by the DuckDB reader's own
     SQL (sources.focus.provider_parts_sql), on the driver, over the loaded rows that carry an
     allocation or a contract only (none in most exports; a provider that splits every row
-    sends them all through the driver, as Arrow)."""
+    sends them all through the driver, as Arrow). Called only where loaded_sums counted some
+    (toArrow of no rows fails in pyspark: an Arrow table of no chunks)."""
     carrying = lines.where("_allocated_method_id is not null or _contract_applied is not null").select(*PROVIDER_COLUMNS)
-    if carrying.isEmpty():   # (toArrow of no rows fails in pyspark: an Arrow table of no chunks)
-        return {}
     con = duckdb.connect()
     con.register("_carrying", carrying.toArrow())
     parts = {}
@@ -263,16 +272,28 @@ def set_origins_aside(spark):
     return origins
 
 
-def loaded_sums(lines, findings) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
+def loaded_sums(lines, focus_parts: bool) -> tuple[list[tuple[Any, ...]], int]:
     """As BillingReader.totals, in one pass over the loaded lines: per currency the sums of
     billed, effective and list cost and GPU-hours, and the lines (a line is one row read: the
-    catalog has one entry per instance type); the findings by name."""
+    catalog has one entry per instance type); with `focus_parts`, how many lines carry a
+    provider allocation or an applied commitment (provider_parts). Ordered on the driver, as
+    Spark orders (nulls first): an orderBy samples the groups in jobs of its own."""
     from pyspark.sql import functions as F
-    rows = (lines.groupBy("billing_currency").agg(F.sum("billed_cost"), F.sum("effective_cost"), F.sum("list_cost"),
-                                                   F.sum("gpu_hours"), F.count(F.lit(1)))
-            .orderBy("billing_currency").collect())
-    found = {r[0]: r[1] for r in findings.select("finding", "rows").collect()}
-    return [tuple(r) for r in rows], found
+    carrying = F.count_if(F.col("_allocated_method_id").isNotNull() | F.col("_contract_applied").isNotNull()) \
+        if focus_parts else F.lit(0)
+    rows = lines.groupBy("billing_currency").agg(F.sum("billed_cost"), F.sum("effective_cost"), F.sum("list_cost"),
+                                                 F.sum("gpu_hours"), F.count(F.lit(1)), carrying).collect()
+    rows.sort(key=lambda r: (r[0] is not None, r[0]))
+    return [tuple(r[:6]) for r in rows], sum(int(r[6]) for r in rows)
+
+
+def collected(spark, findings) -> tuple[Any, dict[str, int]]:
+    """A file's findings (a row per kind) computed once, as an inline table (storage.local_frame)
+    that the write reads with no job of its own to compute them again or read a checkpoint
+    back; and their rows by name, for the totals."""
+    rows = findings.collect()
+    frame = local_frame(spark, [(f.name, f.dataType.simpleString()) for f in findings.schema.fields], rows)
+    return frame, {r["finding"]: r["rows"] for r in rows}
 
 
 # tag values outside ASCII, the only ones NFKC can change (as sources.billing.TAG_VALUES_SQL)
@@ -351,26 +372,58 @@ def prom_csv_samples(spark, head: Head) -> Samples:
 
 
 def telemetry_views(spark) -> None:
-    """As TelemetryReader.prepare: dcgm_fields, telemetry_limits and gpu_ratings (each GPU
-    name's rating, by the DuckDB reader's own SQL)."""
-    spark.read.csv(str(FIELDS_CSV), header=True, inferSchema=True).createOrReplaceTempView("dcgm_fields")
-    types = ", ".join(f"{c} {'string' if t == 'VARCHAR' else t.lower()}" for c, t in LIMIT_COLUMNS.items())
-    spark.read.csv(str(REFERENCE_DIR / (LIMITS + ".csv")), header=True, schema=types, escape='"', multiLine=True) \
-        .createOrReplaceTempView("telemetry_limits")
-    spark.createDataFrame(gpu_name_ratings(), "name string, rating_w double").createOrReplaceTempView("_gpu_names")
-    sql(spark, GPU_RATINGS.format(names="_gpu_names")).createOrReplaceTempView("gpu_ratings")
+    """As TelemetryReader.prepare: dcgm_fields, telemetry_limits and gpu_ratings, as inline
+    tables (storage.local_view) of the rows that method gives on the driver: no job reads or
+    types a reference CSV for each file, and a join to them is planned over rows Spark knows."""
+    for table, (columns, rows) in telemetry_reference().items():
+        local_view(spark, table, columns, rows)
+
+
+@lru_cache(maxsize=1)
+def telemetry_reference() -> dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]]:
+    """The telemetry reader's reference tables by its own prepare, in a DuckDB on the driver:
+    per table its columns (Spark types) and rows."""
+    con = duckdb.connect()
+    add_macros(con)
+    reader = REGISTRY["dcgm-prom"]
+    assert isinstance(reader, TelemetryReader)
+    reader.prepare(con)
+    return {table: ([(c, spark_type(t)) for c, t, *_ in con.execute(f"describe {table}").fetchall()],
+                    con.execute(f"select * from {table}").fetchall())
+            for table in ("dcgm_fields", "telemetry_limits", "gpu_ratings")}
 
 
 def past_limits(spark, carried: str = "") -> int:
     """As TelemetryReader.beyond_limits then implausible, on `_tel` and `_tel_samples`: the
     readings past their series' limits as `_tel_implausible`, how many; 0 without another pass
     over the samples where no series' groups leave its limits."""
-    kept(sql(spark, limits_sql(carried))).createOrReplaceTempView("_tel_bounds")
+    sql(spark, limits_sql(carried)).createOrReplaceTempView("_tel_bounds")
     if not spark.sql("select coalesce(bool_or(exceeded), false) from _tel_bounds").first()[0]:
         return 0
-    implausible = kept(sql(spark, plausible_sql(carried)))
-    implausible.createOrReplaceTempView("_tel_implausible")
-    return implausible.count()
+    return implausible(spark, carried)
+
+
+def implausible(spark, carried: str = "") -> int:
+    """The readings of `_tel_bounds`' series past their limits, kept as `_tel_implausible`: how many."""
+    rows = kept(sql(spark, plausible_sql(carried)))
+    rows.createOrReplaceTempView("_tel_implausible")
+    return rows.count()
+
+
+def file_counts(spark, scrape_ms: int | None, bounds: bool) -> tuple[bool, int, int, int, int]:
+    """Over `_tel` in one job: whether a series' groups leave its limits (with `bounds`, from
+    the view `_tel_bounds` past_limits reads; else False), rows read, rejected and loaded, and
+    the groups that start at the file's scrape time (0 without one)."""
+    at_scrape = f"count_if(t0_ms = {int(scrape_ms)})" if scrape_ms is not None else "0"
+    counts = f"""select null as exceeded, coalesce(sum(n_lines), 0) as rows_read, coalesce(sum({REJECTED_LINES}), 0) as rejected,
+                        coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0) as loaded,
+                        {at_scrape} as at_scrape
+                 from _tel"""
+    if bounds:
+        counts += " union all select bool_or(exceeded), null, null, null, null from _tel_bounds"
+    row = spark.sql(f"""select coalesce(bool_or(exceeded), false), max(rows_read), max(rejected), max(loaded), max(at_scrape)
+                        from ({counts})""").first()
+    return bool(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4])
 
 
 def telemetry_groups(spark, keys: dict[str, str]) -> None:
@@ -396,20 +449,19 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
         sql(spark, fill(name, text, {**slots, "row_number": "null::bigint"})).createOrReplaceTempView("_tel_samples")
         telemetry_groups(spark, keys)
         # as TelemetryReader.group: a file with readings past their limits is grouped again
-        # without them (each a located reject)
-        limited = past_limits(spark) > 0
+        # without them (each a located reject); whether any are is found in the job that
+        # counts the file's rows, which a file within its limits (the norm) then keeps
+        sql(spark, limits_sql()).createOrReplaceTempView("_tel_bounds")
+        exceeded, rows_read, rejected, loaded, at_scrape = file_counts(spark, scrape_ms, bounds=True)
+        limited = exceeded and implausible(spark) > 0
         if limited:
             telemetry_groups(spark, LIMITED_KEYS)
-        rows_read, rejected, loaded = spark.sql("""
-            select coalesce(sum(n_lines), 0),
-                   coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
-                   coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0)
-            from _tel""").first()
+            _, rows_read, rejected, loaded, at_scrape = file_counts(spark, scrape_ms, bounds=False)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - bad bytes or JSON: the user's file
         raise _fail(head, exc) from None
-    rejects = spark.createDataFrame([], REJECT_COLUMNS)
+    rejects = empty_table(spark, REJECT_COLUMNS)
     if rejected:
         # the line number (text), the data row (CSV), the sample's ordinal (query_range JSON)
         if reader.kind == "dcgm-prom":   # the lines numbered now (prom_text_samples left them without)
@@ -420,12 +472,12 @@ def stage_telemetry(spark, head: Head, reader, options: dict[str, Any], variable
         located = rejects.select("row_number").distinct().count()
         if located != rejected:
             raise RuntimeError(f"{head.path}: {rejected} samples rejected by group but {located} located")
-    if scrape_ms is not None and spark.sql(f"select count(*) from _tel where t0_ms = {int(scrape_ms)}").first()[0]:
+    if at_scrape:
         notes.append(extra[0])
     facts = {table: sql(spark, read_sql("10_staging", model), variables)
              for table, model in PART_MODELS}
     version = reader.sniff(head) or reader.kind
-    return SparkStaged(int(rows_read), int(loaded), version, facts, rejects, notes=notes)
+    return SparkStaged(int(rows_read), int(loaded), version, facts, rejects, notes=notes, rows_rejected=int(rejected))
 
 
 # --- many small files of one kind, staged as one ------------------------------------------------
@@ -479,14 +531,15 @@ def stage_prom_batch(spark, heads: list[Head], file_ids: list[int]) -> SparkBatc
     except (PySparkException, Py4JJavaError):   # bad bytes, a line Spark cannot read: the file's own staging says so
         return None
     tel.createOrReplaceTempView("_tel_batch")
-    requests, unnamed = spark.sql("select count_if(is_request), count_if(file_id is null) from _tel_batch").first()
-    if requests or unnamed:
+    # each file's counts and its pods' requests in one job; a group of no file (null) is a
+    # line the read did not name
+    rows = spark.sql(f"""
+        select file_id, coalesce(sum(n_lines), 0), coalesce(sum({REJECTED_LINES}), 0),
+               coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0), count_if(is_request)
+        from _tel_batch group by file_id""").collect()
+    if any(r[4] for r in rows) or any(r[0] is None for r in rows):
         return None
-    counts = {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in spark.sql("""
-        select file_id, coalesce(sum(n_lines), 0),
-               coalesce(sum(case when bad_metric or no_gpu then n_lines else n_lines - n_good end), 0),
-               coalesce(sum(case when not bad_metric and not no_gpu then n_good else 0 end), 0)
-        from _tel_batch group by file_id""").collect()}
+    counts = {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
     if any(rejected for _, rejected, _ in counts.values()) or set(counts) != set(file_ids):
         return None
     spark.sql("select * except (filename, file_id, gpu_uuid), concat(cast(file_id as string), ':', gpu_uuid) as gpu_uuid "

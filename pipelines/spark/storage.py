@@ -200,13 +200,17 @@ def local_view(spark, name: str, columns: list[tuple[str, str]], rows) -> None:
     then knows its size and its rows: a join to it is broadcast, and a query over an empty one
     folds away. (A frame made from Python rows is an RDD of unknown size, which Spark never
     broadcasts: every join to a config table of five rows sorted and shuffled the whole CUR.)"""
+    local_frame(spark, columns, rows).createOrReplaceTempView(name)
+
+
+def local_frame(spark, columns: list[tuple[str, str]], rows):
+    """local_view's inline table as a frame (no rows: an empty relation)."""
     if not rows:
-        empty_table(spark, ", ".join(f"`{c}` {t}" for c, t in columns)).createOrReplaceTempView(name)
-        return
+        return empty_table(spark, ", ".join(f"`{c}` {t}" for c, t in columns))
     values = ", ".join("(" + ", ".join(exp.cast(exp.convert(v), t).sql(dialect=DIALECT) for v, (_, t) in zip(row, columns)) + ")"
                        for row in rows)
     names = ", ".join(exp.to_identifier(c, quoted=True).sql(dialect=DIALECT) for c, _ in columns)
-    spark.sql(f"select * from values {values} as t({names})").createOrReplaceTempView(name)
+    return spark.sql(f"select * from values {values} as t({names})")
 
 
 class SparkStore:
