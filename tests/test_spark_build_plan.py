@@ -75,20 +75,3 @@ def test_a_cte_used_twice_that_aggregates_is_checkpointed(spark, views, monkeypa
     taken = checkpoints(spark, monkeypatch)
     assert run_model(spark, TWICE.format(" group by all"), {}, "_wide").collect()[0].n == 111 + 11
     assert len(taken) == 1
-
-
-def test_a_stage_read_once_by_one_model_is_computed_in_its_readers_query():
-    """A stage one model reads, naming it once, is a view over its result (no write, no read back);
-    what the build must read again or keep across months is written."""
-    from pipelines.month_scope import READ_ACROSS
-    from pipelines.spark.build import inlined_stages
-    from pipelines.stages import MARTS, VALIDATED, stages
-    inlined = inlined_stages()
-    for name in inlined:
-        readers = [m.name for m in stages() if name in m.reads and m.name != name]
-        assert len(readers) == 1 and name not in MARTS, (name, readers)
-    assert not inlined & {*READ_ACROSS, *VALIDATED}
-    # the what-ifs and findings feeding one mart each, and int_alloc_targets (allocation_lines)
-    assert {"int_whatif_spot", "int_findings_bill", "int_commitment_findings", "int_alloc_targets"} <= inlined
-    # read by many; read across months; named three times by int_alloc_targets; twice by int_charges_teams
-    assert not inlined & {"int_charges_teams", "int_gpu_shares", "int_alloc_first_stage", "int_name_folds"}

@@ -22,9 +22,8 @@ from pipelines.demo import write_demo
 from pipelines.month_scope import PREVIOUS_MONTH_TABLES
 from pipelines.progress import BuildProgress
 from pipelines.spark import engine as spark_engine
-from pipelines.spark.build import inlined_stages
 from pipelines.spark.storage import SparkStore
-from pipelines.stages import MARTS, UNDATED_MARTS, stages
+from pipelines.stages import MARTS, UNDATED_MARTS
 from tests.test_incremental_months import PREVIOUS_MONTH_COLUMNS, late_scrapes
 
 MONTHS = ("2026-08", "2026-09", "2026-10")
@@ -71,7 +70,6 @@ def warehouses(spark, tmp_path_factory) -> dict:
     for month in MONTHS:
         spark_engine.ingest(store, [root / month / f for f in FOLDERS], "auto", {}, config)
     first = build(store, config, root / "wh.duckdb")
-    first["stages"] = sorted(p.name for p in (wh / "build").iterdir())
     files = {m: mart_files(wh, m) for m in MONTHS}
     figures = {m: published(root / "wh.duckdb", m, PREVIOUS_MONTH_COLUMNS) for m in MONTHS}
     spark_engine.ingest(store, [late], "auto", {}, config)
@@ -92,14 +90,6 @@ def warehouses(spark, tmp_path_factory) -> dict:
 
 def test_the_first_build_builds_every_month(warehouses):
     assert warehouses["first"]["full"] and warehouses["first"]["rebuilt"] == list(MONTHS)
-
-
-def test_a_build_writes_only_the_stages_read_again(warehouses):
-    """A stage one model reads once is computed in that model's query (build.inlined_stages), not
-    written under build/; every other stage is. The next build is still incremental (below)."""
-    expected = sorted(m.name for m in stages() if m.name not in MARTS and m.name not in inlined_stages())
-    assert warehouses["first"]["stages"] == expected
-    assert "int_gpu_hours" in expected and "int_whatif_spot" not in expected
 
 
 def test_a_late_file_rebuilds_its_month_alone(warehouses):

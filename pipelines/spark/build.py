@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from functools import lru_cache
 from typing import Any, Callable
 
 import duckdb
-import sqlglot
-from sqlglot import exp
 
 from core.sql import read_sql
-from pipelines import month_scope
 from pipelines.config import Config
 from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.progress import BuildProgress, ticking
@@ -26,7 +22,7 @@ from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.spark.storage import checkpoint, local_view
 from pipelines.stage_inputs import config_tables, config_variables
-from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, VALIDATED, stages
+from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
 
 # DuckDB type names of config_tables -> Spark DDL
@@ -151,28 +147,6 @@ def run_stages(spark, config: Config, materialize: Callable[[str, str, object], 
 
     with ticking("build", progress.status):
         run_graph(order, run, workers or min(MAX_WORKERS, spark.sparkContext.defaultParallelism))
-
-
-@lru_cache(maxsize=1)
-def inlined_stages() -> frozenset[str]:
-    """The stages a build does not write: each is a view over its result, computed inside the
-    query of the one model that reads it (a Parquet write is a job with its own compiled code, and
-    the read back another scan). A stage stays stored where its reader names it more than once
-    (it would be computed again each time), where that reader is built on the DuckDB side, where
-    its rows of other months must be kept (month_scope.READ_ACROSS), and where the engine reads
-    its folder after the build (the contracts: VALIDATED)."""
-    order = stages()
-    kept = {*MARTS, *month_scope.READ_ACROSS, *VALIDATED}
-    return frozenset(m.name for m in order if m.name not in kept and [
-        (r.name in UNDATED_MARTS, times_named(r, m.name)) for r in order if m.name in r.reads and r.name != m.name] == [(False, 1)])
-
-
-def times_named(model: Model, table: str) -> int:
-    """How often a model's query names a table (a Python model reads each of its tables once)."""
-    if model.folder == PYTHON:
-        return 1
-    tree = sqlglot.parse_one(read_sql(model.folder, model.name + ".sql"), read="duckdb")
-    return sum(t.name == table for t in tree.find_all(exp.Table))
 
 
 # Models built at once. Each query is analysed and planned on one driver thread, and a small one

@@ -30,7 +30,7 @@ from pipelines.month_scope import MONTH_EXPR, Scope
 from pipelines.progress import BuildProgress
 from pipelines.spark import build as spark_build
 from pipelines.spark import dialect, steps
-from pipelines.spark.build import inlined_stages, run_stages
+from pipelines.spark.build import run_stages
 from pipelines.spark.session import spark_session
 from pipelines.spark.storage import BY_FILE, FACTS, LINEAGE, InputScope, SparkStore, duck_shapes, local_path, model_month
 from pipelines.stage_inputs import apply_config, config_variables
@@ -73,7 +73,7 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
         previous = state_sha256(dict(con.execute(f"select * from {month_scope.STATE}").fetchall()))
         # a DuckDB file published from another state (or none) is published whole, from a full build
         current = published_state(duck_path) == (store.root, previous)
-        scope = month_scope.plan(con, shared_fingerprint(con, config), stored_models(), built=lambda m: current and store.exists(
+        scope = month_scope.plan(con, shared_fingerprint(con, config), SPARK_MODELS, built=lambda m: current and store.exists(
             "marts" if m in MARTS else "build", m))
         inputs = None if scope.full else InputScope(scope.rebuilt, {t: month_scope.files_read(con, t, scope.rebuilt) for t in BY_FILE},
                                                      month_scope.hours_outside(con, scope.rebuilt))
@@ -88,10 +88,6 @@ def build(store: SparkStore, config: Config, duck_path: Path, progress: BuildPro
             # build's stages are written anew each build)
             if inputs is not None and name not in month_scope.UNDATED and name not in month_scope.READ_ACROSS:
                 df = df.where(expr(model_month(name)).isin(scope.rebuilt))
-            if name in inlined_stages():   # computed in its reader's query; a folder an older build wrote goes
-                store.drop_stage(name)
-                df.createOrReplaceTempView(name)
-                return
             if folder != "30_marts":
                 stored = store.write_stage(name, df)
             else:
@@ -131,12 +127,6 @@ def inline_ledger(con: duckdb.DuckDBPyConnection, limit: int | None = None) -> d
 
 # The models Spark builds and keeps (the undated marts are built where they are published)
 SPARK_MODELS = [m.name for m in stages() if m.name not in UNDATED_MARTS]
-def stored_models() -> list[str]:
-    """The models a build writes (marts under marts/, stages under build/): SPARK_MODELS less the
-    stages computed inside their reader's query (build.inlined_stages)."""
-    return [m for m in SPARK_MODELS if m not in inlined_stages()]
-
-
 # The ledger tables the models read (source_files: a row per file ever loaded), handed to Spark
 # from the driver (inline_ledger): read by Spark, each is a small file per file loaded, opened in
 # a task at every build however few months it builds

@@ -4,8 +4,7 @@
                                                        grid_hours, instruments (disclosures and FOCUS columns as
                                                        written: month=none)
     <root>/lineage/<table>/file_id=N/                  source_files, rejects, row_findings, findings
-    <root>/build/<stage>/                              intermediate stages of the last build (its months), those
-                                                       read again (one model reads once: not written, build.inlined_stages)
+    <root>/build/<stage>/                              intermediate stages of the last build (its months)
     <root>/marts/<mart>/month=YYYY-MM/                 what reports read (published to DuckDB)
     <root>/state/build_months/                         each month's inputs_sha256 at the last build
 
@@ -306,10 +305,6 @@ class SparkStore:
         if (empty := self.stored_empty(df)) is not None:
             return empty
         return self.spark.read.schema(df.schema).parquet(self.path("build", name))
-
-    def drop_stage(self, name: str) -> None:
-        """Delete a stage's folder, if any (a stage no longer written)."""
-        self._delete(self.path("build", name))
 
     def stored_empty(self, df):
         """What a read back of `df` gives when the optimizer knows it has no rows (known_empty),
