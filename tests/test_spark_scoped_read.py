@@ -120,3 +120,44 @@ def test_a_ledger_passes_inline_only_up_to_its_bound():
     assert LEDGER_READ == ["source_files"]
     assert [r[0] for r in inline_ledger(con, 3)["source_files"]] == [1, 2, 3]
     assert inline_ledger(con, 2) == {}
+
+
+def jvm_calls(spark, work) -> int:
+    """The calls into the JVM `work` makes (py4j commands sent from this process)."""
+    client = spark.sparkContext._gateway._gateway_client
+    sent = client.send_command
+    calls = [0]
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return sent(*args, **kwargs)
+
+    client.send_command = counted
+    try:
+        work()
+    finally:
+        del client.send_command
+    return calls[0]
+
+
+def test_registering_the_inputs_costs_no_jvm_call_per_file_loaded(spark, store):
+    """Every file ever loaded is in the loaded ids a build passes: registering the fact tables
+    makes about as many calls into the JVM with a thousand more of them as with two (py4j's
+    releases of collected objects vary a little), not calls for each id."""
+    few = jvm_calls(spark, lambda: store.register_inputs(InputScope([NOV]), loaded=[1, 2]))
+    many = jvm_calls(spark, lambda: store.register_inputs(InputScope([NOV]), loaded=[1, 2, *range(10, 1010)]))
+    assert many - few < 1000, (few, many)
+    assert [r.file_id for r in rows(spark, "grid_hours")] == [2]
+
+
+def test_a_month_written_is_read_back_from_its_folder_alone(spark, store):
+    """A mart's months written by a build of some months are read back (for the models after it)
+    from their folders alone: the mart's other months, its history, are not listed."""
+    mart = "team_month_scoped_test"
+    frame = spark.sql(f"select * from values ('a', 1, '{OCT}'), ('b', 2, '{NOV}') as t(team, n, month)")
+    store.write_mart(mart, frame)
+    stored = store.write_mart(mart, spark.sql(f"select 'c' as team, 3 as n, '{NOV}' as month"), [NOV])
+    assert {part for f in stored.inputFiles() for part in f.split("/") if part.startswith("month=")} == {f"month={NOV}"}
+    assert sorted(tuple(r) for r in stored.collect()) == [("c", 3, NOV)]
+    assert store.read_months(mart, [OCT]).collect()[0].team == "a"
+    assert store.read_months(mart, ["2026-12"], frame.schema).collect() == []

@@ -200,7 +200,8 @@ def refresh_previous_month(store: SparkStore, scope: Scope) -> list[str]:
         patched = month_scope.refresh_previous_month(con, scope)
         for table in tables:
             written = scope.rebuilt + patched
-            schema = spark.read.parquet(store.path("marts", table)).schema
+            # the schema of the months it compares (every month's folder listed: a job past 32 months)
+            schema = store.read_months(table, near).schema
             rows = spark.createDataFrame(con.sql(f"select * from {table} where list_contains(?::varchar[], month)",
                                                  params=[written]).to_arrow_table())
             store.write_mart(table, rows.select(*[rows[f.name].cast(f.dataType) for f in schema.fields]), written)

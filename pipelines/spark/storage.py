@@ -194,6 +194,12 @@ def empty_table(spark, ddl: str):
     return empty_frame(spark, spark._jvm.org.apache.spark.sql.types.StructType.fromDDL(ddl))
 
 
+def loaded_filter(ids: list[int]) -> str:
+    """`file_id` among `ids`, as one Spark SQL condition: Column.isin makes a call into the JVM
+    per id, for every fact table, and the ids are every file ever loaded."""
+    return f"file_id in ({', '.join(str(int(i)) for i in ids)})" if ids else "false"
+
+
 def local_view(spark, name: str, columns: list[tuple[str, str]], rows) -> None:
     """A temp view of a few hundred rows at most (config, reference data) as an inline table,
     each value a literal rendered by sqlglot and cast to its column's type. Spark's optimizer
@@ -270,7 +276,7 @@ class SparkStore:
         for table in FACTS:
             df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table),
                             files=None if scope is None else scope.files.get(table))
-            df = df.where(df.file_id.isin(ids))
+            df = df.where(loaded_filter(ids))
             if scope is not None:
                 df = scope.rows(self.spark, table, df)
             df.drop("month").createOrReplaceTempView(table)
@@ -335,8 +341,20 @@ class SparkStore:
         df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("month").parquet(target)
         if (empty := self.stored_empty(df)) is not None:
             return empty
-        stored = self.spark.read.schema(df.schema).parquet(target)
-        return stored.where(stored.month.isin(months)).select(*df.columns)
+        return self.read_months(name, months, df.schema).select(*df.columns)
+
+    def read_months(self, name: str, months: list[str], schema=None):
+        """A mart's folders of `months` alone (basePath: month is still a column), with
+        `schema` (else read from their files); no rows where none of them exists. The mart's
+        other months, its history, are not listed."""
+        target = self.path("marts", name)
+        folders = [self.path("marts", name, f"month={m}") for m in months if self.exists("marts", name, f"month={m}")]
+        reader = self.spark.read.option("basePath", target)
+        if not folders:
+            if schema is None:
+                raise ValueError(f"{name}: none of the months {months} is written, and no schema given")
+            return empty_frame(self.spark, self.spark._jvm.org.apache.spark.sql.types.DataType.fromJson(schema.json()).asNullable())
+        return (reader if schema is None else reader.schema(schema)).parquet(*folders)
 
     def mart_months(self, name: str) -> list[str]:
         """The month folders a mart holds (listed, not read)."""
