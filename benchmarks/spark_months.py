@@ -66,6 +66,7 @@ if {build!r}:
 print(json.dumps({{"start_s": t_start, "start_cpu_s": c_start, "ingest_s": t_ingest, "ingest_cpu_s": c_ingest,
                   "build_s": t_build, "build_cpu_s": c_build, "rebuilt": rebuilt,
                   "months": progress.scope.months if progress.scope else [], "patched": progress.patched,
+                  "full": progress.scope.full if progress.scope else None,
                   "slowest_models": progress.slowest(5), "peak_mb": _peak[0] / 2**20}}, default=str))
 """
     return json.loads(measure(code)["stdout"].splitlines()[-1])
