@@ -22,7 +22,7 @@ from pipelines.config import Config
 from pipelines.ingest import BatchFile, FileResult, batch_from, expand, ingest_file, sha256_of, superseded, unchanged
 from pipelines.spark.build import register_reference, run_model
 from pipelines.spark.readers import REJECT_COLUMNS, SparkStaged, stage_billing, stage_prom_batch, stage_telemetry
-from pipelines.spark.storage import FACTS, SparkStore, known_empty, spark_schema
+from pipelines.spark.storage import FACTS, SparkStore, file_filter, known_empty, spark_schema
 from pipelines.stage_inputs import apply_config, config_variables
 from pipelines.warehouse import add_macros, create_tables
 from sources import REGISTRY
@@ -117,7 +117,7 @@ def batch_totals(spark, store: SparkStore, file_ids: list[int], loaded: dict[int
     """telemetry_totals of each file of a batch, from the parts just written: one run of the
     int_gpu_hours model for every file's energy, each file's GPUs taken apart by their UUIDs
     prefixed with its id (the model groups and orders by GPU, so a file's total is its own)."""
-    parts = store._read("facts", "gpu_hour_parts").where(f"file_id in ({', '.join(str(int(i)) for i in file_ids)})")
+    parts = store._read("facts", "gpu_hour_parts").where(file_filter(file_ids))
     parts.createOrReplaceTempView("_batch_parts")
     model = model_over("20_intermediate", "int_gpu_hours.sql", {
         "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from _batch_parts"})
@@ -204,7 +204,7 @@ def telemetry_totals(spark, store: SparkStore, file_id: int, loaded: int, config
     """As TelemetryReader.totals plus the ingest runner's energy: GPUs, samples (`loaded`, as
     the staging counted them), and the file's energy by the int_gpu_hours model itself over
     this file's parts."""
-    parts = store._read("facts", "gpu_hour_parts").where(f"file_id = {int(file_id)}")
+    parts = store._read("facts", "gpu_hour_parts").where(file_filter([file_id]))
     parts.createOrReplaceTempView("_file_parts")
     model = model_over("20_intermediate", "int_gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
     hours = run_model(spark, model, config_variables(config), "_file_gpu_hours")

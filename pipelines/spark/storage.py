@@ -194,9 +194,9 @@ def empty_table(spark, ddl: str):
     return empty_frame(spark, spark._jvm.org.apache.spark.sql.types.StructType.fromDDL(ddl))
 
 
-def loaded_filter(ids: list[int]) -> str:
+def file_filter(ids: list[int]) -> str:
     """`file_id` among `ids`, as one Spark SQL condition: Column.isin makes a call into the JVM
-    per id, for every fact table, and the ids are every file ever loaded."""
+    per id, for every fact table, and the loaded ids are every file ever loaded."""
     return f"file_id in ({', '.join(str(int(i)) for i in ids)})" if ids else "false"
 
 
@@ -244,7 +244,7 @@ class SparkStore:
             ids = ",".join(str(int(f)) for f in files)
             folders = [p.toString() for p in self._glob(self.path(kind, table, "month=*", f"file_id={{{ids}}}"))[1]] if ids else []
         elif months is not None:
-            folders = [self.path(kind, table, f"month={m}") for m in months if self.exists(kind, table, f"month={m}")]
+            folders = self.month_folders(kind, table, months)
         else:
             folders = [self.path(kind, table)]
         if not folders or not self.exists(kind, table):
@@ -276,7 +276,7 @@ class SparkStore:
         for table in FACTS:
             df = self._read("facts", table, month=True, months=None if scope is None else scope.months_read(table),
                             files=None if scope is None else scope.files.get(table))
-            df = df.where(loaded_filter(ids))
+            df = df.where(file_filter(ids))
             if scope is not None:
                 df = scope.rows(self.spark, table, df)
             df.drop("month").createOrReplaceTempView(table)
@@ -348,13 +348,17 @@ class SparkStore:
         `schema` (else read from their files); no rows where none of them exists. The mart's
         other months, its history, are not listed."""
         target = self.path("marts", name)
-        folders = [self.path("marts", name, f"month={m}") for m in months if self.exists("marts", name, f"month={m}")]
+        folders = self.month_folders("marts", name, months)
         reader = self.spark.read.option("basePath", target)
         if not folders:
             if schema is None:
                 raise ValueError(f"{name}: none of the months {months} is written, and no schema given")
             return empty_frame(self.spark, self.spark._jvm.org.apache.spark.sql.types.DataType.fromJson(schema.json()).asNullable())
         return (reader if schema is None else reader.schema(schema)).parquet(*folders)
+
+    def month_folders(self, kind: str, table: str, months: list[str]) -> list[str]:
+        """A table's folders of `months` that exist (each checked, none listed)."""
+        return [self.path(kind, table, f"month={m}") for m in months if self.exists(kind, table, f"month={m}")]
 
     def mart_months(self, name: str) -> list[str]:
         """The month folders a mart holds (listed, not read)."""
