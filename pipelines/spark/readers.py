@@ -9,9 +9,10 @@ machine: zipWithIndex numbers rows in file order across a file's splits.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, reduce
 from typing import Any
 
 import duckdb
@@ -19,7 +20,16 @@ import duckdb
 from core.errors import InputError
 from core.sql import fill, literal, read_sql, sql_text
 from pipelines.spark.steps import to_spark
-from pipelines.spark.storage import checkpoint, duck_shapes, empty_table, local_frame, local_view, spark_schema, spark_type
+from pipelines.spark.storage import (
+    checkpoint,
+    duck_shapes,
+    empty_table,
+    known_empty,
+    local_frame,
+    local_view,
+    spark_schema,
+    spark_type,
+)
 from pipelines.warehouse import add_macros
 from schemas.charges import Charges
 from schemas.contract import reject_sql
@@ -167,16 +177,18 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         # kept once: the rejects, row notes, loaded lines and findings all read these rows (the
         # line checks and the catalog do not read the currency filled below)
         lines = kept(sql(spark, lines_sql(names=reader.line_names(head))))
-        rows_read, named, blanks, keys, raws, counts = file_facts(lines)
-        staged = in_file_order(lines, "row_number", counts)
+        file = file_facts(lines)
+        staged = in_file_order(lines, "row_number", file.counts)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a malformed row (FAILFAST) or bad bytes: the user's file
         raise _fail(head, exc) from None
+    rows_read, named = file.rows_read, file.named
+    # a file whose rows hold no notes or errors (the norm) takes none without a pass to find none
     notes = staged.selectExpr("row_number", "explode(_notes) as e").selectExpr(
-        "row_number", "e.column_name", "e.check_name", "e.value", "e.message")
+        "row_number", "e.column_name", "e.check_name", "e.value", "e.message") if file.noted else empty_table(spark, REJECT_COLUMNS)
     # as sources.billing.file_currency: blank currencies take the file's one named currency
-    if len(named) == 1 and blanks:
+    if len(named) == 1 and file.blanks:
         notes = notes.unionByName(staged.where("billing_currency is null").selectExpr(
             "row_number", "'billing_currency' as column_name", "'currency_from_file' as check_name",
             f"{literal(named[0])} as value", "'currency cell is empty; the currency of the file''s other rows is used' as message"))
@@ -189,17 +201,20 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     # the staging model's cast errors and the checks of the resolved lines (sources.billing.line_checks_sql),
     # both on each kept row
     rejects = spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
-                        "from (select row_number, explode(concat(_errors, _line_errors)) as e from _lines)").distinct()
+                        "from (select row_number, explode(concat(_errors, _line_errors)) as e from _lines)").distinct() \
+        if file.erred else empty_table(spark, REJECT_COLUMNS)
     if checks:
         rejects = rejects.unionByName(sql(spark, f"select * from ({checks}) as c(row_number, column_name, check_name, value, message)"))
     # the rows rejected counted first: a file with none (the norm) then has no rejects to keep,
     # and every anti join to them below (the loaded lines, row notes, findings) folds away
     # without the job that broadcast them
-    rejected = rejects.select("row_number").distinct().count()
+    rejected = 0 if known_empty(rejects) else rejects.select("row_number").distinct().count()
     rejects = kept(rejects) if rejected else empty_table(spark, REJECT_COLUMNS)
     rejects.createOrReplaceTempView("_rejects")
-    notes = notes.unionByName(spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
-                                        "from (select row_number, explode(_line_notes) as e from _lines)")).distinct()
+    if file.noted:
+        notes = notes.unionByName(spark.sql("select row_number, e.column_name, e.check_name, e.value, e.message "
+                                            "from (select row_number, explode(_line_notes) as e from _lines)"))
+    notes = notes.distinct()
     notes.createOrReplaceTempView("_row_findings")
     # notes on loaded rows only, as on one machine: a rejected row's reject says what is wrong
     row_findings = spark.sql("select f.* from _row_findings f left anti join (select distinct row_number from _rejects) r "
@@ -207,9 +222,11 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
     # not kept: each use reads the kept _lines past the (few) rejects
     lines = spark.sql("select s.* from _lines s left anti join (select distinct row_number from _rejects) r using (row_number)")
     # an inline table: none (the norm) folds the folded-tag check's join away
-    local_view(spark, "_tag_folds", [("raw", "string"), ("team", "string")], tag_folds(raws))
-    findings = sql(spark, findings_sql(cols))
-    if reader.kind != "focus":   # as AwsCurReader.finish: split cost allocation rows against their parent
+    local_view(spark, "_tag_folds", [("raw", "string"), ("team", "string")], tag_folds(file.raws))
+    # a file whose line item keys cannot repeat is checked without them: the duplicate-key check finds none
+    keyed = "line_item_key" in cols and repeated_key_hash(lines)
+    findings = sql(spark, findings_sql(cols if keyed else cols - {"line_item_key"}))
+    if reader.kind != "focus" and file.split_rows:   # as AwsCurReader.finish: split cost allocation rows against their parent
         findings = findings.unionByName(sql(spark, aws_cur.split_checks_sql()))
     # a few rows (one per kind of finding), computed once and written from the driver's copy
     findings, found = collected(spark, findings)
@@ -234,7 +251,7 @@ def stage_billing(spark, head: Head, reader, options: dict[str, Any]) -> SparkSt
         allocated = facts["focus_allocations"].count() if "focus_allocations" in facts else 0
         if allocated or aside:
             totals |= {"provider_allocated_rows": allocated, "origin_charges_aside": aside}
-    return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(keys) or None,
+    return SparkStaged(rows_read, rows_loaded, version, facts, rejects, findings, ",".join(file.keys) or None,
                        notes=file_notes, totals=totals, row_findings=row_findings, rows_rejected=rejected)
 
 
@@ -300,22 +317,55 @@ def collected(spark, findings) -> tuple[Any, dict[str, int]]:
 NOT_ASCII = "[^\\x00-\\x7f]"
 
 
-def file_facts(lines) -> tuple[int, list[str], int, list[str], list[str], dict[int, int]]:
-    """What the file holds, in one pass over its staged rows: rows read, named currencies (two
-    are enough to know there is no single one), blank currencies, delivery keys (account@billing
-    month), the distinct tag values outside ASCII (sources.billing.tag_folds), and the rows of
-    each partition of the scan (in_file_order)."""
+@dataclass
+class FileFacts:
+    """What one pass over a file's staged rows finds (file_facts)."""
+
+    rows_read: int
+    named: list[str]                 # currencies named (two are enough to know there is no single one)
+    blanks: int                      # rows without a currency
+    keys: list[str]                  # delivery keys (account@billing month)
+    raws: list[str]                  # distinct tag values outside ASCII (sources.billing.tag_folds)
+    counts: dict[int, int]           # rows of each partition of the scan (in_file_order)
+    erred: int                       # rows with a cast error or a failed line check (_errors, _line_errors)
+    noted: int                       # rows with a field note (_notes, _line_notes)
+    split_rows: int                  # split cost allocation rows (CUR's split_parent_id)
+
+
+def file_facts(lines) -> FileFacts:
+    """What the file holds, in one pass over its staged rows (FileFacts). The counts of rows with
+    errors, notes and split rows let the passes that only look for those be left out where a
+    file has none (the norm): explode() and a group-by over such rows give no rows either way."""
     from pyspark.sql import functions as F
     odd = F.filter(F.map_values("tags"), lambda v: v.rlike(NOT_ASCII))
     key = F.concat(F.coalesce("billing_account_id", F.lit("?")), F.lit("@"),
                    F.coalesce(F.date_format("billing_period_start", "yyyy-MM"), F.lit("?")))
+
+    def any_of(*columns: str):
+        # size() of a null array is -1 (or null): no element either way
+        present = [F.size(c) > 0 for c in columns if c in lines.columns]
+        return F.count_if(reduce(operator.or_, present)) if present else F.lit(0)
+
+    split = F.count_if(F.col("split_parent_id").isNotNull()) if "split_parent_id" in lines.columns else F.lit(0)
     parts = lines.groupBy(F.shiftright("row_number", 33)).agg(
         F.count(F.lit(1)), F.collect_set("billing_currency"), F.count_if(F.col("billing_currency").isNull()),
-        F.collect_set(key), F.collect_set(F.when(F.size(odd) > 0, odd))).collect()
-    named = sorted({c for p in parts for c in p[2]})[:2]
-    raws = sorted({v for p in parts for values in p[5] for v in values})
-    return (sum(p[1] for p in parts), named, sum(p[3] for p in parts), sorted({k for p in parts for k in p[4]}), raws,
-            {p[0]: p[1] for p in parts})
+        F.collect_set(key), F.collect_set(F.when(F.size(odd) > 0, odd)),
+        any_of("_errors", "_line_errors"), any_of("_notes", "_line_notes"), split).collect()
+    return FileFacts(rows_read=sum(p[1] for p in parts), named=sorted({c for p in parts for c in p[2]})[:2],
+                     blanks=sum(p[3] for p in parts), keys=sorted({k for p in parts for k in p[4]}),
+                     raws=sorted({v for p in parts for values in p[5] for v in values}),
+                     counts={p[0]: p[1] for p in parts}, erred=sum(p[6] for p in parts),
+                     noted=sum(p[7] for p in parts), split_rows=sum(p[8] for p in parts))
+
+
+def repeated_key_hash(lines) -> bool:
+    """Whether two staged lines share the 64-bit hash of their line item key: one group-by of
+    integers. Where none do (the norm), no key repeats, so the findings leave out their
+    duplicate-key check (its exact group-by of the keys themselves, and the scans and shuffles
+    of every line that feed it); Spark's own hash() has 32 bits, which collide at this size."""
+    from pyspark.sql import functions as F
+    hashes = lines.where(F.col("line_item_key").isNotNull()).groupBy(F.xxhash64("line_item_key")).count()
+    return not hashes.where("count > 1").isEmpty()
 
 
 # --- telemetry: dcgm-exporter text, long CSV, query_range JSON ---------------------------------
