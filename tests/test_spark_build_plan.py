@@ -101,15 +101,22 @@ def test_a_kept_cte_found_empty_is_known_empty_to_the_joins_to_it(spark, views, 
     assert sorted(map(tuple, df.collect())) == sorted(con.sql(EMPTY_KEPT).fetchall())
 
 
-def test_a_stage_that_wrote_no_row_is_read_back_known_empty(spark, tmp_path):
-    """The same for a model's result: written (its folder exists), and read back as an empty
-    relation, not as a scan of files whose rows Spark would learn of only by reading them."""
-    from pipelines.spark.storage import SparkStore
-    store = SparkStore(spark, str(tmp_path))
-    none = spark.sql("select gpu_model, count(*) as n from _lines group by gpu_model having count(*) > 1")
-    assert not known_empty(none)
-    stored = store.write_stage("none", none)
-    assert known_empty(stored) and stored.columns == ["gpu_model", "n"]
-    assert store.exists("build", "none")
-    some = store.write_stage("some", spark.sql("select gpu_model, count(*) as n from _lines group by gpu_model"))
-    assert not known_empty(some) and some.count() == 200
+# `groups` holds a row per model (kept: used twice); none has two lines, which only the joins say
+SMALL_KEPT = EMPTY_KEPT.replace("group by gpu_model having count(*) > 1", "group by gpu_model") \
+    .replace("l semi join groups g on g.gpu_model = l.gpu_model", "l semi join groups g on g.gpu_model = l.gpu_model and g.n > 1") \
+    .replace("l anti join groups g on g.gpu_model = l.gpu_model", "l anti join groups g on g.gpu_model = l.gpu_model and g.n > 1") \
+    .replace("select gpu_model from _lines group", "select gpu_model, count(*) as n from _lines group")
+
+
+def test_a_small_kept_cte_is_broadcast_to_the_joins_to_it(spark, views, monkeypatch):
+    """A kept CTE of a few rows (focus_allocated's allocation groups) is broadcast: the other
+    side (every line) is neither shuffled nor sorted against it; the rows are DuckDB's."""
+    from pipelines.spark.build import run_model
+    taken = checkpoints(spark, monkeypatch)
+    df = run_model(spark, SMALL_KEPT, {}, "_small_kept")
+    assert len(taken) == 1
+    plan = executed(df)
+    assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
+    con = duckdb.connect()
+    con.register("_lines", spark.table("_lines").toArrow())
+    assert sorted(map(tuple, df.collect())) == sorted(con.sql(SMALL_KEPT).fetchall())

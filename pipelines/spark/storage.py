@@ -25,7 +25,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, TypeVar
 
 import duckdb
 from sqlglot import exp
@@ -35,8 +34,6 @@ from pipelines.month_scope import BILLING_FILE_TABLES, LEDGER_TABLES, MONTH_EXPR
 from pipelines.month_scope import MONTH_OF as MODEL_MONTH
 from pipelines.spark.dialect import DIALECT, spark_tree
 from pipelines.warehouse import create_tables
-
-T = TypeVar("T")
 
 FACTS = ("charges", "charge_source_columns", "gpu_hour_parts", "gpu_pod_parts", "gpu_request_parts", "runs", "disclosures", "invoices",
          "work_log", "grid_hours", "instruments", "provider_carbon",
@@ -169,27 +166,33 @@ def checkpoint(df):
     memory, a CUR's staged lines (20M of them on local[2] with 4 GB) left the aggregates over
     them no execution memory at all (UNABLE_TO_ACQUIRE_MEMORY, got 0): a task pins the cached
     block it reads. Rows the optimizer knows there are none of (known_empty) run no job: the
-    plan is cut at an empty relation of the same columns; so are rows the checkpoint found none
-    of (a CTE of multi-part allocation groups where no group has parts): a checkpoint is a scan
-    of unknown size, so a join to it would shuffle the other side to learn it is empty."""
+    plan is cut at an empty relation of the same columns."""
     from pyspark import StorageLevel
     if known_empty(df):
         return empty_frame(df.sparkSession, df._jdf.schema())
-    kept, rows = counted(df, lambda d: d.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY))
-    return kept if rows else empty_frame(df.sparkSession, df._jdf.schema())
+    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
 
 
-def counted(df, action: Callable[[Any], T]) -> tuple[T, bool]:
-    """action(df) (a checkpoint, a write) and whether any row went through it, counted as the
-    rows pass, in the action's own tasks (an Observation: an accumulator, no job of its own).
-    Rows the optimizer knows there are none of are not counted."""
+def counted_checkpoint(df):
+    """checkpoint(df) with the rows it keeps counted in its own tasks (an Observation: no job of
+    its own), for a model's kept CTEs. A checkpoint is a scan whose size Spark does not know: a
+    join to one shuffled and sorted the other side (every focus_export line against a few thousand
+    allocation groups). One that keeps no row is an empty relation (empty_frame: the joins to it
+    fold away at planning); one that keeps few (its rows times Spark's estimate of a row within
+    the broadcast threshold) is marked to be broadcast, as Spark would broadcast it had it known
+    its size: a join that its condition leaves with none of them reads nothing on the other side."""
+    from pyspark import StorageLevel
     from pyspark.sql import Observation
     from pyspark.sql.functions import count, lit
     if known_empty(df):
-        return action(df), False
+        return empty_frame(df.sparkSession, df._jdf.schema())
     seen = Observation()
-    out = action(df.observe(seen, count(lit(1)).alias("rows")))
-    return out, seen.get["rows"] > 0
+    kept = df.observe(seen, count(lit(1)).alias("rows")).localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    rows = int(seen.get["rows"])
+    if not rows:
+        return empty_frame(df.sparkSession, df._jdf.schema())
+    limit = df.sparkSession._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold()
+    return kept.hint("broadcast") if rows * df._jdf.schema().defaultSize() <= limit else kept
 
 
 def known_empty(df) -> bool:
@@ -328,18 +331,19 @@ class SparkStore:
 
     def write_stage(self, name: str, df):
         """An intermediate stage's result, stored and read back (its plan ends here) with the
-        schema it was written with: no footer read to learn it again. One that wrote no row is
-        read back as an empty relation (stored)."""
-        if (empty := self.stored(df, lambda d: d.write.mode("overwrite").parquet(self.path("build", name)))) is not None:
+        schema it was written with: no footer read to learn it again. One the optimizer knows
+        empty is read back as an empty relation (stored_empty)."""
+        df.write.mode("overwrite").parquet(self.path("build", name))
+        if (empty := self.stored_empty(df)) is not None:
             return empty
         return self.spark.read.schema(df.schema).parquet(self.path("build", name))
 
-    def stored(self, df, write: Callable[[Any], None]):
-        """write(df), then what a read back of it gives when it wrote no row, else None: no rows,
-        in its columns, nullable as Parquet reads them. The models after it then fold away over
-        it (empty_frame): a month without telemetry or cluster jobs builds those models' chains
-        without a job, and a join to a stage found empty shuffles nothing."""
-        return None if counted(df, write)[1] else empty_frame(self.spark, df._jdf.schema().asNullable())
+    def stored_empty(self, df):
+        """What a read back of `df` gives when the optimizer knows it has no rows (known_empty),
+        else None: no rows, in its columns, nullable as Parquet reads them. The models after it
+        then fold away over it (empty_frame): a month without telemetry or cluster jobs builds
+        those models' chains without a job."""
+        return empty_frame(self.spark, df._jdf.schema().asNullable()) if known_empty(df) else None
 
     def write_mart(self, name: str, df, months: list[str] | None = None):
         """A mart, partitioned by month. Without `months` it is replaced whole: a build of every
@@ -350,14 +354,16 @@ class SparkStore:
         Returns the months written, read back."""
         target = self.path("marts", name)
         if months is None:
-            empty = self.stored(df, lambda d: d.write.mode("overwrite").option("partitionOverwriteMode", "static")
-                                .partitionBy("month").parquet(target))
-            return self.spark.read.schema(df.schema).parquet(target).select(*df.columns) if empty is None else empty
+            df.write.mode("overwrite").option("partitionOverwriteMode", "static").partitionBy("month").parquet(target)
+            if (empty := self.stored_empty(df)) is not None:
+                return empty
+            return self.spark.read.schema(df.schema).parquet(target).select(*df.columns)
         for month in months:
             self._delete(self.path("marts", name, f"month={month}"))
-        empty = self.stored(df, lambda d: d.write.mode("overwrite").option("partitionOverwriteMode", "dynamic")
-                            .partitionBy("month").parquet(target))
-        return self.read_months(name, months, df.schema).select(*df.columns) if empty is None else empty
+        df.write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("month").parquet(target)
+        if (empty := self.stored_empty(df)) is not None:
+            return empty
+        return self.read_months(name, months, df.schema).select(*df.columns)
 
     def read_months(self, name: str, months: list[str], schema=None):
         """A mart's folders of `months` alone (basePath: month is still a column), with
