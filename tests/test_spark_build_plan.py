@@ -6,6 +6,7 @@ one (no what-if in the config) folds away. A CTE used twice that only computes c
 row is computed again by its second reader rather than written to disk and read back."""
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from pipelines.config import Config
@@ -75,3 +76,47 @@ def test_a_cte_used_twice_that_aggregates_is_checkpointed(spark, views, monkeypa
     taken = checkpoints(spark, monkeypatch)
     assert run_model(spark, TWICE.format(" group by all"), {}, "_wide").collect()[0].n == 111 + 11
     assert len(taken) == 1
+
+
+# `groups` is used twice and aggregates (kept), and holds no row: no model has two lines. As in
+# focus_allocated, lines of a group with parts are split, the others kept whole.
+EMPTY_KEPT = """with groups as (select gpu_model from _lines group by gpu_model having count(*) > 1),
+split as (select l.gpu_model, l.gpu_model || '/part' as part from _lines l semi join groups g on g.gpu_model = l.gpu_model),
+whole as (select l.gpu_model, l.gpu_model as part from _lines l anti join groups g on g.gpu_model = l.gpu_model)
+select * from split union all select * from whole"""
+
+
+def test_a_kept_cte_found_empty_is_known_empty_to_the_joins_to_it(spark, views, monkeypatch):
+    """A checkpoint is a scan of unknown size: joined to it, the other side was shuffled and
+    sorted before Spark learnt there was nothing to join. Found empty, it is an empty relation,
+    and the joins to it fold away at planning; the rows are DuckDB's."""
+    from pipelines.spark.build import run_model
+    taken = checkpoints(spark, monkeypatch)
+    df = run_model(spark, EMPTY_KEPT, {}, "_empty_kept")
+    assert len(taken) == 1   # computed once all the same
+    plan = executed(df)
+    assert "Join" not in plan and "Exchange" not in plan, plan
+    con = duckdb.connect()
+    con.register("_lines", spark.table("_lines").toArrow())
+    assert sorted(map(tuple, df.collect())) == sorted(con.sql(EMPTY_KEPT).fetchall())
+
+
+# `groups` holds a row per model (kept: used twice); none has two lines, which only the joins say
+SMALL_KEPT = EMPTY_KEPT.replace("group by gpu_model having count(*) > 1", "group by gpu_model") \
+    .replace("l semi join groups g on g.gpu_model = l.gpu_model", "l semi join groups g on g.gpu_model = l.gpu_model and g.n > 1") \
+    .replace("l anti join groups g on g.gpu_model = l.gpu_model", "l anti join groups g on g.gpu_model = l.gpu_model and g.n > 1") \
+    .replace("select gpu_model from _lines group", "select gpu_model, count(*) as n from _lines group")
+
+
+def test_a_small_kept_cte_is_broadcast_to_the_joins_to_it(spark, views, monkeypatch):
+    """A kept CTE of a few rows (focus_allocated's allocation groups) is broadcast: the other
+    side (every line) is neither shuffled nor sorted against it; the rows are DuckDB's."""
+    from pipelines.spark.build import run_model
+    taken = checkpoints(spark, monkeypatch)
+    df = run_model(spark, SMALL_KEPT, {}, "_small_kept")
+    assert len(taken) == 1
+    plan = executed(df)
+    assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
+    con = duckdb.connect()
+    con.register("_lines", spark.table("_lines").toArrow())
+    assert sorted(map(tuple, df.collect())) == sorted(con.sql(SMALL_KEPT).fetchall())

@@ -27,6 +27,12 @@ CASES = [
     ("macro_utc_ts_space", "utc_ts('2026-10-01 10:30:00')"),
     ("macro_utc_ts_offset", "utc_ts('2026-10-01T10:30:00+02:00')"),
     ("macro_utc_ts_bad", "utc_ts('yesterday')"),
+    ("macro_utc_ts_padded", "utc_ts(' 2026-10-01T10:30:00Z ')"),
+    ("macro_utc_ts_date", "utc_ts('2026-10-01')"),
+    ("macro_utc_ts_exact_length_invalid", "utc_ts('2026-13-01T10:30:00Z') is null and utc_ts('2026-10-01 25:00:00') is null"),
+    ("macro_utc_ts_null", "utc_ts(null::varchar) is null"),
+    ("case_value_or_else", "(select list(case when nullif(v, '') is not null then nullif(v, '') else '-' end order by k) "
+                           "from (values (1, 'a'), (2, ''), (3, null)) t(k, v))"),
     ("macro_gpu_key", "gpu_key('8 x NVIDIA A100-SXM4-80GB')"),
     ("macro_prom_label", """prom_label('DCGM_FI{gpu="0",UUID="GPU-1",Hostname="h1"', 'UUID|gpu_uuid')"""),
     ("macro_gpu_identity_host", """gpu_identity('gpu="3",Hostname="node-a"')"""),
@@ -134,6 +140,14 @@ def test_spark_gives_what_duckdb_gives(both, name):
 def test_the_cases_are_not_all_null(both):
     duck, _ = both
     assert sum(v is not None for v in duck.values()) >= len(CASES) - 3
+
+
+def test_utc_ts_parses_a_value_once():
+    """utc_ts is `case when exact(x) is not null then exact(x) else fallback(x) end`, which Spark
+    computes exact(x) of twice (no common subexpression between a CASE's condition and its
+    branch): on Spark it is coalesce(exact(x), fallback(x)), one exact parse."""
+    sql = to_spark("select utc_ts(x) as t from (select '2026-10-01T10:30:00Z' as x)", {}).upper()
+    assert sql.count("LENGTH(X)") == 1 and "COALESCE((CASE LENGTH(X)" in sql
 
 
 def test_config_text_reaches_spark_as_a_literal_not_as_sql():

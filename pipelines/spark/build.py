@@ -20,7 +20,7 @@ from pipelines.models import PYTHON, Model, ModelGraphError
 from pipelines.progress import BuildProgress, ticking
 from pipelines.scaling import scaling_fits_table
 from pipelines.spark.steps import cte_steps, step_sql
-from pipelines.spark.storage import checkpoint, local_view
+from pipelines.spark.storage import counted_checkpoint, local_view
 from pipelines.stage_inputs import config_tables, config_variables
 from pipelines.stages import MARTS, PYTHON_MODELS, UNDATED_MARTS, stages
 from sources.reference_data import load_reference
@@ -82,10 +82,11 @@ def run_model(spark, sql: str, variables: dict, prefix: str,
     computed once by `keep(view, df)` into a frame whose plan starts there. Caching is not
     enough: Spark analyses a view's whole definition wherever it is used, so a chain whose CTEs
     are used many times (int_alloc_targets) grows, if only in analysis, to more than the
-    driver's heap. The default keep is a local checkpoint (storage.checkpoint, executors' disks):
+    driver's heap. The default keep is a local checkpoint (storage.counted_checkpoint, executors'
+    disks; one found empty or small is an empty relation or broadcast):
     a model's CTEs live as long as its run; what outlives it, the model's result, is written to
     the warehouse by the caller. (Parquet for every such CTE cost a third more of the build.)"""
-    keep = keep or (lambda view, df: checkpoint(df))
+    keep = keep or (lambda view, df: counted_checkpoint(df))
     steps = cte_steps(sql, variables, prefix)
     for view, tree, refs in steps[:-1]:
         df = spark.sql(step_sql(tree, columns_of(spark)))

@@ -13,7 +13,8 @@ tests/test_spark_dialect.py:
   with ORDER BY, list_distinct (DuckDB drops nulls), list_sum, any_value (DuckDB skips nulls), len() of a
   list, GLOB, regexp_full_match, isinf, try_strptime with a list of formats, `\\1` in
   regexp_replace, printf of DECIMALs, `/` (a DOUBLE division in DuckDB), date_trunc's result
-  type, unnest in a join, text slices s[a:b], json_valid, QUALIFY (kept, as Spark 4.3 reads it).
+  type, unnest in a join, text slices s[a:b], json_valid, QUALIFY (kept, as Spark 4.3 reads it);
+- `case when X is not null then X else F end` (utc_ts) as coalesce(X, F): X computed once.
 
 What depends on the inputs' columns (UNION BY NAME over `*`, `* REPLACE`) is resolved in
 pipelines.spark.steps, once those inputs exist.
@@ -305,6 +306,28 @@ def _text_slice(node: exp.Bracket) -> exp.Expression:
     return _anon("substring", node.this, exp.Literal.number(start), length)
 
 
+# Functions whose value differs between two calls: an expression holding one is not computed once
+# in place of twice
+NONDETERMINISTIC = (exp.Rand, exp.Randn, exp.Uuid)
+
+
+def _value_or_else(node: exp.Case) -> exp.Expression | None:
+    """`case when X is not null then X else F end` as coalesce(X, F), the same value by definition
+    (X deterministic): Spark's common-subexpression elimination does not share X between a
+    CASE's condition and its branch, so the CASE computes X twice wherever it has a value. (The
+    utc_ts macro is this CASE: on DuckDB, coalesce() computed its fallback on every row.)"""
+    ifs = node.args.get("ifs") or []
+    if node.this is not None or len(ifs) != 1:
+        return None
+    cond, value = ifs[0].this, ifs[0].args.get("true")
+    if not (isinstance(cond, exp.Not) and isinstance(cond.this, exp.Is) and isinstance(cond.this.expression, exp.Null)):
+        return None
+    if cond.this.this != value or value.find(*NONDETERMINISTIC):
+        return None
+    fallback = node.args.get("default")
+    return value if fallback is None else exp.Coalesce(this=value, expressions=[fallback])
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression:
     """One node, DuckDB meaning -> the Spark expression with the same meaning."""
     if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Slice):
@@ -397,6 +420,8 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         # starts with a digit (a sign for years before 0)
         starts = exp.RegexpLike(this=node.this.copy(), expression=exp.Literal.string(r"^\s*[+-]?[0-9]"))
         return exp.Case(ifs=[exp.If(this=starts, true=node.copy())])
+    if isinstance(node, exp.Case) and (once := _value_or_else(node)) is not None:
+        return once
     if isinstance(node, exp.ParseJSON):
         return node.this
     if isinstance(node, exp.Try):

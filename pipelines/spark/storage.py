@@ -173,6 +173,28 @@ def checkpoint(df):
     return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
 
 
+def counted_checkpoint(df):
+    """checkpoint(df) with the rows it keeps counted in its own tasks (an Observation: no job of
+    its own), for a model's kept CTEs. A checkpoint is a scan whose size Spark does not know: a
+    join to one shuffled and sorted the other side (every focus_export line against a few thousand
+    allocation groups). One that keeps no row is an empty relation (empty_frame: the joins to it
+    fold away at planning); one that keeps few (its rows times Spark's estimate of a row within
+    the broadcast threshold) is marked to be broadcast, as Spark would broadcast it had it known
+    its size: a join that its condition leaves with none of them reads nothing on the other side."""
+    from pyspark import StorageLevel
+    from pyspark.sql import Observation
+    from pyspark.sql.functions import count, lit
+    if known_empty(df):
+        return empty_frame(df.sparkSession, df._jdf.schema())
+    seen = Observation()
+    kept = df.observe(seen, count(lit(1)).alias("rows")).localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    rows = int(seen.get["rows"])
+    if not rows:
+        return empty_frame(df.sparkSession, df._jdf.schema())
+    limit = df.sparkSession._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold()
+    return kept.hint("broadcast") if rows * df._jdf.schema().defaultSize() <= limit else kept
+
+
 def known_empty(df) -> bool:
     """Spark's optimizer has proved no row comes out (its plan reads only inputs known empty, or
     filters on a false condition): the optimised plan is an empty local relation. Nothing runs;
