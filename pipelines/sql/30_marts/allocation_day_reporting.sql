@@ -7,7 +7,11 @@
 -- Money already in the reporting currency keeps its amount; other meters: null.
 with rated as (
     select a.*, f.reporting_currency, f.rate, u.places,
-        (a.amount * f.rate)::decimal(38, 12) * (10::hugeint ** u.places)::hugeint as exact_units
+        (a.amount * f.rate)::decimal(38, 12) * (10::hugeint ** u.places)::hugeint as exact_units,
+        -- whole lines only (a line's unit is its currency; every money row has its month's
+        -- int_fx_applied row, rate or none): money in another currency than the month's
+        -- reporting one, the only lines whose amounts the ranking below can change
+        a.meter in ('billed_cost', 'effective_cost', 'list_cost') and a.unit is distinct from f.reporting_currency as by_rank
     from allocation_day a
     left join int_fx_applied f on f.month = a.month and f.from_currency = a.unit and f.day is not distinct from a.day
         and a.meter in ('billed_cost', 'effective_cost', 'list_cost')
@@ -15,6 +19,7 @@ with rated as (
 ),
 
 ranked as (
+    -- the window sorts every row it reads: the lines split by rank only
     select r.*, x.amount_reporting as line_reporting,
         sum(floor(r.exact_units)) over line as base_sum,
         row_number() over (partition by r.month, r.team, r.meter, r.rule, r.source_group
@@ -24,13 +29,20 @@ ranked as (
     from rated r
     left join int_fx_lines x on x.month = r.month and x.team = r.team and x.meter = r.meter and x.rule = r.rule
         and x.source_group = r.source_group
+    where r.by_rank
     window line as (partition by r.month, r.team, r.meter, r.rule, r.source_group)
+),
+
+lines as (
+    select * from ranked
+    union all by name
+    select * from rated where not by_rank
 )
 
-select * exclude (rate, places, exact_units, line_reporting, base_sum, rank_frac),
+select * exclude (by_rank, rate, places, exact_units, line_reporting, base_sum, rank_frac),
     case when rate is null then null
          when unit = reporting_currency then amount
          when line_reporting is not null then
         ((floor(exact_units) + case when rank_frac <= line_reporting * (10::hugeint ** places)::hugeint - base_sum then 1 else 0 end)
          * (1 / (10::hugeint ** places)::hugeint)::decimal(38, 12))::decimal(38, 12) end as amount_reporting
-from ranked
+from lines
