@@ -5,21 +5,20 @@
 -- detail's amount at its day's rate (int_fx_applied); so per line, exactly,
 -- sum(amount_reporting) = int_fx_lines.amount_reporting, and per team = team_month_reporting.
 -- Money already in the reporting currency keeps its amount; other meters: null.
+
+-- the lines split by rank: money in another currency than the month's reporting one. Whole
+-- lines: a line's unit is its currency, and each of its rows has its day's int_fx_applied row
+-- (a rate or none). Only these are sorted; the rest are read once more below, unsorted.
 with rated as (
     select a.*, f.reporting_currency, f.rate, u.places,
-        (a.amount * f.rate)::decimal(38, 12) * (10::hugeint ** u.places)::hugeint as exact_units,
-        -- whole lines only (a line's unit is its currency; every money row has its month's
-        -- int_fx_applied row, rate or none): money in another currency than the month's
-        -- reporting one, the only lines whose amounts the ranking below can change
-        a.meter in ('billed_cost', 'effective_cost', 'list_cost') and a.unit is distinct from f.reporting_currency as by_rank
+        (a.amount * f.rate)::decimal(38, 12) * (10::hugeint ** u.places)::hugeint as exact_units
     from allocation_day a
-    left join int_fx_applied f on f.month = a.month and f.from_currency = a.unit and f.day is not distinct from a.day
-        and a.meter in ('billed_cost', 'effective_cost', 'list_cost')
+    join int_fx_applied f on f.month = a.month and f.from_currency = a.unit and f.day is not distinct from a.day
+        and a.meter in ('billed_cost', 'effective_cost', 'list_cost') and f.from_currency is distinct from f.reporting_currency
     left join cfg_minor_units u on u.currency = f.reporting_currency
 ),
 
 ranked as (
-    -- the window sorts every row it reads: the lines split by rank only
     select r.*, x.amount_reporting as line_reporting,
         sum(floor(r.exact_units)) over line as base_sum,
         row_number() over (partition by r.month, r.team, r.meter, r.rule, r.source_group
@@ -29,17 +28,21 @@ ranked as (
     from rated r
     left join int_fx_lines x on x.month = r.month and x.team = r.team and x.meter = r.meter and x.rule = r.rule
         and x.source_group = r.source_group
-    where r.by_rank
     window line as (partition by r.month, r.team, r.meter, r.rule, r.source_group)
 ),
 
 lines as (
     select * from ranked
     union all by name
-    select * from rated where not by_rank
+    -- every other row: money in the reporting currency (rate 1) and the other meters (no rate)
+    select a.*, f.reporting_currency, f.rate
+    from allocation_day a
+    left join int_fx_applied f on f.month = a.month and f.from_currency = a.unit and f.day is not distinct from a.day
+        and a.meter in ('billed_cost', 'effective_cost', 'list_cost')
+    where f.from_currency is not distinct from f.reporting_currency
 )
 
-select * exclude (by_rank, rate, places, exact_units, line_reporting, base_sum, rank_frac),
+select * exclude (rate, places, exact_units, line_reporting, base_sum, rank_frac),
     case when rate is null then null
          when unit = reporting_currency then amount
          when line_reporting is not null then
