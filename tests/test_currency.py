@@ -130,6 +130,31 @@ def test_resources_days_and_allocation_lines_carry_the_reporting_currency_beside
     assert "Direct use, billed in EUR" in html
 
 
+def test_a_line_in_another_currency_splits_its_converted_amount_over_its_days_exactly(two_currencies) -> None:
+    with connect(two_currencies["wh"]) as con:
+        q = lambda sql: con.execute(sql).fetchall()  # noqa: E731
+        eur = q("""select d.meter, d.source_group, count(*), sum(d.amount_reporting), any_value(x.amount_reporting),
+                          count(*) filter (where d.amount_reporting > floor(d.amount * f.rate * 100) / 100)
+                   from allocation_day_reporting d
+                   join int_fx_lines x using (month, team, meter, rule, source_group)
+                   join int_fx_applied f on f.month = d.month and f.from_currency = d.unit and f.day = d.day
+                   where d.month = '2026-10' and d.unit = 'EUR' group by all""")
+        usd = q("""select count(*), count(*) filter (where amount_reporting = amount and reporting_currency = 'USD')
+                   from allocation_day_reporting
+                   where month = '2026-10' and unit = 'USD' and meter in ('billed_cost', 'effective_cost', 'list_cost')""")[0]
+        other = q("""select count(*), count(amount_reporting) from allocation_day_reporting
+                     where month = '2026-10' and meter not in ('billed_cost', 'effective_cost', 'list_cost')""")[0]
+    # the EUR account's lines (billed, effective, list cost), each over the month's days: the
+    # cents left after flooring each day go to the days ranked first, so the line adds up exactly
+    assert {m for m, *_ in eur} == {"billed_cost", "effective_cost", "list_cost"}
+    for meter, group, days, converted, line, rounded_up in eur:
+        assert days > 1 and rounded_up > 0, (meter, group)
+        assert converted == line, (meter, group)
+    # money already in the reporting currency keeps its amount, row by row; other meters have none
+    assert usd[0] > 0 and usd[0] == usd[1]
+    assert other[0] > 0 and other[1] == 0
+
+
 def test_several_currencies_without_a_reporting_currency_is_one_error(two_currencies) -> None:
     from pipelines.stages import run_stages
     from reports.chargeback import build_context
