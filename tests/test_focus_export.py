@@ -32,7 +32,8 @@ def typed_view(con: duckdb.DuckDBPyConnection, parquet) -> None:
     types = con.execute(f"describe select * from '{parquet}'").fetchall()
     cols = ", ".join(f"strftime(\"{c}\", '%Y-%m-%dT%H:%M:%SZ') as \"{c}\"" if t == "TIMESTAMP" else f"\"{c}\"::varchar as \"{c}\""
                      for c, t, *_ in types)
-    con.execute(f"create view f as select {cols} from '{parquet}'")
+    # a table, not a view: each of the rules would convert every column again
+    con.execute(f"create table f as select {cols} from '{parquet}'")
 
 
 def test_demo_export_passes_every_applicable_focus_rule(export, samples):
