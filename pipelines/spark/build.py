@@ -77,21 +77,20 @@ def python_model(spark, name: str):
 
 
 def run_model(spark, sql: str, variables: dict, prefix: str,
-              keep: Callable[[str, Any], Any] | None = None) -> Any:
+              keep: Callable[[Any], Any] = counted_checkpoint) -> Any:
     """A model as steps (dialect.cte_steps): each CTE a temp view, and those used more than once
-    computed once by `keep(view, df)` into a frame whose plan starts there. Caching is not
+    computed once by `keep(df)` into a frame whose plan starts there. Caching is not
     enough: Spark analyses a view's whole definition wherever it is used, so a chain whose CTEs
     are used many times (int_alloc_targets) grows, if only in analysis, to more than the
     driver's heap. The default keep is a local checkpoint (storage.counted_checkpoint, executors'
     disks; one found empty or small is an empty relation or broadcast):
     a model's CTEs live as long as its run; what outlives it, the model's result, is written to
     the warehouse by the caller. (Parquet for every such CTE cost a third more of the build.)"""
-    keep = keep or (lambda view, df: counted_checkpoint(df))
     steps = cte_steps(sql, variables, prefix)
     for view, tree, refs in steps[:-1]:
         df = spark.sql(step_sql(tree, columns_of(spark)))
         if refs > 1 and not narrow(df):
-            df = keep(view, df)
+            df = keep(df)
         df.createOrReplaceTempView(view)
     return spark.sql(step_sql(steps[-1][1], columns_of(spark)))
 
@@ -120,7 +119,7 @@ def columns_of(spark) -> Callable[[str], list[str]]:
 
 
 def run_stages(spark, config: Config, materialize: Callable[[str, str, object], None],
-               keep: Callable[[str, object], object] | None = None, workers: int | None = None,
+               keep: Callable[[Any], Any] = counted_checkpoint, workers: int | None = None,
                progress: BuildProgress | None = None) -> None:
     """Every stage after the stages it reads; `materialize(folder, name, df)` stores a result and
     makes it the view of that name for the stages after it; `keep` stores a CTE used more than

@@ -121,17 +121,12 @@ def batch_totals(spark, store: SparkStore, file_ids: list[int], loaded: dict[int
     parts.createOrReplaceTempView("_batch_parts")
     model = model_over("20_intermediate", "int_gpu_hours.sql", {
         "gpu_hour_parts": "select * replace (file_id::varchar || ':' || gpu_uuid as gpu_uuid) from _batch_parts"})
-    hours = run_model(spark, model, config_variables(config), "_batch_gpu_hours", kept)
+    # plain checkpoints, not the build's counted ones (storage.counted_checkpoint): broadcasting a
+    # small kept CTE pays where a join would shuffle a mart's every line; over a file's parts it
+    # adds a job per file (22 instead of 20 for a small dcgm-exporter file)
+    hours = run_model(spark, model, config_variables(config), "_batch_gpu_hours", checkpoint)
     figures = part_figures(spark, "_batch_parts", hours, "cast(substring_index(gpu_uuid, ':', 1) as int)")
     return {i: telemetry_figures(loaded[i], *figures.get(i, (0, 0, 0.0))) for i in file_ids}
-
-
-def kept(view: str, df):
-    """A CTE of int_gpu_hours kept for a file's totals: a plain local checkpoint. The build counts
-    its kept CTEs' rows to broadcast the small ones (storage.counted_checkpoint), which pays
-    where a join would otherwise shuffle a mart's every line; over one file's parts it adds a
-    broadcast job per small file (22 jobs instead of 20 for a small dcgm-exporter file)."""
-    return checkpoint(df)
 
 
 def part_figures(spark, parts: str, hours, file_of_hour: str) -> dict[int, tuple[int, int, float]]:
@@ -215,7 +210,7 @@ def telemetry_totals(spark, store: SparkStore, file_id: int, loaded: int, config
     parts = store._read("facts", "gpu_hour_parts").where(file_filter([file_id]))
     parts.createOrReplaceTempView("_file_parts")
     model = model_over("20_intermediate", "int_gpu_hours.sql", {"gpu_hour_parts": "select * from _file_parts"})
-    hours = run_model(spark, model, config_variables(config), "_file_gpu_hours", kept)
+    hours = run_model(spark, model, config_variables(config), "_file_gpu_hours", checkpoint)   # as batch_totals
     figures = part_figures(spark, "_file_parts", hours, str(int(file_id)))
     return telemetry_figures(loaded, *figures.get(file_id, (0, 0, 0.0)))
 

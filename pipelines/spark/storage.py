@@ -181,13 +181,12 @@ def counted_checkpoint(df):
     fold away at planning); one that keeps few (its rows times Spark's estimate of a row within
     the broadcast threshold) is marked to be broadcast, as Spark would broadcast it had it known
     its size: a join that its condition leaves with none of them reads nothing on the other side."""
-    from pyspark import StorageLevel
     from pyspark.sql import Observation
     from pyspark.sql.functions import count, lit
     if known_empty(df):
-        return empty_frame(df.sparkSession, df._jdf.schema())
+        return checkpoint(df)
     seen = Observation()
-    kept = df.observe(seen, count(lit(1)).alias("rows")).localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    kept = checkpoint(df.observe(seen, count(lit(1)).alias("rows")))
     rows = int(seen.get["rows"])
     if not rows:
         return empty_frame(df.sparkSession, df._jdf.schema())
