@@ -78,6 +78,13 @@ def test_a_cte_used_twice_that_aggregates_is_checkpointed(spark, views, monkeypa
     assert len(taken) == 1
 
 
+def duckdbs_rows(spark, sql: str) -> list:
+    """The query's rows as DuckDB computes them over the same `_lines`, sorted."""
+    con = duckdb.connect()
+    con.register("_lines", spark.table("_lines").toArrow())
+    return sorted(con.sql(sql).fetchall())
+
+
 # `groups` is used twice and aggregates (kept), and holds no row: no model has two lines. As in
 # focus_allocated, lines of a group with parts are split, the others kept whole.
 EMPTY_KEPT = """with groups as (select gpu_model from _lines group by gpu_model having count(*) > 1),
@@ -96,9 +103,7 @@ def test_a_kept_cte_found_empty_is_known_empty_to_the_joins_to_it(spark, views, 
     assert len(taken) == 1   # computed once all the same
     plan = executed(df)
     assert "Join" not in plan and "Exchange" not in plan, plan
-    con = duckdb.connect()
-    con.register("_lines", spark.table("_lines").toArrow())
-    assert sorted(map(tuple, df.collect())) == sorted(con.sql(EMPTY_KEPT).fetchall())
+    assert sorted(map(tuple, df.collect())) == duckdbs_rows(spark, EMPTY_KEPT)
 
 
 # `groups` holds a row per model (kept: used twice); none has two lines, which only the joins say
@@ -117,6 +122,4 @@ def test_a_small_kept_cte_is_broadcast_to_the_joins_to_it(spark, views, monkeypa
     assert len(taken) == 1
     plan = executed(df)
     assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
-    con = duckdb.connect()
-    con.register("_lines", spark.table("_lines").toArrow())
-    assert sorted(map(tuple, df.collect())) == sorted(con.sql(SMALL_KEPT).fetchall())
+    assert sorted(map(tuple, df.collect())) == duckdbs_rows(spark, SMALL_KEPT)
