@@ -3,6 +3,7 @@ wrong type says what is expected, `config check` shows what the file maps and wh
 the --help example is a real file, and commands that read a warehouse never create one."""
 from __future__ import annotations
 
+import re
 import textwrap
 from datetime import datetime
 from pathlib import Path
@@ -204,16 +205,19 @@ def test_a_warehouse_from_before_invoices_gains_them_on_open(tmp_path):
             ("loaded exports", None, "reconciled")]
 
 
-def test_reports_name_the_config_they_used(small_warehouse, tmp_path):
+def test_reports_name_the_config_they_used(small_warehouse, tmp_path, monkeypatch):
     """The config's sha256 in provenance.json and the footer; none given: a warning on page 1
     that names the spend left without a team."""
     import json
 
     from pypdf import PdfReader
+    monkeypatch.setattr("pipelines.progress.TICK_S", 0.05)   # progress lines as on a slow machine
     res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(small_warehouse),
                                     "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
-    assert res.stderr.startswith("Note: no --config")
+    # progress lines ("build working 1 s: ...") may come first; the note leads the rest
+    said = [line for line in res.stderr.splitlines() if not re.match(r"\w+ working \d+ s: ", line)]
+    assert said[0].startswith("Note: no --config"), res.stderr
     pdf = PdfReader(tmp_path / "out" / "chargeback.pdf")
     first = " ".join(pdf.pages[0].extract_text().split())
     assert "No meterbook.toml was given (--config)" in first
