@@ -98,7 +98,7 @@ def resolve(tree: exp.Expression, columns: Columns | None) -> exp.Expression:
 def to_spark(sql: str, variables: Mapping[str, Any] | None = None, columns: Columns | None = None) -> str:
     """One DuckDB query as Spark SQL text (`columns`: see Columns; needed where it unions `*` by
     name or replaces in a star, and its inputs must exist then)."""
-    return resolve(spark_tree(sql, variables), columns).sql(dialect=DIALECT)
+    return resolve(spark_tree(sql, variables), columns).sql(dialect=DIALECT, copy=False)
 
 
 def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> list[tuple[str, exp.Expression, int]]:
@@ -119,15 +119,14 @@ def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> lis
     names: dict[str, str] = {}
     out: list[list[Any]] = []
     for name, body in parts:
-        def rename(node: exp.Expression) -> exp.Expression:
-            if isinstance(node, exp.Table) and not node.args.get("db") and node.name in names:
-                # renamed in place, keeping what hangs off the table (an UNPIVOT, say); the old
-                # name stays as the alias the model's columns are qualified with
+        # the tree is spark_tree's own copy: renamed in place
+        for node in list(body.find_all(exp.Table)):
+            if not node.args.get("db") and node.name in names:
+                # renamed keeping what hangs off the table (an UNPIVOT, say); the old name stays
+                # as the alias the model's columns are qualified with
                 if not node.alias:
                     node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
                 node.set("this", exp.to_identifier(names[node.name]))
-            return node
-        body = body.transform(rename)
         view = f"{prefix}_{name}" if name else prefix
         out.append([view, body, Counter(t.name for t in body.find_all(exp.Table))])
         if name:
@@ -137,4 +136,5 @@ def cte_steps(sql: str, variables: Mapping[str, Any] | None, prefix: str) -> lis
 
 def step_sql(tree: exp.Expression, columns: Columns | None = None) -> str:
     """One step of cte_steps as Spark SQL, its column-dependent constructs resolved (resolve)."""
-    return resolve(tree.copy(), columns).sql(dialect=DIALECT)
+    # one copy (the caller's tree stays as it was), generated without another
+    return resolve(tree.copy(), columns).sql(dialect=DIALECT, copy=False)
