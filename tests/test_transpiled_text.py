@@ -7,12 +7,14 @@ from datetime import date, datetime
 from decimal import Decimal
 
 import pytest
+import sqlglot
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlglot import exp
 
 from core.sql import read_sql
 from pipelines.config import Config
+from pipelines.models import sql_reads
 from pipelines.spark.dialect import DIALECT, spark_tree
 from pipelines.spark.steps import cte_steps, step_sql
 from pipelines.spark.storage import inline_values
@@ -61,3 +63,13 @@ def test_a_model_translates_to_the_same_text_every_time(folder, name):
     again = cte_steps(sql, variables, f"_{name}")
     assert [(v, step_sql(tree), refs) for v, tree, refs in again] == [(v, t, refs) for (v, _, refs), t in zip(first, texts)]
     assert spark_tree(sql, variables).sql(dialect=DIALECT) == spark_tree(sql, variables).sql(dialect=DIALECT)
+
+
+def test_a_model_is_parsed_once_for_its_reads_and_its_spark_sql(monkeypatch):
+    """The build order (sql_reads, at import) and the Spark translation share one parse of a model."""
+    real, texts = sqlglot.parse_one, []
+    monkeypatch.setattr(sqlglot, "parse_one", lambda sql, **kw: texts.append(sql) or real(sql, **kw))
+    sql = read_sql("20_intermediate", "int_gpu_shares.sql") + "\n-- a text no other test has parsed\n"
+    sql_reads(sql)
+    spark_tree(sql, config_variables(Config()))
+    assert texts.count(sql) == 1

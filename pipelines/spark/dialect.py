@@ -33,6 +33,7 @@ from sqlglot.generators.spark import SparkGenerator
 
 from core.sql import read_sql
 from core.units import US_PER_S
+from pipelines.models import parsed
 from pipelines.warehouse import PY_MACROS
 
 
@@ -479,9 +480,9 @@ def spark_tree(sql: str, variables: Mapping[str, Any] | None = None) -> exp.Expr
 def _spark_tree(sql: str, variables: tuple[tuple[str, Any], ...]) -> exp.Expression:
     # cached: an ingest translates the same staging models again for every file it reads, and
     # parsing a macro-expanded model costs about a second of Python
-    tree = sqlglot.parse_one(_unpivot_text(sql), read="duckdb")
-    # in place (copy=False): the tree was just parsed, nothing else holds it, and a copy of a
-    # macro-expanded model costs as much as a third of its parse
+    # a copy of the model's shared parse (models.parsed), changed in place from here (copy=False):
+    # a copy of a macro-expanded model costs as much as a third of its parse
+    tree = parsed(_unpivot_text(sql)).copy()
     values = dict(variables)
     tree = tree.transform(lambda n: _expand(n, values), copy=False)
     tree = tree.transform(_json_casts, copy=False)
