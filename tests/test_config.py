@@ -3,7 +3,6 @@ wrong type says what is expected, `config check` shows what the file maps and wh
 the --help example is a real file, and commands that read a warehouse never create one."""
 from __future__ import annotations
 
-import re
 import textwrap
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +16,7 @@ from pipelines.cli import main
 from pipelines.config import example_text, load_config
 from tests.conftest import DATA, ingest_json
 from tests.telemetry_fixtures import Trace, write_prom_text
+from tests.test_environment_errors import said
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "pipelines" / "meterbook.example.toml"
 
@@ -215,9 +215,7 @@ def test_reports_name_the_config_they_used(small_warehouse, tmp_path, monkeypatc
     res = CliRunner().invoke(main, ["report", "chargeback", "--month", "2026-10", "--warehouse", str(small_warehouse),
                                     "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
-    # progress lines ("build working 1 s: ...") may come first; the note leads the rest
-    said = [line for line in res.stderr.splitlines() if not re.match(r"\w+ working \d+ s: ", line)]
-    assert said[0].startswith("Note: no --config"), res.stderr
+    assert said(res.stderr)[0].startswith("Note: no --config"), res.stderr   # after any progress lines
     pdf = PdfReader(tmp_path / "out" / "chargeback.pdf")
     first = " ".join(pdf.pages[0].extract_text().split())
     assert "No meterbook.toml was given (--config)" in first

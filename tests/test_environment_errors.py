@@ -21,9 +21,14 @@ PROGRESS = re.compile(r"^(?!Error: ).* working \d+ s: ")
 MONTH = "2026-10"
 
 
+def said(stderr: str) -> list[str]:
+    """stderr's lines less the progress lines ("build working 10 s: ...") a slow machine prints."""
+    return [ln for ln in stderr.strip().splitlines() if not PROGRESS.match(ln)]
+
+
 def one_error_line(proc, *words: str) -> str:
-    # progress lines ("build working 10 s: ...") come on a slow machine; the error is the one other line
-    lines = [ln for ln in proc.stderr.strip().splitlines() if not PROGRESS.match(ln)]
+    # the error is the one line besides progress
+    lines = said(proc.stderr)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     for w in words:
