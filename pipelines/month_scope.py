@@ -189,11 +189,12 @@ def shared_fingerprint(con: duckdb.DuckDBPyConnection, variables: dict[str, obje
     h = hashlib.sha256(repr(sorted(variables.items())).encode())
     tables = [r[0] for r in con.execute("select table_name from duckdb_tables() where table_name like 'ref\\_%' escape '\\' "
                                         "or table_name like 'cfg\\_%' escape '\\' order by 1").fetchall()]
+    # every table's columns in one catalog query (one per table cost 11 ms each, 34 tables)
+    columns = dict(con.execute("select table_name, string_agg(column_name || ' ' || data_type, ',' order by column_index) "
+                               "from duckdb_columns() where list_contains(?, table_name) group by 1", [tables]).fetchall())
     for t in tables:
-        cols = con.execute(f"select string_agg(column_name || ' ' || data_type, ',' order by column_index) "
-                           f"from duckdb_columns() where table_name = '{t}'").fetchone()
         total = con.execute(f"select count(*), sum(hash(x)) from {t} x").fetchone()
-        h.update(f"{t}|{cols}|{total}".encode())
+        h.update(f"{t}|{(columns.get(t),)}|{total}".encode())
     for folder in ("05_scope", "20_intermediate", "30_marts"):
         for name in sql_files(folder):
             h.update(read_sql(folder, name).encode())
