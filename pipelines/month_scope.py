@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Callable, Iterable
 
 import duckdb
@@ -132,9 +131,14 @@ def qualified(con: duckdb.DuckDBPyConnection, table: str) -> str:
     return f'"{db[0] if db else "memory"}".main.{table}'
 
 
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The names of the connection's tables that are not temporary. A catalog query costs 5 ms
+    however narrow its filter: ask once for all of them, not once a table."""
+    return {r[0] for r in con.execute("select table_name from duckdb_tables() where not temporary").fetchall()}
+
+
 def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    row = con.execute("select count(*) from duckdb_tables() where table_name = ? and not temporary", [table]).fetchone()
-    return bool(row and row[0])
+    return table in _tables(con)
 
 
 def map_rows(con: duckdb.DuckDBPyConnection, month_expr: dict[str, str] | None = None) -> None:
@@ -189,11 +193,12 @@ def shared_fingerprint(con: duckdb.DuckDBPyConnection, variables: dict[str, obje
     h = hashlib.sha256(repr(sorted(variables.items())).encode())
     tables = [r[0] for r in con.execute("select table_name from duckdb_tables() where table_name like 'ref\\_%' escape '\\' "
                                         "or table_name like 'cfg\\_%' escape '\\' order by 1").fetchall()]
+    # every table's columns in one catalog query (one per table cost 11 ms each, 34 tables)
+    columns = dict(con.execute("select table_name, string_agg(column_name || ' ' || data_type, ',' order by column_index) "
+                               "from duckdb_columns() where list_contains(?, table_name) group by 1", [tables]).fetchall())
     for t in tables:
-        cols = con.execute(f"select string_agg(column_name || ' ' || data_type, ',' order by column_index) "
-                           f"from duckdb_columns() where table_name = '{t}'").fetchone()
         total = con.execute(f"select count(*), sum(hash(x)) from {t} x").fetchone()
-        h.update(f"{t}|{cols}|{total}".encode())
+        h.update(f"{t}|{(columns.get(t),)}|{total}".encode())
     for folder in ("05_scope", "20_intermediate", "30_marts"):
         for name in sql_files(folder):
             h.update(read_sql(folder, name).encode())
@@ -209,10 +214,11 @@ def plan(con: duckdb.DuckDBPyConnection, shared: str, models: Iterable[str],
     now = fingerprints(con)
     undated = undated_fingerprint(con)
     before: dict[str, str] = {}
-    if _exists(con, STATE):
+    tables = _tables(con)
+    if STATE in tables:
         before = dict(con.execute(f"select month, inputs_sha256 from {qualified(con, STATE)}").fetchall())
     months = sorted(now)
-    full = before.get("") != shared or not all((built or partial(_exists, con))(m) for m in models)
+    full = before.get("") != shared or not all((built or tables.__contains__)(m) for m in models)
     rebuilt = months if full else [m for m in months if before.get(m) != now[m]]
     removed = sorted(m for m in before if m not in now and m not in ("", "-"))
     return Scope(months, rebuilt, removed, full, full or bool(rebuilt or removed) or before.get("-") != undated,

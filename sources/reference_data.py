@@ -14,6 +14,7 @@ what each file holds and where its figures come from.
 from __future__ import annotations
 
 import csv
+import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -104,9 +105,17 @@ def _select_sql(name: str) -> str:
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create ref_<file> tables for every reference CSV in ``con``."""
+    """(Re)create ref_<file> tables for every reference CSV in ``con``. Every ingest and build
+    calls this; a table made from the same file bytes and SQL (its comment holds their sha256) is
+    kept rather than read and written again."""
+    made = dict(con.execute("select table_name, comment from duckdb_tables() "
+                            "where database_name = current_database() and schema_name = 'main'").fetchall())
     for name in COEFFICIENT_FILES + CATALOG_FILES:
-        con.execute(f"CREATE OR REPLACE TABLE ref_{name} AS {_select_sql(name)}")
+        sql = _select_sql(name)
+        version = hashlib.sha256(sql.encode() + (REFERENCE_DIR / f"{name}.csv").read_bytes()).hexdigest()
+        if made.get(f"ref_{name}") != version:
+            con.execute(f"CREATE OR REPLACE TABLE ref_{name} AS {sql}")
+            con.execute(f"COMMENT ON TABLE ref_{name} IS {literal(version)}")
 
 
 # ---------------------------------------------------------------- pure lookups

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 from datetime import date
 
 import duckdb
@@ -239,6 +240,25 @@ def test_load_reference_types_and_ids(loaded):
     # Loading twice replaces rather than appends.
     rd.load_reference(loaded)
     assert loaded.execute("SELECT count(*) FROM ref_embodied").fetchone()[0] == len(rows("embodied"))
+
+
+def test_a_reference_file_edited_since_the_last_load_is_loaded_again(tmp_path, monkeypatch):
+    """Tables made from the same file bytes are kept (every ingest and build loads the reference);
+    one whose file changed is made again, whatever else is kept."""
+    ref = tmp_path / "reference"
+    shutil.copytree(rd.REFERENCE_DIR, ref)
+    monkeypatch.setattr(rd, "REFERENCE_DIR", ref)
+    con = duckdb.connect()
+    rd.load_reference(con)
+    tdp = "SELECT value FROM ref_gpu_specs WHERE gpu_model = 'A100-SXM4-80GB' AND metric = 'tdp_w'"
+    # a table left as it was is not read again: a row changed by hand stays
+    con.execute("UPDATE ref_embodied SET notes = 'kept'")
+    specs = ref / "gpu_specs.csv"
+    specs.write_text(specs.read_text(encoding="utf-8").replace("A100-SXM4-80GB,tdp_w,400,", "A100-SXM4-80GB,tdp_w,401,"),
+                     encoding="utf-8")
+    rd.load_reference(con)
+    assert con.execute(tdp).fetchone() == (401.0,)
+    assert {r for (r,) in con.execute("SELECT DISTINCT notes FROM ref_embodied").fetchall()} == {"kept"}
 
 
 def test_assumption_lookup():
