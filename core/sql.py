@@ -85,6 +85,13 @@ def with_ctes(sql: str, ctes: list[str]) -> str:
     return f"{sql[:m.start()]}with {', '.join(ctes)}, {sql[m.end():]}"
 
 
+def table_comments(con: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
+    """{table: comment} of the connection's own tables (its database's main schema): tables made
+    from a known input keep that input's sha256 there, and are made again only when it differs."""
+    return dict(con.execute("select table_name, comment from duckdb_tables() "
+                            "where database_name = current_database() and schema_name = 'main'").fetchall())
+
+
 def fill(name: str, sql: str, slots: dict[str, str]) -> str:
     present = set(SLOT.findall(sql))
     if unknown := set(slots) - present:

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 
 from core.errors import InputError
-from core.sql import one_row, read_sql, sql_files
+from core.sql import literal, one_row, read_sql, sql_files, table_comments
 from core.units import DCGM_BLANK_MIN, DCGM_INT32_BLANK_MAX, DCGM_INT32_BLANK_MIN, S_PER_H
 
 DEFAULT_WAREHOUSE = Path("build/meterbook.duckdb")
@@ -55,12 +55,11 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> None:
     as it is (running them costs 36 ms a connection)."""
     texts = [read_sql("00_warehouse", name) for name in sql_files("00_warehouse") if name != "macros.sql"]
     version = hashlib.sha256("\n".join(texts).encode()).hexdigest()
-    if con.execute("select comment from duckdb_tables() where database_name = current_database() "
-                   "and schema_name = 'main' and table_name = 'source_files'").fetchall() == [(version,)]:
+    if table_comments(con).get("source_files") == version:
         return
     for text in texts:
         con.execute(text)
-    con.execute(f"comment on table source_files is '{version}'")
+    con.execute(f"comment on table source_files is {literal(version)}")
 
 
 def database_path(con: duckdb.DuckDBPyConnection) -> str | None:

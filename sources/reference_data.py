@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from core.sql import literal
+from core.sql import literal, table_comments
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 
@@ -108,8 +108,7 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create ref_<file> tables for every reference CSV in ``con``. Every ingest and build
     calls this; a table made from the same file bytes and SQL (its comment holds their sha256) is
     kept rather than read and written again."""
-    made = dict(con.execute("select table_name, comment from duckdb_tables() "
-                            "where database_name = current_database() and schema_name = 'main'").fetchall())
+    made = table_comments(con)
     for name in COEFFICIENT_FILES + CATALOG_FILES:
         sql = _select_sql(name)
         version = hashlib.sha256(sql.encode() + (REFERENCE_DIR / f"{name}.csv").read_bytes()).hexdigest()
