@@ -78,6 +78,11 @@ CASES = [
     ("integer_division", "7200001 // 3600000"),
     ("struct_and_list", "[{'k': 'a', 'v': 1}][1].v"),
     ("list_filter_lambda", "list_filter([1, null, 3], lambda e: e is not null)[2]"),
+    ("errors_none", "len(errors([row_err(false, 'c', 'k', 'v', 'm'), cast_err('c', null, null, 'decimal')]))"),
+    ("errors_some", "errors([row_err(true, 'a', 'k', 'v', 'm'), row_err(null::boolean, 'b', 'k', 'v', 'm'), "
+                    "cast_err('c', 'x', null::decimal(38, 12), 'decimal')])"),
+    ("errors_concat_typed", "len(list_concat(errors([row_err(false, 'a', 'k', 'v', 'm')]), errors([row_err(true, 'b', 'k', 'v', 'm')])))"),
+    ("list_filter_all_null", "len(list_filter([null::varchar, null], lambda e: e is not null))"),
     ("null_safe_equal", "null::varchar is not distinct from null::varchar"),
     ("getvariable", "getvariable('unallocated') || '/' || getvariable('gap_s')::varchar"),
     ("getvariable_list", "getvariable('tag_keys')[2]"),
@@ -148,6 +153,16 @@ def test_utc_ts_parses_a_value_once():
     branch): on Spark it is coalesce(exact(x), fallback(x)), one exact parse."""
     sql = to_spark("select utc_ts(x) as t from (select '2026-10-01T10:30:00Z' as x)", {}).upper()
     assert sql.count("LENGTH(X)") == 1 and "COALESCE((CASE LENGTH(X)" in sql
+
+
+def test_a_list_of_failures_is_filtered_only_where_one_failed():
+    """errors([...]) drops the nulls with a lambda, which Spark runs interpreted, its list too:
+    on Spark the lambda sits behind a test of the items, so a row without failures (the norm)
+    gets an empty list from generated code (the values: the errors_* cases above)."""
+    sql = to_spark("select errors([row_err(a > 1, 'a', 'k', 'v', 'm'), row_err(b, 'b', 'k', 'v', 'm')]) as e "
+                   "from (select 2 as a, false as b)", {}).upper()
+    guard, lambda_at = sql.find("CASE WHEN NOT (CASE WHEN A > 1"), sql.find("FILTER(")
+    assert 0 <= guard < lambda_at and sql.endswith("ELSE ARRAY() END) AS E FROM (SELECT 2 AS A, FALSE AS B)")
 
 
 def test_config_text_reaches_spark_as_a_literal_not_as_sql():

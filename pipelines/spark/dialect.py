@@ -265,6 +265,36 @@ def _not_null(array: exp.Expression) -> exp.Expression:
                                              expressions=[e]))
 
 
+def _drops_nulls(fn: exp.Expression) -> bool:
+    """A lambda `e -> e is not null`."""
+    if not (isinstance(fn, exp.Lambda) and len(fn.expressions) == 1 and isinstance(fn.this, exp.Not)):
+        return False
+    test = fn.this.this
+    return (isinstance(test, exp.Is) and isinstance(test.expression, exp.Null)
+            and test.this.name == fn.expressions[0].name and not test.this.args.get("table"))
+
+
+def _non_null_items(node: exp.ArrayFilter) -> exp.Expression:
+    """list_filter([a, b, ...], e -> e is not null) (the staging models' lists of located
+    failures, nearly always empty) filtered only where an item has a value, an empty list
+    elsewhere. Spark runs a lambda interpreted, its arguments too (a higher-order function has
+    no generated code): every row's checks then ran interpreted, a third of a CUR line's
+    staging; the guard's tests are generated code, and the lambda runs on failing rows alone."""
+    items = node.this.expressions
+    some = exp.or_(*[exp.Not(this=exp.Is(this=item.copy(), expression=exp.Null())) for item in items])
+    return exp.Case(ifs=[exp.If(this=some, true=node.copy())], default=exp.Array(expressions=[]))
+
+
+def _makes_list(node: exp.Expression) -> bool:
+    """A list by its making (a list function, or the guarded filter of _non_null_items), in
+    parentheses too (a macro's body is)."""
+    node = node.unnest()
+    if isinstance(node, exp.Case):
+        ifs = node.args.get("ifs") or []
+        return len(ifs) == 1 and isinstance(ifs[0].args.get("true"), exp.ArrayFilter)
+    return isinstance(node, LIST_MAKERS)
+
+
 def _list_sum(node: exp.Anonymous) -> exp.Expression:
     """DuckDB's list_sum: the values left to right (osum sorts them first, and the same order
     gives the same double), nulls skipped, null for a list with no values; as a DOUBLE."""
@@ -366,7 +396,7 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node.parent, exp.Filter):
             raise UnportableSQL("string_agg(... order by ...) filter (where ...) has no shim")
         return _string_agg(node)
-    if isinstance(node, exp.Length) and isinstance(node.this, LIST_MAKERS):
+    if isinstance(node, exp.Length) and _makes_list(node.this):
         # DuckDB's len() of a list is Spark's size(); Spark's length() is for text only. A list
         # column has no such tell: the models write array_length() for those.
         return _anon("size", node.this)
@@ -408,6 +438,9 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and node.name.lower() == "to_hours":
         # DuckDB's to_hours(n): an interval of n hours
         return _anon("make_dt_interval", exp.Literal.number(0), node.expressions[0])
+    if isinstance(node, exp.ArrayFilter) and isinstance(node.this, exp.Array) and node.this.expressions \
+            and _drops_nulls(node.expression):
+        return _non_null_items(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "list_sum":
         return _list_sum(node)
     if isinstance(node, exp.Anonymous) and node.name.lower() == "try_strptime":
