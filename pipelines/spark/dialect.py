@@ -288,11 +288,11 @@ def _non_null_items(node: exp.ArrayFilter) -> exp.Expression:
 def _makes_list(node: exp.Expression) -> bool:
     """A list by its making (a list function, or the guarded filter of _non_null_items), in
     parentheses too (a macro's body is)."""
-    node = node.unnest()
-    if isinstance(node, exp.Case):
-        ifs = node.args.get("ifs") or []
+    inner = node.unnest()
+    if isinstance(inner, exp.Case):
+        ifs = inner.args.get("ifs") or []
         return len(ifs) == 1 and isinstance(ifs[0].args.get("true"), exp.ArrayFilter)
-    return isinstance(node, LIST_MAKERS)
+    return isinstance(inner, LIST_MAKERS)
 
 
 def _list_sum(node: exp.Anonymous) -> exp.Expression:
