@@ -509,13 +509,13 @@ shift_window_h = 24
 """
 
 
-def config_text(f: dict[str, Any], year: int) -> str:
+def config_text(f: dict[str, Any], year: int, interval_s: int = 30) -> str:
     hosts = "\n".join(f'"{i["host"]}" = "{i["id"]}"' for i in f["instances"] if "host" in i)
     namespaces = "\n".join(f'"{ns}" = "{team}"' for ns, team in TEAM_OF_NAMESPACE.items())
     return (f'# meterbook configuration for the demo platform (written by `meterbook demo`).\n'
             f'[teams]\ntag_keys = ["team", "cost-center", "project"]\nunallocated = "unallocated"\n\n'
             f'[teams.namespaces]\n{namespaces}\n\n[hosts]\n{hosts}\n\n'
-            f'[telemetry]\ninterval_s = 30\ngap_multiple = 4\ndefault_zone = "aws:{REGION}"\n\n'
+            f'[telemetry]\ninterval_s = {interval_s}\ngap_multiple = 4\ndefault_zone = "aws:{REGION}"\n\n'
             f'[currency]\nreporting = "USD"\nrate_rule = "day"\nrounding = "half_even"\n\n'
             f'{ALLOCATION_TEXT.format(year=year)}')
 
@@ -586,5 +586,5 @@ def write_demo(out: Path, month: str, gpus: int | None = None, interval_s: int =
     written.append(write_csv(out / "instruments" / "instruments.csv", INSTRUMENT_COLUMNS, instrument_rows(f, m0.year)))
     written.append(write_sacct(f["onprem"], m0, out / "slurm" / f"sacct-{month}.txt"))
     written += write_cluster_telemetry(f["onprem"], m0, out / "slurm", interval_s)
-    (out / "meterbook.toml").write_text(config_text(f, m0.year - 1) + cluster_config(f["onprem"]), encoding="utf-8")
+    (out / "meterbook.toml").write_text(config_text(f, m0.year - 1, interval_s) + cluster_config(f["onprem"]), encoding="utf-8")
     return written + [out / "disclosures" / "acme-embed-1b.yaml", out / "meterbook.toml"]
