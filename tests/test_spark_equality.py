@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -65,6 +66,9 @@ def inputs(root: Path) -> list[list[Path]]:
     for i, month in enumerate(MONTHS):
         out = root / month
         write_demo(out, month, interval_s=300)
+        if i == 0:   # the config (read for both months) left at 30 s: the telemetry_interval finding, on both engines
+            toml = out / "meterbook.toml"
+            toml.write_text(toml.read_text().replace("interval_s = 300", "interval_s = 30"))
         # fewer, larger telemetry files (each costs Spark a few jobs): month one in one file,
         # month two in two (one host, then the others: several telemetry files in one ingest)
         hosts = sorted((out / "dcgm").iterdir())
@@ -117,6 +121,15 @@ def built(spark, tmp_path_factory):
     yield {"duck": duck, "spark": published, "results": results, "store": store, "root": root}
     published.close()
     duck.close()
+
+
+def test_a_scrape_interval_the_config_does_not_say_is_found_alike(built):
+    """Readings every 300 s under a 30 s setting: each engine finds it in both months, worded alike
+    (the finding is compared with every other row of findings_month below; here, that it is there)."""
+    found = [sorted(con.execute("select month, subject, value, detail from findings_month "
+                                "where finding = 'telemetry_interval'").fetchall()) for con in (built["duck"], built["spark"])]
+    assert tuple(m for m, *_ in found[0]) == MONTHS and found[0] == found[1]
+    assert all(re.match(r"\d+ of \d+ GPUs were read about every [1-3]\d\d s, not every 30 s as configured", d) for *_, d in found[0])
 
 
 def tolerance(column: str) -> float:

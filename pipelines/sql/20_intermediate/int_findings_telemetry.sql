@@ -8,6 +8,13 @@
 --   telemetry_gap       value = unobserved hours of a GPU in the month that a counter gap
 --                       spans; energy_kwh = what was spread over them, low/high the range of
 --                       the part estimated after a reset inside a gap
+--   telemetry_interval  value = GPU-hours of the GPUs read further apart than [telemetry]
+--                       interval_s (by more than scrape_interval_tolerance_ratio, in most of
+--                       their hours with three readings or more): every reading counts
+--                       interval_s of observed time, so their observed GPU-hours and coverage
+--                       (and the MFU built on them) come out short by the ratio. Readings closer
+--                       than interval_s are not a finding: an hour counts at most 3,600 s, and a
+--                       MIG GPU's instances each add readings at every scrape.
 with tol as (
     select value as tol, [coefficient_id] as ids from int_findings_params where assumption_id = 'reconciliation_gap_tolerance_fraction'
 ),
@@ -25,6 +32,30 @@ run_overlap as (
     join (select gpu_uuid, hour_start, coalesce(sum(share::decimal(38, 12)) filter (where is_idle), 0)::double as idle_share
           from int_gpu_workloads group by all) w using (gpu_uuid, hour_start)
     where r.start_utc is not null and r.gpu_energy_kwh > 0 and w.idle_share < 1
+    group by all
+),
+
+interval_tol as (
+    select value as ratio, [coefficient_id] as ids from int_findings_params where assumption_id = 'scrape_interval_tolerance_ratio'
+),
+
+gpu_spacing as (
+    -- a GPU's hours read further apart than interval_s; a gap inside an hour moves that hour's
+    -- spacing, not most of the month's
+    select strftime(h.hour_start, '%Y-%m') as month, h.gpu_uuid, count(*) as hours,
+        count(*) filter (where h.spacing_s > getvariable('interval_s') * t.ratio) as off_hours,
+        avg(h.spacing_s) as spacing_s
+    from (select gpu_uuid, hour_start, (epoch(max(last_ts)) - epoch(min(first_ts))) / (sum(n_scrapes) - 1) as spacing_s
+          from gpu_hour_parts group by gpu_uuid, hour_start having sum(n_scrapes) >= 3) h
+    cross join interval_tol t
+    group by all
+),
+
+interval_month as (
+    select month, count(*) as gpus, count(*) filter (where off_hours * 2 > hours) as off_gpus,
+        sum(hours) filter (where off_hours * 2 > hours) as off_gpu_hours,
+        avg(spacing_s) filter (where off_hours * 2 > hours) as spacing_s
+    from gpu_spacing
     group by all
 ),
 
@@ -66,3 +97,10 @@ select month, 'telemetry_gap', subject, resource_id, null, gap_h, 'h', null, nul
                        gap_estimated_kwh, gap_below_kwh, gap_above_kwh) else '' end),
     []::varchar[]
 from gpu_month where gap_kwh > 0
+union all
+select m.month, 'telemetry_interval', 'telemetry interval', null, null, m.off_gpu_hours, 'h', null, null, null, null,
+    printf('%d of %d GPUs were read about every %.0f s, not every %.0f s as configured: their observed GPU-hours and coverage, and the MFU built on them, count %.0f s a reading',
+           m.off_gpus, m.gpus, m.spacing_s, getvariable('interval_s')::double, getvariable('interval_s')::double),
+    t.ids
+from interval_month m cross join interval_tol t
+where m.off_gpus > 0

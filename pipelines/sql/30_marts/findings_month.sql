@@ -8,7 +8,7 @@
 --                                alternatives for a material on-demand resource, cost_usd = what
 --                                each saves
 --   int_findings_bill            gpu_hours_gap, unmatched_host, unobserved_resource, invoice_difference
---   int_findings_telemetry       energy_gap, energy_above_board, telemetry_gap
+--   int_findings_telemetry       energy_gap, energy_above_board, telemetry_gap, telemetry_interval
 --   int_findings_jobs            low_mfu, scaling_efficiency
 --   int_findings_market          instrument_overclaimed, instrument_unmatched, instrument_duplicate,
 --                                market_factor_missing

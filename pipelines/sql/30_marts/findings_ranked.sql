@@ -85,7 +85,7 @@ labelled as (
         coalesce(p.paying_teams[1].team, k.team) as paying_team,
         coalesce(p.paying_teams, []) as paying_teams,
         case when k.finding in ('gpu_hours_gap', 'unmatched_host', 'unobserved_resource', 'energy_gap',
-                                'energy_above_board', 'telemetry_gap', 'instrument_overclaimed', 'instrument_unmatched',
+                                'energy_above_board', 'telemetry_gap', 'telemetry_interval', 'instrument_overclaimed', 'instrument_unmatched',
                                 'instrument_duplicate', 'market_factor_missing')
              then 'data_quality' else 'decision' end as section,
         k.finding = 'invoice_difference' or coalesce(abs(k.cost_reporting), 0) >= thr.material_usd as material,
