@@ -21,12 +21,12 @@ def gpu(uuid_digit: str, interval_s: int, hours: int = 6, drop: set[int] | None 
                  power_w=[300.0 + (k % 5) for k in range(n)], drop=drop or set())
 
 
-def interval_findings(tmp_path, traces: list[Trace], interval_s: float) -> list[tuple]:
+def interval_findings(tmp_path, traces: list[Trace], interval_s: float, **findings: float) -> tuple[list[tuple], float]:
     wh = tmp_path / "wh.duckdb"
     for i, t in enumerate(traces):
         ingest_json(wh, write_prom_text(tmp_path / f"gpu{i}.prom", [t]))
     con = connect(wh)
-    run_stages(con, Config(interval_s=interval_s))
+    run_stages(con, Config(interval_s=interval_s, findings=findings))
     rows = con.execute("select month, subject, value, unit, detail, assumption_ids from findings_month "
                        "where finding = 'telemetry_interval'").fetchall()
     observed = con.execute("select sum(coverage) from int_gpu_hours").fetchall()[0][0]
@@ -41,7 +41,7 @@ def test_a_gpu_read_every_five_minutes_under_a_thirty_second_setting_is_found(tm
     assert (month, subject, unit) == ("2026-10", "telemetry interval", "h")
     assert value == 6                                   # the 300 s GPU's six hours
     assert detail.startswith("1 of 2 GPUs were read about every 300 s, not every 30 s")
-    assert ids == ["assumptions:scrape_interval_tolerance_ratio"]
+    assert ids == ["assumptions:findings_scrape_interval_tolerance"]
     # what the finding warns of: the 300 s GPU counts a tenth of its hours as observed
     assert observed == pytest.approx(6 + 6 * 0.1, abs=0.01)
 
@@ -58,4 +58,10 @@ def test_gaps_and_matching_intervals_find_nothing(tmp_path):
     gappy = gpu("1", 30, drop=set(range(150, 210)))
     patchy = gpu("2", 30, drop={k for k in range(360) if k % 2})
     rows, _ = interval_findings(tmp_path, [gappy, patchy], 30)
+    assert rows == []
+
+
+def test_the_tolerance_is_a_findings_setting(tmp_path):
+    """[findings] scrape_interval_tolerance = 20 lets a 300 s GPU under a 30 s setting pass."""
+    rows, _ = interval_findings(tmp_path, [gpu("1", 300)], 30, scrape_interval_tolerance=20.0)
     assert rows == []

@@ -9,7 +9,7 @@
 --                       spans; energy_kwh = what was spread over them, low/high the range of
 --                       the part estimated after a reset inside a gap
 --   telemetry_interval  value = GPU-hours of the GPUs read further apart than [telemetry]
---                       interval_s (by more than scrape_interval_tolerance_ratio, in most of
+--                       interval_s (by more than findings_scrape_interval_tolerance, in most of
 --                       their hours with three readings or more): every reading counts
 --                       interval_s of observed time, so their observed GPU-hours and coverage
 --                       (and the MFU built on them) come out short by the ratio. Readings closer
@@ -36,7 +36,7 @@ run_overlap as (
 ),
 
 interval_tol as (
-    select value as ratio, [coefficient_id] as ids from int_findings_params where assumption_id = 'scrape_interval_tolerance_ratio'
+    select value as ratio, [coefficient_id] as ids from int_findings_params where assumption_id = 'findings_scrape_interval_tolerance'
 ),
 
 gpu_spacing as (
@@ -44,7 +44,7 @@ gpu_spacing as (
     -- spacing, not most of the month's
     select strftime(h.hour_start, '%Y-%m') as month, h.gpu_uuid, count(*) as hours,
         count(*) filter (where h.spacing_s > getvariable('interval_s') * t.ratio) as off_hours,
-        avg(h.spacing_s) as spacing_s
+        davg(h.spacing_s) as spacing_s
     from (select gpu_uuid, hour_start, (epoch(max(last_ts)) - epoch(min(first_ts))) / (sum(n_scrapes) - 1) as spacing_s
           from gpu_hour_parts group by gpu_uuid, hour_start having sum(n_scrapes) >= 3) h
     cross join interval_tol t
@@ -54,7 +54,7 @@ gpu_spacing as (
 interval_month as (
     select month, count(*) as gpus, count(*) filter (where off_hours * 2 > hours) as off_gpus,
         sum(hours) filter (where off_hours * 2 > hours) as off_gpu_hours,
-        avg(spacing_s) filter (where off_hours * 2 > hours) as spacing_s
+        davg(case when off_hours * 2 > hours then spacing_s end) as spacing_s
     from gpu_spacing
     group by all
 ),
