@@ -509,7 +509,7 @@ shift_window_h = 24
 """
 
 
-def config_text(f: dict[str, Any], year: int, interval_s: int = 30) -> str:
+def config_text(f: dict[str, Any], year: int, interval_s: int) -> str:
     hosts = "\n".join(f'"{i["host"]}" = "{i["id"]}"' for i in f["instances"] if "host" in i)
     namespaces = "\n".join(f'"{ns}" = "{team}"' for ns, team in TEAM_OF_NAMESPACE.items())
     return (f'# meterbook configuration for the demo platform (written by `meterbook demo`).\n'

@@ -65,3 +65,10 @@ def test_the_tolerance_is_a_findings_setting(tmp_path):
     """[findings] scrape_interval_tolerance = 20 lets a 300 s GPU under a 30 s setting pass."""
     rows, _ = interval_findings(tmp_path, [gpu("1", 300)], 30, scrape_interval_tolerance=20.0)
     assert rows == []
+
+
+def test_the_demo_config_says_the_interval_its_telemetry_was_written_at(tmp_path):
+    from pipelines.config import load_config
+    from pipelines.demo import config_text, fleet
+    (tmp_path / "meterbook.toml").write_text(config_text(fleet(), 2025, 300), encoding="utf-8")
+    assert load_config(tmp_path / "meterbook.toml").interval_s == 300
