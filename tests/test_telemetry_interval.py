@@ -47,8 +47,8 @@ def test_a_gpu_read_every_five_minutes_under_a_thirty_second_setting_is_found(tm
 
 
 def test_readings_closer_than_the_setting_are_not_a_finding(tmp_path):
-    """A GPU read every 30 s under a 300 s setting counts each hour whole (3,600 s at most); a
-    MIG GPU's instances each add readings at every scrape, so closer readings are no mistake."""
+    """A GPU read every 30 s under a 300 s setting counts each hour whole (3,600 s at most):
+    closer readings can overstate only an hour partly observed, and are not this finding."""
     rows, observed = interval_findings(tmp_path, [gpu("1", 300), gpu("2", 30)], 300)
     assert rows == [] and observed == pytest.approx(12, abs=0.01)
 

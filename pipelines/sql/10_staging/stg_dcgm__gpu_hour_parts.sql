@@ -1,15 +1,38 @@
 -- A file's telemetry groups -> one row per physical GPU and UTC hour (the file's part of that
--- GPU-hour). Groups of one GPU differ by metric, by workload (pods run one after another) and
--- by MIG instance (concurrent, same UUID): scrapes are summed over workloads and the maximum
--- is taken over instances, so a MIG GPU counts once.
+-- GPU-hour). Groups of one GPU differ by metric, by workload and by MIG instance. An hour's
+-- scrapes are counted per instance and metric: series that overlap in time were read at the same
+-- scrapes (pods time-slicing the GPU each get its series, vgpu label or not) and count once;
+-- series one after another (pods in turn) add up. The maximum is then taken over metrics and
+-- over instances (concurrent, same UUID), so a shared GPU counts each scrape once.
 with good as (
     select * from _tel where not bad_metric and not no_gpu and not is_request and n_good > 0
 ),
 
+ordered as (
+    -- a series starts a new run of overlapping series unless an earlier one reaches its start
+    select
+        gpu_uuid, hour_index, mig_instance, metric, t0_ms, t1_ms, n_good,
+        (t1_ms - t0_ms) / nullif(n_good - 1, 0) as spacing_ms,
+        case when t0_ms <= max(t1_ms) over (partition by gpu_uuid, hour_index, mig_instance, metric order by t0_ms, t1_ms
+                                            rows between unbounded preceding and 1 preceding) then 0 else 1 end as starts
+    from good
+),
+
+islands as (
+    -- a run's scrapes: at least its best-covered series', at most all its series' together, and
+    -- as many as its span holds at the closest spacing of any of its series
+    select gpu_uuid, hour_index, mig_instance, metric,
+        greatest(max(n_good), coalesce(least(sum(n_good), round((max(t1_ms) - min(t0_ms)) / min(spacing_ms)) + 1), max(n_good)))::bigint as n
+    -- range, not rows: series with the same span share a run whichever of them comes first
+    from (select *, sum(starts) over (partition by gpu_uuid, hour_index, mig_instance, metric order by t0_ms, t1_ms
+                                      range between unbounded preceding and current row) as island from ordered)
+    group by gpu_uuid, hour_index, mig_instance, metric, island
+),
+
 per_instance as (
-    -- scrapes of one instance in the hour: the best-covered metric, summed over its workloads
+    -- scrapes of one instance in the hour: the best-covered metric, its runs added up
     select gpu_uuid, hour_index, mig_instance, max(n) as n_scrapes
-    from (select gpu_uuid, hour_index, mig_instance, metric, sum(n_good) as n from good group by all)
+    from (select gpu_uuid, hour_index, mig_instance, metric, sum(n) as n from islands group by all)
     group by all
 ),
 
