@@ -48,7 +48,7 @@ def test_a_gpu_read_every_five_minutes_under_a_thirty_second_setting_is_found(tm
 
 def test_readings_closer_than_the_setting_are_not_a_finding(tmp_path):
     """A GPU read every 30 s under a 300 s setting counts each hour whole (3,600 s at most):
-    closer readings can overstate only an hour partly observed, and are not this finding."""
+    closer readings count no more than they span, and are not this finding."""
     rows, observed = interval_findings(tmp_path, [gpu("1", 300), gpu("2", 30)], 300)
     assert rows == [] and observed == pytest.approx(12, abs=0.01)
 
@@ -72,3 +72,13 @@ def test_the_demo_config_says_the_interval_its_telemetry_was_written_at(tmp_path
     from pipelines.demo import config_text, fleet
     (tmp_path / "meterbook.toml").write_text(config_text(fleet(), 2025, 300), encoding="utf-8")
     assert load_config(tmp_path / "meterbook.toml").interval_s == 300
+
+
+def test_readings_closer_than_the_setting_count_no_more_than_their_span(tmp_path):
+    """Twenty minutes read every 10 s under a 30 s setting: 120 readings would count 3,600 s; the
+    hour is observed for the 20 minutes they span (and one interval after the last)."""
+    short = Trace(uuid="GPU-33333333-2222-3333-4444-555555555555", start=START, interval_s=10,
+                  power_w=[300.0] * 120)
+    rows, observed = interval_findings(tmp_path, [short], 30)
+    assert rows == []
+    assert observed == pytest.approx((1190 + 30) / 3600, abs=1e-6)

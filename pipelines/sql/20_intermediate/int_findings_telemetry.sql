@@ -13,8 +13,8 @@
 --                       their hours with three readings or more): every reading counts
 --                       interval_s of observed time, so their observed GPU-hours and coverage
 --                       (and the MFU built on them) come out short by the ratio. Readings closer
---                       than interval_s are not a finding: an hour counts at most 3,600 s of them,
---                       so they can overstate only an hour partly observed.
+--                       than interval_s are not a finding: an hour counts no more of them than
+--                       they span (int_gpu_hour_readings).
 with tol as (
     select value as tol, [coefficient_id] as ids from int_findings_params where assumption_id = 'reconciliation_gap_tolerance_fraction'
 ),

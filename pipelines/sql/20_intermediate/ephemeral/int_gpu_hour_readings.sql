@@ -62,7 +62,11 @@ readings as (
 timing as (
     select
         *,
-        least(getvariable('s_per_h'), n_scrapes * getvariable('interval_s')) as observed_s,
+        -- each reading counts interval_s, but never past the readings' own span (and one interval
+        -- after it): readings closer than interval_s (nvidia-smi at 1 s, a 15 s scrape under a
+        -- 30 s setting) would otherwise count a job's first or last 20 minutes as its whole hour
+        least(getvariable('s_per_h'), n_scrapes * getvariable('interval_s'),
+              epoch(last_ts) - epoch(first_ts) + getvariable('interval_s')) as observed_s,
         -- unobserved time between this hour's first and last sample beyond normal sampling
         greatest(0, epoch(last_ts) - epoch(first_ts) - (n_scrapes - 1) * getvariable('interval_s')) as inner_gap_s,
         epoch(first_energy_ts) - epoch(prev_energy_ts) as boundary_s,
