@@ -19,10 +19,11 @@ ordered as (
 ),
 
 islands as (
-    -- a run's scrapes: at least its best-covered series', at most all its series' together, and
-    -- as many as its span holds at the closest spacing of any of its series
+    -- a run's scrapes: as many as its span holds at the closest spacing of any of its series,
+    -- kept between its best-covered series' and all its series' together (the best-covered
+    -- series' alone where no series has two readings to space)
     select gpu_uuid, hour_index, mig_instance, metric,
-        greatest(max(n_good), coalesce(least(sum(n_good), round((max(t1_ms) - min(t0_ms)) / min(spacing_ms)) + 1), max(n_good)))::bigint as n
+        least(sum(n_good), greatest(max(n_good), coalesce(round((max(t1_ms) - min(t0_ms)) / min(spacing_ms)) + 1, 0)))::bigint as n
     -- range, not rows: series with the same span share a run whichever of them comes first
     from (select *, sum(starts) over (partition by gpu_uuid, hour_index, mig_instance, metric order by t0_ms, t1_ms
                                       range between unbounded preceding and current row) as island from ordered)

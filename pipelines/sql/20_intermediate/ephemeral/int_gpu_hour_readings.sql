@@ -47,6 +47,7 @@ readings as (
         sp.idle_w,
         sp.tdp_w,
         sp.max_w,
+        epoch(c.last_ts) - epoch(c.first_ts) as span_s,
         coalesce(c.power_w_mean,
                  case when c.last_energy_mj > c.first_energy_mj and c.last_energy_ts > c.first_energy_ts
                       then (c.last_energy_mj - c.first_energy_mj) / getvariable('mj_per_kwh') * getvariable('w_per_kw')
@@ -65,10 +66,9 @@ timing as (
         -- each reading counts interval_s, but never past the readings' own span (and one interval
         -- after it): readings closer than interval_s (nvidia-smi at 1 s, a 15 s scrape under a
         -- 30 s setting) would otherwise count a job's first or last 20 minutes as its whole hour
-        least(getvariable('s_per_h'), n_scrapes * getvariable('interval_s'),
-              epoch(last_ts) - epoch(first_ts) + getvariable('interval_s')) as observed_s,
+        least(getvariable('s_per_h'), n_scrapes * getvariable('interval_s'), span_s + getvariable('interval_s')) as observed_s,
         -- unobserved time between this hour's first and last sample beyond normal sampling
-        greatest(0, epoch(last_ts) - epoch(first_ts) - (n_scrapes - 1) * getvariable('interval_s')) as inner_gap_s,
+        greatest(0, span_s - (n_scrapes - 1) * getvariable('interval_s')) as inner_gap_s,
         epoch(first_energy_ts) - epoch(prev_energy_ts) as boundary_s,
         -- the power of the (up to) six observed hours on each side of this hour's first reading:
         -- one hour's mean follows the job's swings, six average them out
