@@ -86,6 +86,19 @@ def test_every_section_is_present(demo):
     assert all(f"Team: {t}" in body for t in teams), "one page per team"
 
 
+def test_first_page_holds_the_summary_and_no_summary_page_is_left_empty(demo):
+    """Page 1 is the month at a glance, the findings with the most money at stake and the
+    savings included; the pages up to the first team's are full: a block that does not fit
+    moves whole, and the next section follows it rather than leaving a page of two lines."""
+    pages = [p.extract_text() for p in PdfReader(demo["out"] / "chargeback.pdf").pages]
+    first = " ".join(pages[0].split())
+    for part in ("Per team", "Telemetry coverage", "Findings with the most money at stake", "Savings if every action is taken"):
+        assert part in first, part
+    front = next(i for i, p in enumerate(pages) if "Team: " in p)
+    lines = [len([ln for ln in p.splitlines() if ln.strip()]) for p in pages[:front]]
+    assert min(lines) >= 12, lines
+
+
 def test_sha256_of_every_input_is_in_the_lineage(demo):
     """Every file the month's figures rest on, and only those: a disclosure YAML in the same
     warehouse feeds the audit, not the chargeback."""
