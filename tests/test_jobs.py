@@ -201,6 +201,34 @@ def test_a_training_job_far_below_typical_mfu_is_a_finding_with_the_money_at_sta
     assert "MFU 0.5%" in f[6]
 
 
+def test_a_jobs_energy_is_its_own_gpus_and_only_money_is_pooled(tmp_path):
+    """Research runs one job on i-a; it also pays for i-b, a node whose GPU no pod ever held
+    (idle, drawing power: capacity nobody used, like an owned cluster's), and for support. The
+    job carries i-a's energy, CO2e and GPU-hours alone, its share of the team's other money
+    beside them, and its low-MFU finding prices only what it cost on i-a."""
+    charges = [Charge("100", {"team": "research"}, "i-a", gpu_hours=10.0),
+               Charge("300", {"team": "research"}, "i-b", gpu_hours=10.0),
+               Charge("20", {"team": "research"}, None, service="Support", category="Tax")]
+    hours = [GpuHour("node-a", "GPU-0", h, 0.3, 0.9, {"llm": 120}) for h in range(10)]
+    hours += [GpuHour("node-b", "GPU-b0", h, 0.1, 0.0, {None: 120}) for h in range(10)]
+    con = build(tmp_path, charges, hours, CONFIG)
+    with_work(tmp_path, con, [f"slow,training,llm,,,,,{iso(0)},{iso(10)},1.0e9,,1.0e7,,bf16,"])
+    (row,) = job(con, "slow")
+    on_a = con.execute("""select sum(amount) filter (where meter = 'facility_energy_kwh'), sum(amount) filter (where meter = 'co2e_kg')
+                          from allocation_lines where team = 'research' and resource_id = 'i-a'""").fetchone()
+    on_a = tuple(float(x) for x in on_a)
+    team = con.execute("select sum(facility_energy_kwh), sum(effective_cost)::double from team_month where team = 'research'").fetchone()
+    assert float(team[0]) > on_a[0]           # i-b's idle energy is the team's ...
+    assert (row["facility_energy_kwh"], row["co2e_kg"]) == pytest.approx(on_a)   # ... not the job's
+    assert (row["gpu_hours_billed"], row["status"]) == (pytest.approx(10.0), "measured")
+    assert float(row["effective_cost"]) == pytest.approx(team[1])                 # money is pooled whole
+    assert float(row["effective_cost_other"]) == pytest.approx(320.0)
+    (at_stake,) = con.execute("select cost_usd from findings_month where finding = 'low_mfu'").fetchone()
+    mfu = 6e16 / (10 * 3600 * 312e12)
+    typical = float(reference("assumptions", assumption_id="mfu_typical")["value"])
+    assert at_stake == pytest.approx(100 * (1 - mfu / typical))
+
+
 def test_a_teams_work_totals_are_in_the_reporting_currency_too(hand):
     """team_work_month rolls job_month_reporting up: its reporting figures are its jobs' converted
     ones (a USD month: the same as billed), so the totals line of a team page and its job table

@@ -2,12 +2,14 @@
 -- the jobs used the GPUs they ran on.
 --   low_mfu             a training job of the work log (job_month) whose MFU is below
 --                       findings_low_mfu_threshold: value/low/high = its MFU and range; cost_usd
---                       = the money at stake, its cost x (1 - MFU / mfu_typical), what reaching a
---                       typical large run's MFU would have saved (range in the detail)
+--                       = the money at stake, its GPU cost x (1 - MFU / mfu_typical), what reaching
+--                       a typical large run's MFU would have saved (range in the detail). GPU cost:
+--                       what it cost on the resources it ran on; its share of the team's other
+--                       spend (storage, shared services) does not shrink with fewer GPU-hours
 --   scaling_efficiency  value = E(K) at the GPU count used; detail has K* (int_scaling_fits)
 with job_mfu as (
     -- a job's MFU over all its rows of the month (teams, currencies): work over GPU-seconds at peak
-    select month, job_id, mode_det(list(team)) as team, sum(effective_cost) as cost,
+    select month, job_id, mode_det(list(team)) as team, sum(effective_cost - effective_cost_other) as cost,
         osum(work_flops) / nullif(osum(available_flop), 0) as mfu,
         osum(work_flops) / nullif(osum(available_flop_high), 0) as mfu_low,
         osum(work_flops) / nullif(osum(available_flop_low), 0) as mfu_high,
@@ -27,7 +29,7 @@ thr as (
 select j.month, 'low_mfu' as finding, j.job_id as subject, null::varchar as resource_id, j.team,
     j.mfu as value, 'fraction' as unit, j.mfu_low as low, j.mfu_high as high,
     j.cost * greatest(0, 1 - j.mfu / c.typ) as cost_usd, null::double as energy_kwh,
-    printf('MFU %.1f%% on %.0f GPU-hours of %s (threshold %.0f%%%s); at a typical large run''s %.0f%%, %.0f of its %.0f cost would have been saved (%.0f-%.0f)',
+    printf('MFU %.1f%% on %.0f GPU-hours of %s (threshold %.0f%%%s); at a typical large run''s %.0f%%, %.0f of its %.0f GPU cost would have been saved (%.0f-%.0f)',
            100 * j.mfu, j.gpu_hours, coalesce(j.gpu_models, 'unknown GPUs'), 100 * c.low_mfu,
            coalesce(printf('; DCGM tensor-pipe activity %.0f%%', 100 * j.tensor_active_mean), ''),
            100 * c.typ, j.cost * greatest(0, 1 - j.mfu / c.typ), j.cost,

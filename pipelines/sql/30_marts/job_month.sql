@@ -3,8 +3,9 @@
 -- or across a month boundary, is split without counting anything twice: each GPU-hour is
 -- claimed once, int_job_claims); currency as team_month (energy and CO2e on the first one).
 -- Cost, energy and CO2e are shares of the team's allocation (int_job_allocated shares its
--- allocation_lines out by the job's GPU-hours), so jobs that cover a team's GPU time add up to
--- its team_month figures. GPU time: int_job_gpu_time. Work: tokens/samples/requests of the
+-- allocation_lines out by the job's GPU-hours): jobs that cover a team's GPU time add up to its
+-- team_month cost, and to its energy, CO2e and billed GPU-hours on the resources they ran on
+-- (a resource no job ran on keeps those with the team). GPU time: int_job_gpu_time. Work: tokens/samples/requests of the
 -- month, split between a job's teams by its GPU-hours (int_job_work); MFU = work_flops /
 -- available_flop (GPU-seconds x dense peak for the job's precision); its range follows the
 -- peak's. mfu_logged: the same from the job's own throughput log. tensor_active_mean: DCGM's

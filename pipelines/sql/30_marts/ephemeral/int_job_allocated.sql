@@ -3,8 +3,11 @@
 --   on a billed resource, the team's amounts there (its own use, its idle share, unobserved
 --   hours, energy) in proportion to the job's GPU-hours over the team's there
 --   (int_job_alloc_basis; on_resource);
---   the team's other amounts (shared services, credits, resources it has no hours on) in
---   proportion to the job's GPU-hours over all of the team's in the month.
+--   the team's other money (shared services, storage, credits, resources no job has hours on)
+--   in proportion to the job's GPU-hours over all of the team's in the month. Money only: the
+--   energy, CO2e and billed GPU-hours of a resource the job never ran on (an owned cluster's
+--   capacity nobody held, another instance) are not the job's, and a training run's disclosed
+--   energy must be what its own GPUs drew; they stay the team's, outside every job.
 -- Ephemeral: inlined into the models that read it.
 with job_hours as (
     select month, job_id, team, resource_id, dsum(gpu_hours) as h from int_job_claims group by all
@@ -33,4 +36,4 @@ select s.month, s.job_id, s.team, l.currency, l.meter, l.rule, l.source_group, l
 from shares s
 join lines l on l.month = s.month and l.team = s.team
     and ((s.resource_id is not null and l.on_resource and l.resource_id = s.resource_id)
-         or (s.resource_id is null and not l.on_resource))
+         or (s.resource_id is null and not l.on_resource and l.meter in ('billed_cost', 'effective_cost', 'list_cost')))
