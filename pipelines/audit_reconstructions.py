@@ -25,7 +25,7 @@ from core.units import KWH_PER_MWH
 from pipelines.reconstruct import reconstruct_many
 from pipelines.reconstruct.reference import resolve_gpu
 from schemas.audit_reconstructions import KEY_HEX
-from sources.disclosure_format import DisclosureError, warehouse_engine_input
+from sources.disclosure_format import MEASURED_BY, DisclosureError, warehouse_engine_input
 
 COLUMNS = {"input_key": "string", "model": "string", "result_json": "string", "error": "string"}
 S_PER_DAY = 86_400.0
@@ -42,7 +42,8 @@ def measured_input(d: dict[str, Any], match: Mapping[str, Any] | None) -> dict[s
     if not match or match.get("status") != "matched" or not match.get("it_energy_kwh"):
         return None
     texts = {k: v for k, v in (d.get("number_text") or {}).items() if k not in ("energy_mwh", "energy_scope")}
-    return {**d, "energy_mwh": match["it_energy_kwh"] / KWH_PER_MWH, "energy_scope": "it", "number_text": texts}
+    return {**d, "energy_mwh": match["it_energy_kwh"] / KWH_PER_MWH, "energy_scope": "it", MEASURED_BY: "DCGM",
+            "number_text": texts}
 
 
 def run_input(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,7 +53,8 @@ def run_input(r: Mapping[str, Any]) -> dict[str, Any]:
     gpus = r.get("gpu_count") or r.get("gpu_count_in_model")
     zone = f"{r['cloud_provider']}:{r['cloud_region']}" if r.get("cloud_provider") and r.get("cloud_region") else r.get("country_iso")
     d = {"model": run_name(r), "source": f"CodeCarbon run {r['run_id'] or r['row_number']}",
-         "energy_mwh": r["gpu_energy_kwh"] / pue / KWH_PER_MWH, "energy_scope": "it", "location": zone,
+         "energy_mwh": r["gpu_energy_kwh"] / pue / KWH_PER_MWH, "energy_scope": "it", MEASURED_BY: "CodeCarbon",
+         "location": zone,
          "year": r["end_utc"].year}
     if r.get("gpu_model") and gpus:
         d.update(accelerator=r["gpu_model"], accelerator_count=gpus, training_days=r["duration_s"] / S_PER_DAY)

@@ -101,6 +101,10 @@ MUST_BE_POSITIVE = ("params", "active_params", "tokens", "accelerator_count", "t
                     "price_usd_per_accelerator_hour", "year")
 # Keys a document may carry beside the format's own (ignored): comments and x_ extensions.
 FREE_KEY_PREFIXES = ("x_", "notes")
+# An extension the audit sets on its own engine inputs (a disclosure with meterbook's DCGM energy in
+# place of the published one, a CodeCarbon run): who measured energy_mwh at the source. IT energy
+# so measured has no IT-or-facility doubt (pipelines/reconstruct/graph.py prices it on the facility).
+MEASURED_BY = "x_energy_measured_by"
 NUMBER_TEXT = "number_text"   # the key under which the reconstruct engine takes each number as written
 TEXT_COLUMNS = {k: f"{k}_text" for k in NUMERIC_FIELDS}   # warehouse column of each number as written
 

@@ -2,6 +2,7 @@
 asks for: operator priors, the training year, three-level verdicts, Hugging Face cards."""
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -381,6 +382,24 @@ def test_co2e_of_energy_declared_as_it_energy_spans_the_it_and_the_facility_read
     # the same disclosure declaring facility energy: one reading, no scope factor
     facility = reconstruct(as_disclosure({**bloom, "energy_scope": "facility"}), draws=DRAWS)["meters"]["co2e_location_kg"]
     assert "energy_scope:it:co2e_scope" not in facility["assumptions"] and facility["low"] > 24_690
+
+
+def test_it_energy_measured_at_the_source_is_priced_on_the_facility_energy_alone():
+    """The audit's reconstruction of a disclosure with meterbook's own DCGM measurement in place of
+    its energy (and of a CodeCarbon run): IT energy no publisher could have mislabelled, so its
+    CO2e is facility energy x grid, as on every other page, with no IT-or-facility span."""
+    from pipelines.audit_reconstructions import measured_input, run_input
+    bloom = as_disclosure(_row("BLOOM-176B [Luccioni 2022: dynamic power only]"))
+    measured = measured_input(bloom, {"status": "matched", "it_energy_kwh": 433_196.0})
+    result = reconstruct(measured, draws=DRAWS)["meters"]
+    co2e, facility = result["co2e_location_kg"], result["facility_energy_kwh"]
+    assert "energy_scope:it:co2e_scope" not in co2e["assumptions"]
+    assert co2e["low"] > 24_690                 # never the IT energy's reading
+    run = run_input({"pue": 1.0, "gpu_count": 8, "gpu_model": "A100-SXM4-40GB", "cloud_provider": "aws", "cloud_region": "us-east-1",
+                     "gpu_energy_kwh": 100.0, "duration_s": 86_400.0, "end_utc": datetime(2026, 10, 2),
+                     "run_id": "r1", "row_number": 2, "project": "p", "country_iso": None})
+    assert "energy_scope:it:co2e_scope" not in reconstruct(run, draws=DRAWS)["meters"]["co2e_location_kg"]["assumptions"]
+    assert facility["value"] > 433_196.0
 
 
 def test_a_calculator_card_read_from_its_markdown_names_its_cloud_region_and_holds_its_figure():

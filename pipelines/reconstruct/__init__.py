@@ -41,7 +41,15 @@ from pipelines.reconstruct.sampling import (  # noqa: F401 (API: the percentiles
     relative_precision,
     tornado,
 )
-from sources.disclosure_format import NUMBER_TEXT, NUMERIC_FIELDS, DisclosureError, document_problems, number
+from sources.disclosure_format import (
+    FREE_KEY_PREFIXES,
+    MEASURED_BY,
+    NUMBER_TEXT,
+    NUMERIC_FIELDS,
+    DisclosureError,
+    document_problems,
+    number,
+)
 
 # Figures a disclosure needs at least one of for any meter to be reconstructed.
 FINDINGS = "findings"   # a parser's plausibility findings ride along with the disclosure, not validated
@@ -65,7 +73,7 @@ def normalize_disclosure(raw: Mapping[str, Any]) -> dict:
     written = raw.get(NUMBER_TEXT) or {}
     d: dict[str, Any] = {"_eps": {}}
     for key, value in doc.items():
-        if value is None or str(key).startswith(("x_", "notes")):
+        if value is None or (str(key).startswith(FREE_KEY_PREFIXES) and key != MEASURED_BY):
             continue
         if key in NUMERIC_FIELDS:
             d[key], d["_eps"][key] = _number(key, value, written.get(key))

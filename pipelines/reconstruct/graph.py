@@ -18,6 +18,7 @@ from core.units import KG_PER_T, KWH_PER_MWH
 from pipelines import estimators as est
 from pipelines.reconstruct import reference as ref
 from pipelines.reconstruct.sampling import ESTIMATED, REPORTED, Q, exact, spanning, var_id
+from sources.disclosure_format import MEASURED_BY
 
 # Without a disclosed precision, MFU uses the first dense peak the part has.
 PRECISION_ORDER = ("bf16", "fp16", "tf32", "fp32")
@@ -406,8 +407,11 @@ class Graph:
         """(factor on facility-energy CO2e, how) for a disclosure that declares its energy as IT
         energy: reporters price the energy figure they publish (BLOOM: 433 MWh of GPU energy x
         57 g = 24.69 t, PUE 1.2 disclosed beside it) as often as the facility's, so the range
-        spans the IT and the facility reading, its centre between them."""
-        if self.d.get("energy_scope") != "it" or self.pue.value <= 1.0 or self.alt == "no_pue":
+        spans the IT and the facility reading, its centre between them. An IT energy measured at the
+        source (`x_energy_measured_by`: meterbook's DCGM readings, a CodeCarbon run) has no such
+        doubt: its CO2e is on the facility's energy, as every other page prices it."""
+        if (self.d.get("energy_scope") != "it" or self.d.get(MEASURED_BY) or self.pue.value <= 1.0
+                or self.alt == "no_pue"):
             return exact(1.0), ""
         low, mode, high = spanning([1.0 / self.pue.value, 1.0])
         c = {"value": mode, "low": low, "high": high, "unit": "ratio", "coefficient_id": "energy_scope:it:co2e_scope",
