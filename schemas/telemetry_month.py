@@ -17,7 +17,8 @@ class TelemetryMonth(pa.DataFrameModel):
     gpu_hours_telemetry_share: float = pa.Field(nullable=True, in_range=SHARE)
     gpu_cost_telemetry_share: float = pa.Field(nullable=True, in_range=SHARE)
     gpu_hours_observed: float = pa.Field(ge=0, description="GPU-hours telemetry observed")
-    util_mean: float = pa.Field(nullable=True, in_range=SHARE, description="of the observed GPUs only")
+    gpu_hours_with_util: float = pa.Field(ge=0, description="observed GPU-hours with a utilization reading")
+    util_mean: float = pa.Field(nullable=True, in_range=SHARE, description="over gpu_hours_with_util only")
 
     class Config:
         coerce = True
@@ -28,3 +29,8 @@ class TelemetryMonth(pa.DataFrameModel):
     def covered_within_billed(cls, df: pd.DataFrame) -> pd.Series:
         """Billed GPU-hours with telemetry are a part of the billed GPU-hours."""
         return df["gpu_hours_billed_with_telemetry"] <= df["gpu_hours_billed"] + 1e-9 * df["gpu_hours_billed"].abs()
+
+    @pa.dataframe_check()
+    def util_hours_within_observed(cls, df: pd.DataFrame) -> pd.Series:
+        """Utilization is measured on a part of the observed GPU-hours."""
+        return df["gpu_hours_with_util"] <= df["gpu_hours_observed"] + 1e-9 * df["gpu_hours_observed"].abs()

@@ -99,6 +99,18 @@ def test_first_page_holds_the_summary_and_no_summary_page_is_left_empty(demo):
     assert min(lines) >= 12, lines
 
 
+def test_fleet_utilization_names_the_gpu_hours_it_is_measured_over(demo):
+    """MIG slices and time-sliced GPUs report no utilization: the fleet's utilization is measured
+    over the observed GPU-hours that do, and page 1 says over how many."""
+    with_util, observed, util = marts(demo["wh"], """select gpu_hours_with_util, gpu_hours_observed, util_mean
+                                                      from telemetry_month where month = ?""", [MONTH])[0]
+    (expected,) = marts(demo["wh"], """select sum(coverage * util_mean) / sum(coverage) from int_gpu_hours
+                                       where util_mean is not null and strftime(hour_start, '%Y-%m') = ?""", [MONTH])[0]
+    assert 0 < with_util < observed and util == pytest.approx(expected)
+    first = " ".join(PdfReader(demo["out"] / "chargeback.pdf").pages[0].extract_text().split())
+    assert f"over the {with_util:,.0f} of {observed:,.0f} observed GPU-hours that report it" in first
+
+
 def test_sha256_of_every_input_is_in_the_lineage(demo):
     """Every file the month's figures rest on, and only those: a disclosure YAML in the same
     warehouse feeds the audit, not the chargeback."""

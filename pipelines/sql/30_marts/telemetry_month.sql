@@ -1,7 +1,8 @@
 -- Grain: month. How much of the billed GPU fleet telemetry describes, so a utilization figure is
 -- read with its coverage: billed GPU-hours and GPU cost in all, and the part telemetry saw (each
 -- resource's by its observed share, int_resource_coverage); observed GPU-hours; utilization
--- weighted by observed time (of the observed fleet only).
+-- weighted by observed time, over the observed GPU-hours that report one (gpu_hours_with_util:
+-- MIG slices, time-sliced GPUs and hosts scraped without the utilization field have none).
 with billed as (
     select month, resource_id, dsum(gpu_hours) as gpu_hours, sum(effective_cost) as gpu_cost
     from int_charges_teams
@@ -12,6 +13,7 @@ with billed as (
 observed as (
     select strftime(hour_start, '%Y-%m') as month,
         dsum(coverage) as gpu_hours_observed,
+        coalesce(sum(coverage::decimal(38, 12)) filter (where util_mean is not null), 0)::double as gpu_hours_with_util,
         (sum((coverage * util_mean)::decimal(38, 12)) filter (where util_mean is not null)
             / nullif(sum(coverage::decimal(38, 12)) filter (where util_mean is not null), 0))::double as util_mean,
         count(distinct gpu_uuid) as gpus_observed,
@@ -42,6 +44,7 @@ select
     f.gpu_cost_with_telemetry / nullif(f.gpu_cost, 0) as gpu_cost_telemetry_share,
     coalesce(o.gpu_hours_observed, 0) as gpu_hours_observed,
     coalesce(o.gpus_observed, 0) as gpus_observed,
+    coalesce(o.gpu_hours_with_util, 0) as gpu_hours_with_util,
     o.util_mean,
     o.scrape_coverage
 from fleet f
