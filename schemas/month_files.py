@@ -9,7 +9,8 @@ from schemas.allocation_lines import MONTH
 class MonthFiles(pa.DataFrameModel):
     month: str = pa.Field(str_matches=MONTH, description="YYYY-MM")
     file_id: int
-    role: str = pa.Field(isin=["billing", "telemetry", "runs", "grid", "instruments", "invoices", "work"])
+    role: str = pa.Field(isin=["billing", "telemetry", "runs", "grid", "instruments", "invoices", "work", "rates",
+                                               "requests", "jobs", "job_stats", "commitments", "provider_carbon"])
     sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
 
     class Config:

@@ -137,7 +137,7 @@ SLOW_FILES = frozenset("""
 accepted_values_report allocation allocation_properties atomic_outputs attribution aws_split bad_inputs billing
 build_config carbon codecarbon config crash_concurrency cur_lineage currency environment_errors errors export_safety
 export_sets findings focus_13_14 focus_export focus_export_split fuzz hostile_input idempotency incremental_months
-ingest_status invoices jobs jobs_properties layers mart_contracts month_invariance month_invariance_property
+ingest_status invoices jobs jobs_properties layers mart_contracts month_files month_invariance month_invariance_property
 nvidia_smi prometheus_server real_world reconstruct reference_data sharing slurm team_names telemetry telemetry_batch
 telemetry_exposition telemetry_plausibility telemetry_prom_comments telemetry_typed_read text_parts whatif
 """.split())

@@ -114,6 +114,35 @@ def test_a_site_mapped_in_config_takes_its_grid_zones_series_and_its_countrys_re
     assert con.execute("select count(*) from findings_month where finding = 'market_factor_missing'").fetchone() == (0,)
 
 
+def test_a_mapped_sites_location_factor_is_its_grids_else_its_countrys_never_the_worlds(tmp_path):
+    """The GHG Protocol Scope 2 Guidance's location-based hierarchy: the zone's grid average, else
+    its country's; the world's only for a zone nothing locates. A site on PJM (no PJM row in the
+    reference data) takes the US average with its range, flagged as coarser than its grid; a site
+    whose grid zone is a country (DE) takes that row, not flagged; an unmapped one, the world's."""
+    config = Config(namespace_teams=NS, default_zone="onprem:lab-1",
+                    grid_zones={"onprem:lab-1": "US-MIDA-PJM", "onprem:lab-2": "DE"},
+                    whatif_regions=("onprem:lab-2", "onprem:nowhere"))
+    con = month(tmp_path, 6, config, charges=[])
+
+    def latest(kind: str, zone: str) -> tuple:
+        return con.execute("""select arg_max(value, year), arg_max(low, year), arg_max(high, year), arg_max(coefficient_id, year)
+                              from ref_grid_intensity where basis = 'location' and zone_kind = ? and zone_id = ?""",
+                           [kind, zone]).fetchone()
+
+    def factor(zone: str) -> tuple:
+        return con.execute("""select intensity_g_per_kwh, intensity_g_per_kwh_low, intensity_g_per_kwh_high, intensity_id,
+                                     intensity_fallback from int_zone_factors where zone = ?""", [zone]).fetchone()
+
+    us, de, world = latest("country", "US"), latest("country", "DE"), latest("world", "WORLD")
+    assert factor("onprem:lab-1") == (*us, True) and us[3] == "grid_intensity:country:US:2023:location"
+    assert factor("onprem:lab-2") == (*de, False)
+    assert factor("onprem:nowhere") == (*world, True)
+    # the site's CO2e is its energy at that factor, and the factor is named among its assumptions
+    pue = zone_factors(con, "onprem:lab-1")[0]
+    co2e, kwh = con.execute("select co2e_kg, facility_energy_kwh from carbon_month where zone = 'onprem:lab-1'").fetchone()
+    assert co2e == pytest.approx(kwh * us[0] / 1000, rel=1e-9) and kwh == pytest.approx(sum(energy(h) for h in range(6)) * pue)
+
+
 def test_a_mapped_site_in_a_country_without_a_residual_mix_says_so(tmp_path):
     """Japan has no residual mix in the reference data: the market-based CO2e is not available and
     the reason names the country found, not a missing mapping."""

@@ -97,6 +97,25 @@ def test_summed_per_team_the_export_is_the_chargeback(exports, demo_billing):
     assert sum(b for (_, c), (b, _) in exported.items() if c == "USD") == Decimal("16614.0868")
 
 
+def test_reporting_currency_costs_are_the_rows_own(exports, demo_billing):
+    """x_BilledCostInReportingCurrency and x_EffectiveCostInReportingCurrency are the row's own
+    cost converted: on an allocated row its team's part, not the origin charge's whole amount, so
+    summed per team they are the chargeback's team totals in the reporting currency (to the cent:
+    the chargeback converts a currency's bill once, the rows line by line)."""
+    wrong = duckdb.sql(f"""select count(*) from '{exports['1.3']}'
+        where x_BilledCostInReportingCurrency <> (BilledCost * x_ExchangeRate)::decimal(38, 12)
+           or x_EffectiveCostInReportingCurrency <> (EffectiveCost * x_ExchangeRate)::decimal(38, 12)""").fetchall()[0][0]
+    assert wrong == 0
+    con = duckdb.connect(str(demo_billing / "wh.duckdb"), read_only=True)
+    chargeback = {t: (b, e) for t, b, e in con.execute(
+        "select team, billed_cost, effective_cost from team_month_reporting where month = ?", [MONTH]).fetchall()}
+    con.close()
+    exported = {t: (b, e) for t, b, e in duckdb.sql(f"""select x_Team, sum(x_BilledCostInReportingCurrency),
+        sum(x_EffectiveCostInReportingCurrency) from '{exports['1.3']}' group by 1""").fetchall()}
+    assert exported.keys() == chargeback.keys()
+    assert all(abs(exported[t][i] - chargeback[t][i]) < Decimal("0.01") for t in chargeback for i in (0, 1)), (exported, chargeback)
+
+
 def test_unit_price_times_quantity_still_meets_the_cost_on_allocated_rows(exports):
     """Quantities follow the row's list-cost ratio, unit prices stay the origin's."""
     worst = duckdb.sql(f"""select max(abs(ListUnitPrice * PricingQuantity - ListCost)),

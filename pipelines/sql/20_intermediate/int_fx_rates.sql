@@ -7,8 +7,10 @@
 -- the most recently loaded file's rate (a restated rate replaces the first one).
 -- A month reads only rates of its own days (and, for the day rule, up to fx_lookback_days
 -- before its first day): restating a later month's rates never moves an earlier month.
+-- file_id: the file the rate was read from (a cross rate: its numerator's, via_file_id the
+-- other leg's), so month_files lists and hashes the rate files a month's conversions read.
 with loaded as (
-    select r.rate_date, r.rate_month, r.from_currency, r.to_currency, r.rate, r.source
+    select r.rate_date, r.rate_month, r.from_currency, r.to_currency, r.rate, r.source, r.file_id
     from exchange_rates r
     join source_files f on f.file_id = r.file_id and f.status = 'loaded'
     where r.from_currency <> r.to_currency
@@ -18,16 +20,16 @@ with loaded as (
 
 inverted as (
     select i.rate_date, i.rate_month, i.to_currency as from_currency, i.from_currency as to_currency,
-        (1 / i.rate)::decimal(38, 12) as rate, i.source || ' (inverse)' as source
+        (1 / i.rate)::decimal(38, 12) as rate, i.source || ' (inverse)' as source, i.file_id
     from loaded i
     anti join loaded d on d.from_currency = i.to_currency and d.to_currency = i.from_currency
         and d.rate_month = i.rate_month and d.rate_date is not distinct from i.rate_date
 ),
 
 stated as (
-    select rate_date, rate_month, from_currency, to_currency, rate, source from loaded
+    select rate_date, rate_month, from_currency, to_currency, rate, source, file_id from loaded
     union all
-    select rate_date, rate_month, from_currency, to_currency, rate, source from inverted
+    select rate_date, rate_month, from_currency, to_currency, rate, source, file_id from inverted
 ),
 
 billed as (
@@ -43,7 +45,8 @@ crossed as (
     select x.rate_date, x.rate_month, x.to_currency as from_currency, y.to_currency,
         (y.rate / x.rate)::decimal(38, 12) as rate,
         'cross rate via ' || x.from_currency || ' = ' || x.from_currency || ' -> ' || y.to_currency || ' (' || y.source
-            || ') / ' || x.from_currency || ' -> ' || x.to_currency || ' (' || x.source || ')' as source
+            || ') / ' || x.from_currency || ' -> ' || x.to_currency || ' (' || x.source || ')' as source,
+        y.file_id, x.file_id as via_file_id
     from loaded x
     join loaded y on y.from_currency = x.from_currency and y.rate_month = x.rate_month
         and y.rate_date is not distinct from x.rate_date and y.to_currency <> x.to_currency
@@ -55,6 +58,6 @@ crossed as (
                                order by x.from_currency) = 1
 )
 
-select rate_date, rate_month, from_currency, to_currency, rate, source from stated
+select rate_date, rate_month, from_currency, to_currency, rate, source, file_id, null::integer as via_file_id from stated
 union all
-select rate_date, rate_month, from_currency, to_currency, rate, source from crossed
+select rate_date, rate_month, from_currency, to_currency, rate, source, file_id, via_file_id from crossed

@@ -1,7 +1,11 @@
 -- Grid intensity, PUE, grid area and residual mix per zone ('aws:us-east-1'): the zones charges
 -- use, the configured default, and the what-if replay's target regions ([whatif] regions, else
--- every region instance_prices.csv prices). Unknown zones fall back to the world intensity and
--- the unknown-facility PUE, flagged.
+-- every region instance_prices.csv prices). Unknown zones fall back to the unknown-facility PUE.
+-- Location-based intensity: the most specific grid average the reference data holds, as the GHG
+-- Protocol Scope 2 Guidance orders them (regional or subnational grid, then national, the world
+-- last): the zone's own cloud_region row, else its grid zone's own row, else its country's,
+-- else the world's. intensity_id names the row used (its range with it); intensity_fallback is
+-- true when that row is coarser than the zone's grid (its country's or the world's).
 -- grid_zone / operator_code / country: how hourly series and instruments name the zone's grid
 -- ([carbon.grid_zones] first, then grid_zones.csv; a mapped zone's country is its grid zone's).
 -- Residual mix (market-based Scope 2, for energy no instrument or supplier factor covers): the zone's own residual_mix row, else its
@@ -16,12 +20,12 @@ with zones as (
     select distinct cloud || ':' || region from ref_instance_prices where not exists (select 1 from cfg_whatif_regions)
 ),
 
-region_intensity as (
-    select zone_id, arg_max(value, year) as value, arg_max(low, year) as low, arg_max(high, year) as high,
+location_intensity as (
+    select zone_kind, zone_id, arg_max(value, year) as value, arg_max(low, year) as low, arg_max(high, year) as high,
            arg_max(coefficient_id, year) as coefficient_id
     from ref_grid_intensity
-    where zone_kind = 'cloud_region' and basis = 'location'
-    group by zone_id
+    where zone_kind <> 'world' and basis = 'location'
+    group by zone_kind, zone_id
 ),
 
 world as (
@@ -68,11 +72,11 @@ pue_by_zone as (
 
 select
     z.zone,
-    coalesce(i.value, w.value) as intensity_g_per_kwh,
-    coalesce(i.low, w.low) as intensity_g_per_kwh_low,
-    coalesce(i.high, w.high) as intensity_g_per_kwh_high,
-    coalesce(i.coefficient_id, w.coefficient_id) as intensity_id,
-    i.value is null as intensity_fallback,
+    coalesce(i.value, ig.value, ic.value, w.value) as intensity_g_per_kwh,
+    coalesce(i.low, ig.low, ic.low, w.low) as intensity_g_per_kwh_low,
+    coalesce(i.high, ig.high, ic.high, w.high) as intensity_g_per_kwh_high,
+    coalesce(i.coefficient_id, ig.coefficient_id, ic.coefficient_id, w.coefficient_id) as intensity_id,
+    i.value is null and ig.value is null as intensity_fallback,
     p.pue, p.pue_low, p.pue_high, p.pue_id,
     g.grid_zone, g.operator_code, g.country,
     coalesce(rz.value, rc.value) as residual_g_per_kwh,
@@ -83,8 +87,12 @@ select
     coalesce(rz.source, rc.source) as residual_source
 from zones z
 cross join world w
-left join region_intensity i on i.zone_id = z.zone
+left join location_intensity i on i.zone_kind = 'cloud_region' and i.zone_id = z.zone
 left join pue_by_zone p on p.zone = z.zone
 left join grid_areas g on g.zone = z.zone
+-- a grid zone named as a country ('DE', 'FR') or a US state is its own row; country and state
+-- ids never coincide ('US' against 'US-CA'), so this matches one row at most
+left join location_intensity ig on ig.zone_kind in ('country', 'us_state') and ig.zone_id = upper(g.grid_zone)
+left join location_intensity ic on ic.zone_kind = 'country' and ic.zone_id = g.country
 left join residual rz on rz.zone_kind = 'cloud_region' and rz.zone_id = z.zone
 left join residual rc on rc.zone_kind = 'country' and rc.zone_id = g.country

@@ -6,7 +6,8 @@
 -- x_SourceLine, and carry its costs in x_OriginBilledCost / x_OriginEffectiveCost.
 -- Exact, in DECIMAL(38, 12): the costs of a split row are its team's cells
 -- (int_focus_alloc_costs), so the allocated rows of an origin add up to it, and summed per team
--- they are team_month's billed, effective and list cost. Other summable columns (quantities,
+-- they are team_month's billed, effective and list cost (x_*CostInReportingCurrency: those cells
+-- at the line's exchange rate, never the origin's whole amount). Other summable columns (quantities,
 -- contracted cost, x_ measures) follow the list-cost ratio of the row (int_focus_alloc_ratios),
 -- so unit price x quantity still meets the cost; unit prices and dimensions are the origin's.
 
@@ -41,6 +42,9 @@ with split as (
             x_CO2eKg * rho::double as x_CO2eKg,
             x_CO2eKgLow * rho::double as x_CO2eKgLow,
             x_CO2eKgHigh * rho::double as x_CO2eKgHigh,
+            -- the row's own part in the reporting currency, as focus_export converts a whole line
+            (billed_cell * x_ExchangeRate)::decimal(38, 12) as x_BilledCostInReportingCurrency,
+            (effective_cell * x_ExchangeRate)::decimal(38, 12) as x_EffectiveCostInReportingCurrency,
             team as x_Team,
             rule as x_AllocationRule,
             share as x_AllocatedShare
