@@ -386,18 +386,17 @@ SHARED_UNITS = ("h",)
 
 
 def statement_findings(found: list[dict], team: str) -> list[dict]:
-    """A team's findings as its statement shows them: a finding on a GPU or job (its subject is not
-    the resource) is its workload team's alone; a finding on a resource is each paying team's, at
-    its share of the amounts, never naming the other payers."""
+    """A team's findings as its statement shows them: each paying team's (findings_ranked's
+    paying_teams, which follow what the finding is about: a GPU's or a pod's time, else its whole
+    resource), at its share of the amounts, never naming the other payers; a finding no team is
+    charged for is its own team's. The chargeback's Findings name the same payers."""
     out = []
     for f in found:
         payers = {p["team"]: p["share"] for p in f.get("paying_teams") or []}
-        on_part = bool(f.get("resource_id")) and f.get("subject") != f.get("resource_id")
-        if f.get("team") and (on_part or not payers):
-            share = 1.0 if f["team"] == team else None
+        if payers:
+            share = payers.get(team)
         else:
-            # the teams charged for the resource, not the tag on its charges
-            share = payers.get(team) if payers else (1.0 if team in (f.get("paying_team"), f.get("team")) else None)
+            share = 1.0 if team in (f.get("paying_team"), f.get("team")) else None
         if share is None:
             continue
         mine = dict(f, paying_team=team, paying_teams=[{"team": team, "share": share}])

@@ -15,6 +15,10 @@
 --                       (and the MFU built on them) come out short by the ratio. Readings closer
 --                       than interval_s are not a finding: an hour counts no more of them than
 --                       they span (int_gpu_hour_readings).
+-- payers (energy_above_board, telemetry_gap: findings on one GPU): the teams whose workloads held
+-- the GPU's time in the month, each with its GPU-hours, as the node's cost follows them
+-- (findings_ranked turns them into paying_teams); null for a GPU no workload held, whose time is
+-- the node's idle time and so keeps the node's payers.
 with tol as (
     select value as tol, [coefficient_id] as ids from int_findings_params where assumption_id = 'reconciliation_gap_tolerance_fraction'
 ),
@@ -73,6 +77,17 @@ gpu_month as (
     from int_gpu_hours g
     left join (select distinct gpu_uuid, hour_start, resource_id from int_gpu_workloads) w using (gpu_uuid, hour_start)
     group by all
+),
+
+gpu_payers as (
+    select month, subject, list({'team': team, 'weight': hours} order by hours desc, team asc) as payers
+    from (select strftime(hour_start, '%Y-%m') as month, coalesce(host, 'no host label') || '/' || gpu_uuid as subject,
+              coalesce(team, getvariable('unallocated')) as team, dsum(gpu_hours_observed) as hours
+          from int_gpu_workloads
+          where not is_idle
+          group by all)
+    where hours > 0
+    group by all
 )
 
 select strftime(o.end_utc, '%Y-%m') as month, 'energy_gap' as finding,
@@ -80,27 +95,27 @@ select strftime(o.end_utc, '%Y-%m') as month, 'energy_gap' as finding,
     null::varchar as team, o.tel_kwh - o.run_kwh as value, 'kWh' as unit, null::double as low, null::double as high,
     null::double as cost_usd, null::double as energy_kwh,
     printf('CodeCarbon %.3f kWh GPU energy (PUE removed), DCGM %.3f kWh on %d busy GPUs over the run', o.run_kwh, o.tel_kwh, o.gpus) as detail,
-    tol.ids as assumption_ids
+    tol.ids as assumption_ids, null as payers
 from run_overlap o cross join tol
 where o.gpus = o.gpu_count and abs(o.tel_kwh - o.run_kwh) > tol.tol * greatest(o.tel_kwh, o.run_kwh)
 union all
-select month, 'energy_above_board', subject, resource_id, null, excess_kwh, 'kWh', null, null, null, excess_kwh,  -- noqa: AL08
+select g.month, 'energy_above_board', g.subject, g.resource_id, null, g.excess_kwh, 'kWh', null, null, null, g.excess_kwh,  -- noqa: AL08
     printf('%d GPU-hours read more than the board can draw (TDP x tolerance): %.3f kWh not charged; check the counter and the labels that name this GPU',
-           excess_hours, excess_kwh),
-    ['assumptions:board_power_tolerance']
-from gpu_month where excess_kwh > 0
+           g.excess_hours, g.excess_kwh),
+    ['assumptions:board_power_tolerance'], p.payers
+from gpu_month g left join gpu_payers p using (month, subject) where g.excess_kwh > 0
 union all
-select month, 'telemetry_gap', subject, resource_id, null, gap_h, 'h', null, null, null, gap_kwh,
-    printf('%.3f kWh of counter energy spread over %.1f unobserved hours (longest gap %.1f h)%s', gap_kwh, gap_h,
-           longest_gap_s / 3600, case when gap_estimated_kwh > 0
+select g.month, 'telemetry_gap', g.subject, g.resource_id, null, g.gap_h, 'h', null, null, null, g.gap_kwh,
+    printf('%.3f kWh of counter energy spread over %.1f unobserved hours (longest gap %.1f h)%s', g.gap_kwh, g.gap_h,
+           g.longest_gap_s / 3600, case when g.gap_estimated_kwh > 0
            then printf('; %.3f kWh estimated after a counter reset inside a gap (range -%.3f/+%.3f kWh)',
-                       gap_estimated_kwh, gap_below_kwh, gap_above_kwh) else '' end),
-    []::varchar[]
-from gpu_month where gap_kwh > 0
+                       g.gap_estimated_kwh, g.gap_below_kwh, g.gap_above_kwh) else '' end),
+    []::varchar[], p.payers
+from gpu_month g left join gpu_payers p using (month, subject) where g.gap_kwh > 0
 union all
 select m.month, 'telemetry_interval', 'telemetry interval', null, null, m.off_gpu_hours, 'h', null, null, null, null,
     printf('%d of %d GPUs were read about every %.0f s, not every %.0f s as configured: their observed GPU-hours and coverage, and the MFU built on them, count %.0f s a reading',
            m.off_gpus, m.gpus, m.spacing_s, getvariable('interval_s')::double, getvariable('interval_s')::double),
-    t.ids
+    t.ids, null
 from interval_month m cross join interval_tol t
 where m.off_gpus > 0

@@ -6,6 +6,10 @@
 --                       their cost at the resource's rate
 --   idle_gpu_hours      per billed resource: GPU time with no workload and its effective cost
 --                       cost_usd = the cost of its unused share, hours x rate x (1 - utilization)
+-- payers: a finding on a GPU or a pod is about that part of the resource, not the whole node:
+-- the teams whose workloads held the hours it counts (a MIG slice's or a time-sliced GPU's pods
+-- by their share), each with its GPU-hours, which the node's rate makes its share of the cost
+-- (findings_ranked turns them into paying_teams). Null for idle_gpu_hours: it is the node's.
 with thr as (
     select
         (select value from int_findings_params where assumption_id = 'findings_low_util_threshold') as util,
@@ -22,12 +26,24 @@ resource_rate as (
     from int_charges_teams where gpu_hours > 0 group by all
 ),
 
-low_util as (
+low_util_teams as (
+    -- a busy GPU's low hours by the team that held them (the unallocated name for a namespace
+    -- nothing maps, as allocation_lines shows it)
     select strftime(w.hour_start, '%Y-%m') as month, w.host, w.gpu_uuid, w.resource_id,
-        mode_det(list(coalesce(w.team, getvariable('unallocated')))) as team,
-        dsum(w.gpu_hours_observed) as hours, dsum(w.gpu_hours_observed * w.util_mean) / dsum(w.gpu_hours_observed) as util
+        coalesce(w.team, getvariable('unallocated')) as team, count(*) as n,
+        dsum(w.gpu_hours_observed) as hours, dsum(w.gpu_hours_observed * w.util_mean) as util_hours
     from int_gpu_workloads w cross join thr
     where not w.is_idle and w.util_mean < thr.util
+    group by all
+),
+
+low_util as (
+    select month, host, gpu_uuid, resource_id,
+        -- the team of most of its hours' rows, ties to the smallest (mode_det over the rows)
+        list(team order by n desc, team asc)[1] as team,
+        dsum(hours) as hours, dsum(util_hours) / dsum(hours) as util,
+        list({'team': team, 'weight': hours} order by hours desc, team asc) filter (where hours > 0) as payers
+    from low_util_teams
     group by all
 ),
 
@@ -54,7 +70,8 @@ select month, 'low_utilization' as finding, coalesce(low_util.host, 'no host lab
     printf('%.1f h at %.0f%% mean utilization (threshold %.0f%%): the unused %.0f%% of its %.0f USD is at stake',
            low_util.hours, 100 * low_util.util, 100 * thr.util, 100 * (1 - low_util.util), low_util.hours * r.usd_per_gpu_h) as detail,
     (select list(coefficient_id) from int_findings_params
-     where assumption_id in ('findings_low_util_threshold', 'findings_low_util_min_hours')) as assumption_ids
+     where assumption_id in ('findings_low_util_threshold', 'findings_low_util_min_hours')) as assumption_ids,
+    low_util.payers
 from low_util cross join thr left join resource_rate r using (month, resource_id)
 where low_util.hours > thr.min_h
 union all
@@ -62,7 +79,9 @@ select q.month, 'requested_idle', q.subject, q.resource_id, q.team, q.hours, 'h'
     q.hours * r.usd_per_gpu_h, null,
     printf('%.1f GPU-h held under a GPU request with the GPU below %.0f%% utilization: release the request or share the GPU',
            q.hours, 100 * thr.util),
-    (select list(coefficient_id) from int_findings_params where assumption_id = 'findings_low_util_threshold')
+    (select list(coefficient_id) from int_findings_params where assumption_id = 'findings_low_util_threshold'),
+    -- a pod is one namespace's, so one team's
+    [{'team': q.team, 'weight': q.hours}]
 from requested_idle q cross join thr left join resource_rate r using (month, resource_id)
 where q.hours > 0
 union all
@@ -74,6 +93,6 @@ select l.month, 'idle_gpu_hours', coalesce(l.resource_id, 'no billed resource'),
          then 'unallocated capacity of an owned cluster (GPU-hours no job held), its share of the cost pool shared by the idle rule: the capital is '
               || 'spent, so nothing is saved by stopping it; fill it with work or size the next purchase to the use'
          else 'idle GPU time (no workload) on the resource and its effective cost, shared by the idle rule' end,
-    []::varchar[]
+    []::varchar[], null
 from allocation_lines l left join owned o on o.resource_id = l.resource_id
 where l.rule like 'idle:%' or l.rule like 'owned_capacity:%' group by l.month, l.resource_id, o.resource_id

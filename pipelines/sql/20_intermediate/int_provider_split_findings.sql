@@ -8,6 +8,8 @@
 --                           following AWS instead would move to or from the team.
 -- AWS weighs CPU and memory beside GPUs (assumptions aws_split_weight_*): pods with large CPU or
 -- memory requests differ by design, hence a tolerance.
+-- payers: the finding is about one team's share of the node, so that team's alone (findings_ranked
+-- turns it into paying_teams), not the node's payers.
 with telemetry as (
     select strftime(hour_start, '%Y-%m') as month, resource_id,
         coalesce(team, getvariable('unallocated')) as team, dsum(gpu_hours_observed) as busy_h
@@ -51,7 +53,8 @@ select c.month, 'provider_split_differs' as finding, c.resource_id || ' / ' || c
     abs(c.telemetry_share - c.provider_share) * c.split_cost_usd as cost_usd, null::double as energy_kwh,
     printf('%s: telemetry gives %s %.0f%% of the busy GPU-hours, AWS split cost allocation %.0f%% of the pods'' split cost (tolerance %.0f points); the allocation follows telemetry',
            c.resource_id, c.team, 100 * c.telemetry_share, 100 * c.provider_share, 100 * p.value) as detail,
-    [p.coefficient_id] as assumption_ids
+    [p.coefficient_id] as assumption_ids,
+    [{'team': c.team, 'weight': 1::double}] as payers
 from covered c
 cross join param p
 where abs(c.telemetry_share - c.provider_share) > p.value

@@ -14,27 +14,30 @@
 --                                market_factor_missing
 --   int_commitment_findings      commitment_unused
 --   int_provider_split_findings  provider_split_differs: AWS's split of a node's pods vs telemetry's
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+-- payers: for a finding on part of a resource (a GPU, a pod, one team's share of a node), the teams
+-- charged for that part, each with a weight (GPU-hours): its model knows the rows it counts. Null
+-- for a finding on a whole resource or on none. findings_ranked makes paying_teams of it.
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, payers
 from int_findings_utilization
 union all
 select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, null::double as energy_kwh,
-    detail, assumption_ids
+    detail, assumption_ids, null
 from int_purchase_options
 union all
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, null
 from int_findings_bill
 union all
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, payers
 from int_findings_telemetry
 union all
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, null
 from int_findings_jobs
 union all
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, null
 from int_findings_market
 union all
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, null
 from int_commitment_findings
 union all
-select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids
+select month, finding, subject, resource_id, team, value, unit, low, high, cost_usd, energy_kwh, detail, assumption_ids, payers
 from int_provider_split_findings

@@ -1,10 +1,14 @@
 -- Grain: month x finding x subject, as findings_month, less what is no finding at all: a purchase
 -- that pays back later than the hardware lasts (assumptions: hardware_lifetime_years), or never.
 -- Adds, per finding:
---   paying_team   the team charged the most for the finding's resource (allocation_lines,
---                 effective cost), not the tag on its charges; paying_teams lists every team
---                 charged for it with its share, largest first. Findings tied to no resource
---                 keep findings_month's team.
+--   paying_team   the team charged the most for what the finding is about, not the tag on its
+--                 charges; paying_teams lists every team charged for it with its share, largest
+--                 first. A finding on a whole resource (an idle node, a Spot candidate): the
+--                 teams allocation_lines charges its effective cost to. A finding on part of one
+--                 (a GPU, a MIG slice's or a time-sliced GPU's pods, one team's share of a node):
+--                 the teams charged for that part's time (findings_month.payers), so that the
+--                 chargeback and the team statements name the same payers. Findings tied to no
+--                 resource keep findings_month's team.
 --   section       'decision' (money to act on) or 'data_quality' (the bill and telemetry to
 --                 match: hosts, gaps, unobserved resources; instruments to correct), listed apart
 --   material      the money at stake reaches findings_material_min_cost_usd ([findings] in
@@ -46,13 +50,27 @@ charged as (
     having sum(amount) <> 0
 ),
 
--- The resource's total summed as decimals, exact in any order: a sum of doubles over the window
--- moved the shares' last digits when another month's rows changed the order it was read in.
+-- a part of a resource's weights by team (GPU-hours), keyed by the finding; decimals as above
+part_charged as (
+    -- team named outright: Spark would call the field p.team
+    select f.month, f.finding, f.subject, u.p.team as team, sum(u.p.weight::decimal(38, 12)) as cost  -- noqa: AL09
+    from findings_month f
+    cross join unnest(f.payers) u (p)
+    group by all
+    having sum(u.p.weight::decimal(38, 12)) > 0
+),
+
+-- The total summed as decimals, exact in any order: a sum of doubles over the window moved the
+-- shares' last digits when another month's rows changed the order it was read in. One form for
+-- both grains: a whole resource's (finding and subject null) and a finding's part of one.
 payers as (
-    select month, resource_id,
+    select month, resource_id, finding, subject,
         list({'team': team, 'share': cost::double / total::double} order by cost desc, team asc) as paying_teams
-    from (select *, sum(cost) over (partition by month, resource_id) as total from charged)
-    group by month, resource_id
+    from (select *, sum(cost) over (partition by month, resource_id, finding, subject) as total
+          from (select month, resource_id, null::varchar as finding, null::varchar as subject, team, cost from charged
+                union all
+                select month, null, finding, subject, team, cost from part_charged))
+    group by month, resource_id, finding, subject
 ),
 
 owned as (
@@ -82,8 +100,8 @@ converted as (
 
 labelled as (
     select k.*,
-        coalesce(p.paying_teams[1].team, k.team) as paying_team,
-        coalesce(p.paying_teams, []) as paying_teams,
+        coalesce(q.paying_teams[1].team, p.paying_teams[1].team, k.team) as paying_team,
+        coalesce(q.paying_teams, p.paying_teams, []) as paying_teams,
         case when k.finding in ('gpu_hours_gap', 'unmatched_host', 'unobserved_resource', 'energy_gap',
                                 'energy_above_board', 'telemetry_gap', 'telemetry_interval', 'instrument_overclaimed', 'instrument_unmatched',
                                 'instrument_duplicate', 'market_factor_missing')
@@ -92,7 +110,8 @@ labelled as (
         thr.material_usd as materiality_usd
     from converted k
     cross join thr
-    left join payers p on p.month = k.month and p.resource_id = k.resource_id
+    left join payers p on p.month = k.month and p.resource_id = k.resource_id and p.finding is null
+    left join payers q on q.month = k.month and q.finding = k.finding and q.subject = k.subject
 ),
 
 -- Actions on one resource (Spot, a commitment, owned GPUs, idle time, a low-utilization GPU)
@@ -108,7 +127,8 @@ acted as (
                           order by abs(coalesce(cost_reporting, 0)) desc, finding asc, subject asc)
 )
 
-select * exclude (on_resource, largest_finding, largest_subject, size_rank),
+-- payers is findings_month's raw weights, paying_teams what they come to
+select * exclude (on_resource, largest_finding, largest_subject, size_rank, payers),
     case when size_rank > 1 then largest_finding || ' ' || largest_subject end as overlapped_by,
     -- what acting on it saves, counted once: decisions, less what a larger action on the resource covers
     case when section = 'decision' and finding <> 'invoice_difference' and coalesce(size_rank, 1) = 1
