@@ -42,7 +42,8 @@ low_util as (
         -- the team of most of its hours' rows, ties to the smallest (mode_det over the rows)
         list(team order by n desc, team asc)[1] as team,
         dsum(hours) as hours, dsum(util_hours) / dsum(hours) as util,
-        list({'team': team, 'weight': hours} order by hours desc, team asc) filter (where hours > 0) as payers
+        -- list_filter, not FILTER (WHERE): Spark's ordered list takes no filter clause
+        list_filter(list({'team': team, 'weight': hours} order by hours desc, team asc), lambda p: p.weight > 0) as payers
     from low_util_teams
     group by all
 ),
