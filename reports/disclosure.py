@@ -32,6 +32,7 @@ FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
           "facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low",
           "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
+NOT_AVAILABLE = ("co2e_market_kg",)   # null where the zone has no market-based factor: not zero
 SCOPE_COLUMNS = ("ownership", "electricity_scope", "embodied_scope")
 NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
 # the Model Documentation Form's training-time bands for national authorities, in months
@@ -56,7 +57,10 @@ def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | 
         where, params = "(lower(job_id) = ? or lower(job_id) like ? || '-%') and workload = 'training'", [slug, slug]
     else:
         where, params = "job_id = ?", [job or ""]
-    sums = ", ".join(f"sum({c}) as {c}" for c in SUMMED)
+    # a month or job whose market-based CO2e is not available (null) leaves the sum unknown: a partial
+    # sum would understate it
+    sums = ", ".join(f"case when count(*) = count({c}) then sum({c}) end as {c}" if c in NOT_AVAILABLE else f"sum({c}) as {c}"
+                     for c in SUMMED)
     cur = con.execute(f"""
         select string_agg(distinct job_id, ', ' order by job_id) as jobs, min(month) as first_month, max(month) as last_month,
             string_agg(distinct workload, ', ' order by workload) as workload, max(params) as params,
@@ -132,7 +136,9 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
                                                "mwh_high": Q.of(row["facility_energy_kwh_high"], "kWh").to("MWh"),
                                                "tier": row["energy_tier"]},
         "Measurement methodology (energy)": f"{method}; range over the PUE and power assumptions",
-        "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"), "co2e_market_t": Q.of(row["co2e_market_kg"] or 0, "kg").to("t"),
+        "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"),
+        # not available stays None (the Markdown says so): 0 t would be a figure the job never had
+        "co2e_market_t": None if row["co2e_market_kg"] is None else Q.of(row["co2e_market_kg"], "kg").to("t"),
         "ghg_scope": ghg_scope(row),
         "assumption_ids": row["assumption_ids"],
     }
@@ -192,7 +198,9 @@ def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
              f"- Measurement methodology: {form['Measurement methodology (computation)']}",
              f"- Amount of energy used for training: {e['written']} MWh (range {e['mwh_low']:.2e} to {e['mwh_high']:.2e}), {e['tier']}",
              f"- Measurement methodology: {form['Measurement methodology (energy)']}",
-             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, {form['co2e_market_t']:.4f} t market-based",
+             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, "
+             + ("market-based not available (no market-based factor for a zone it ran in)" if form["co2e_market_t"] is None
+                else f"{form['co2e_market_t']:.4f} t market-based"),
              f"- GHG Protocol scope: electricity {form['ghg_scope']['electricity']}, embodied {form['ghg_scope']['embodied']} "
              f"({form['ghg_scope']['ownership']} GPUs). {SCOPE_RULE}", "",
              "## SCI (ISO/IEC 21031:2024): SCI = (E x I + M) per R", ""]
