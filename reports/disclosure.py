@@ -34,6 +34,8 @@ SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests"
           "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
 NOT_AVAILABLE = ("co2e_market_kg",)   # null where the zone has no market-based factor: not zero
 SCOPE_COLUMNS = ("ownership", "electricity_scope", "embodied_scope")
+# SPDX 3.0.1 ai_EnergyConsumption's property for each activity (CycloneDX 1.6 names the same activities)
+SPDX_ENERGY = {"training": "ai_trainingEnergyConsumption", "inference": "ai_inferenceEnergyConsumption"}
 NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
 # the Model Documentation Form's training-time bands for national authorities, in months
 TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
@@ -93,7 +95,8 @@ def sci(row: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"}, "M": {"value": row["embodied_co2e_kg"], "unit": "kg CO2e"}}
     if row["facility_energy_kwh"]:
         out["I"] = {"value": (Q.of(row["co2e_kg"], "kg") / e).to("g/kWh"), "unit": "g CO2e/kWh"}
-    units = [("per training run", Q.of(1, "run"), "g/run", "g CO2e per training run"),
+    run = "training run" if row["workload"] == "training" else "job"   # a serving job's R is no training run
+    units = [(f"per {run}", Q.of(1, "run"), "g/run", f"g CO2e per {run}"),
              ("per million tokens", Q.of(row["tokens"] or 0, "token"), "g/Mtok", "g CO2e per million tokens"),
              ("per 1,000 requests", Q.of(row["requests"] or 0, "request"), "g/krequest", "g CO2e per 1,000 requests")]
     scores = []
@@ -157,7 +160,7 @@ def spdx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
          "comment": f"energy {row['energy_tier']}, facility kWh range {row['facility_energy_kwh_low']:.6g} to "
                     f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based), "
                     f"GHG Protocol {row['electricity_scope']} ({row['ownership']} GPUs)",
-         "ai_energyConsumption": {"type": "ai_EnergyConsumption", "ai_trainingEnergyConsumption": [
+         "ai_energyConsumption": {"type": "ai_EnergyConsumption", SPDX_ENERGY[_activity(row)]: [
              {"type": "ai_EnergyConsumptionDescription", "ai_energyQuantity": f"{kwh:.6f}", "ai_energyUnit": "kilowattHour"}]}},
     ]}
 
@@ -171,13 +174,18 @@ def cyclonedx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
             "version": 1, "metadata": {"timestamp": _created(row), "tools": {"components": [{"type": "application", "name": "meterbook"}]}},
             "components": [{"type": "machine-learning-model", "bom-ref": "model", "name": row["jobs"], "modelCard": {
                 "considerations": {"environmentalConsiderations": {"energyConsumptions": [{
-                    "activity": "training",
+                    "activity": _activity(row),
                     "energyProviders": [{"organization": {"name": "the data centres' grid supply (location-based)"},
                                          "energySource": "unknown",
                                          "energyProvided": {"value": row["facility_energy_kwh"], "unit": "kWh"}}],
                     "activityEnergyCost": {"value": row["facility_energy_kwh"], "unit": "kWh"},
                     "co2CostEquivalent": {"value": Q.of(row["co2e_kg"], "kg").to("t"), "unit": "tCO2eq"},
                     "properties": props}]}}}}]}
+
+
+def _activity(row: dict[str, Any]) -> str:
+    """The lifecycle activity the energy was spent on: a serving job's is inference, never training."""
+    return "training" if row["workload"] == "training" else "inference"
 
 
 def _magnitude(x: float | None) -> str:
@@ -220,6 +228,10 @@ def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], jo
     out.mkdir(parents=True, exist_ok=True)
     stem = out / name
     if fmt == "ai-act":
+        if row["workload"] != "training":
+            raise InputError(Path("job_disclosure_month"), f"job {job} is a {row['workload']} job, not training",
+                             f"months {months[0]} to {months[1]}",
+                             "Annex XI 2(d)-(e) asks for the computation and energy of training: name a training job or --model")
         form = ai_act(row)
         return [write_text(Path(f"{stem}.ai-act.json"), json.dumps(form, indent=2, default=str) + "\n"),
                 write_text(Path(f"{stem}.ai-act.md"), markdown(name, form, sci(row)))]
