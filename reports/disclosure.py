@@ -92,7 +92,9 @@ def sci(row: dict[str, Any]) -> dict[str, Any]:
     location-based intensity the job's energy was converted with (its CO2e over its kWh), M the
     GPUs' amortized embodied CO2e. Low and high combine the low and the high ends."""
     e = Q.of(row["facility_energy_kwh"], "kWh")
-    out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"}, "M": {"value": row["embodied_co2e_kg"], "unit": "kg CO2e"}}
+    # M in grams, as the SCI specification gives it (E x I is grams too: kWh x g/kWh)
+    out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"},
+                           "M": {"value": Q.of(row["embodied_co2e_kg"], "kg").to("g"), "unit": "g CO2e"}}
     if row["facility_energy_kwh"]:
         out["I"] = {"value": (Q.of(row["co2e_kg"], "kg") / e).to("g/kWh"), "unit": "g CO2e/kWh"}
     run = "training run" if row["workload"] == "training" else "job"   # a serving job's R is no training run
@@ -213,7 +215,7 @@ def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
              f"({form['ghg_scope']['ownership']} GPUs). {SCOPE_RULE}", "",
              "## SCI (ISO/IEC 21031:2024): SCI = (E x I + M) per R", ""]
     if "I" in score:
-        lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.4f} kg CO2e")
+        lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.2f} g CO2e")
     lines += ["", "| functional unit | R | SCI | low | high | unit |", "|---|---|---|---|---|---|"]
     lines += [f"| {s['functional_unit']} | {s['R']:.6g} | {s['value']:.4g} | {s['low']:.4g} | {s['high']:.4g} | {s['unit']} |"
               for s in score["scores"]]
