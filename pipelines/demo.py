@@ -492,7 +492,7 @@ commitment = "proportional"       # savings plan fees
 credits = "proportional"          # credits no charge can be found for
 
 [[carbon.supplier_factors]]       # market-based Scope 2, after the instruments in instruments/
-zone = "aws:us-east-1"
+zone = "owned:{cluster}"          # the owned cluster's utility: a cloud region's electricity is the provider's
 g_per_kwh = 290.0
 source = "Demo utility's fuel mix disclosure (fictional, written by meterbook demo)"
 year = {year}
@@ -517,7 +517,7 @@ def config_text(f: dict[str, Any], year: int, interval_s: int) -> str:
             f'[teams.namespaces]\n{namespaces}\n\n[hosts]\n{hosts}\n\n'
             f'[telemetry]\ninterval_s = {interval_s}\ngap_multiple = 4\ndefault_zone = "aws:{REGION}"\n\n'
             f'[currency]\nreporting = "USD"\nrate_rule = "day"\nrounding = "half_even"\n\n'
-            f'{ALLOCATION_TEXT.format(year=year)}')
+            f'{ALLOCATION_TEXT.format(year=year, cluster=f["onprem"]["cluster"])}')
 
 
 # ---- carbon: hourly grid intensity and contractual instruments ------------------------------

@@ -61,7 +61,8 @@ def disclosed_row(entity: dict[str, Any]) -> dict[str, Any]:
     (reported, or reconstructed with its range), so the forms' functions read it as they read a job."""
     inputs = entity["inputs"]   # published numbers as written ('14.8'): read as numbers here
     meters = {m["meter"]: m for m in entity["meters"]}
-    row: dict[str, Any] = {"jobs": entity["name"], "tokens": _number(inputs.get("tokens")), "requests": None,
+    # a published model card discloses its training: the forms file it as training (SCI's R a training run)
+    row: dict[str, Any] = {"jobs": entity["name"], "workload": "training", "tokens": _number(inputs.get("tokens")), "requests": None,
                            "gpu_models": inputs.get("accelerator") or "not disclosed", "start_utc": None, "end_utc": None,
                            "wall_clock_h": _number(inputs.get("training_days"), H_PER_DAY),
                            "assumption_ids": sorted({i for m in entity["meters"] for i in m["assumptions"]})}

@@ -33,10 +33,10 @@ def carbon_context(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, Any]
     totals["hourly_share"] = totals["facility_energy_kwh_hourly"] / totals["facility_energy_kwh"] if totals["facility_energy_kwh"] else None
     totals["market_complete"] = all(t["market_complete"] for t in teams)
     zones = rows_as_dicts(con, "select * from carbon_month where month = ? order by zone", [month])
-    basis = rows_as_dicts(con, """select zone, claim_kind, claim, instrument_type, source, year, g_per_kwh, coefficient_id,
-                                         available_kwh, applied_kwh, excess_kwh, co2e_kg
+    basis = rows_as_dicts(con, """select zone, electricity_scope, claim_kind, claim, instrument_type, source, year, g_per_kwh,
+                                         coefficient_id, available_kwh, applied_kwh, excess_kwh, co2e_kg
                                   from market_basis_month where month = ?
-                                  order by zone nulls last, claim_kind, claim""", [month])
+                                  order by zone nulls last, electricity_scope, claim_kind, claim""", [month])
     # the GHG Protocol scopes the month's CO2e falls in, by who owns the hardware (scope_month)
     scopes = rows_as_dicts(con, """
         select ownership, any_value(electricity_scope) as electricity_scope, any_value(embodied_scope) as embodied_scope,

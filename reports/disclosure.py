@@ -32,7 +32,10 @@ FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
           "facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low",
           "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
+NOT_AVAILABLE = ("co2e_market_kg",)   # null where the zone has no market-based factor: not zero
 SCOPE_COLUMNS = ("ownership", "electricity_scope", "embodied_scope")
+# SPDX 3.0.1 ai_EnergyConsumption's property for each activity (CycloneDX 1.6 names the same activities)
+SPDX_ENERGY = {"training": "ai_trainingEnergyConsumption", "inference": "ai_inferenceEnergyConsumption"}
 NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
 # the Model Documentation Form's training-time bands for national authorities, in months
 TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
@@ -56,7 +59,10 @@ def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | 
         where, params = "(lower(job_id) = ? or lower(job_id) like ? || '-%') and workload = 'training'", [slug, slug]
     else:
         where, params = "job_id = ?", [job or ""]
-    sums = ", ".join(f"sum({c}) as {c}" for c in SUMMED)
+    # a month or job whose market-based CO2e is not available (null) leaves the sum unknown: a partial
+    # sum would understate it
+    sums = ", ".join(f"case when count(*) = count({c}) then sum({c}) end as {c}" if c in NOT_AVAILABLE else f"sum({c}) as {c}"
+                     for c in SUMMED)
     cur = con.execute(f"""
         select string_agg(distinct job_id, ', ' order by job_id) as jobs, min(month) as first_month, max(month) as last_month,
             string_agg(distinct workload, ', ' order by workload) as workload, max(params) as params,
@@ -86,10 +92,13 @@ def sci(row: dict[str, Any]) -> dict[str, Any]:
     location-based intensity the job's energy was converted with (its CO2e over its kWh), M the
     GPUs' amortized embodied CO2e. Low and high combine the low and the high ends."""
     e = Q.of(row["facility_energy_kwh"], "kWh")
-    out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"}, "M": {"value": row["embodied_co2e_kg"], "unit": "kg CO2e"}}
+    # M in grams, as the SCI specification gives it (E x I is grams too: kWh x g/kWh)
+    out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"},
+                           "M": {"value": Q.of(row["embodied_co2e_kg"], "kg").to("g"), "unit": "g CO2e"}}
     if row["facility_energy_kwh"]:
         out["I"] = {"value": (Q.of(row["co2e_kg"], "kg") / e).to("g/kWh"), "unit": "g CO2e/kWh"}
-    units = [("per training run", Q.of(1, "run"), "g/run", "g CO2e per training run"),
+    run = "training run" if row["workload"] == "training" else "job"   # a serving job's R is no training run
+    units = [(f"per {run}", Q.of(1, "run"), "g/run", f"g CO2e per {run}"),
              ("per million tokens", Q.of(row["tokens"] or 0, "token"), "g/Mtok", "g CO2e per million tokens"),
              ("per 1,000 requests", Q.of(row["requests"] or 0, "request"), "g/krequest", "g CO2e per 1,000 requests")]
     scores = []
@@ -132,7 +141,9 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
                                                "mwh_high": Q.of(row["facility_energy_kwh_high"], "kWh").to("MWh"),
                                                "tier": row["energy_tier"]},
         "Measurement methodology (energy)": f"{method}; range over the PUE and power assumptions",
-        "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"), "co2e_market_t": Q.of(row["co2e_market_kg"] or 0, "kg").to("t"),
+        "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"),
+        # not available stays None (the Markdown says so): 0 t would be a figure the job never had
+        "co2e_market_t": None if row["co2e_market_kg"] is None else Q.of(row["co2e_market_kg"], "kg").to("t"),
         "ghg_scope": ghg_scope(row),
         "assumption_ids": row["assumption_ids"],
     }
@@ -151,7 +162,7 @@ def spdx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
          "comment": f"energy {row['energy_tier']}, facility kWh range {row['facility_energy_kwh_low']:.6g} to "
                     f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based), "
                     f"GHG Protocol {row['electricity_scope']} ({row['ownership']} GPUs)",
-         "ai_energyConsumption": {"type": "ai_EnergyConsumption", "ai_trainingEnergyConsumption": [
+         "ai_energyConsumption": {"type": "ai_EnergyConsumption", SPDX_ENERGY[_activity(row)]: [
              {"type": "ai_EnergyConsumptionDescription", "ai_energyQuantity": f"{kwh:.6f}", "ai_energyUnit": "kilowattHour"}]}},
     ]}
 
@@ -165,13 +176,18 @@ def cyclonedx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
             "version": 1, "metadata": {"timestamp": _created(row), "tools": {"components": [{"type": "application", "name": "meterbook"}]}},
             "components": [{"type": "machine-learning-model", "bom-ref": "model", "name": row["jobs"], "modelCard": {
                 "considerations": {"environmentalConsiderations": {"energyConsumptions": [{
-                    "activity": "training",
+                    "activity": _activity(row),
                     "energyProviders": [{"organization": {"name": "the data centres' grid supply (location-based)"},
                                          "energySource": "unknown",
                                          "energyProvided": {"value": row["facility_energy_kwh"], "unit": "kWh"}}],
                     "activityEnergyCost": {"value": row["facility_energy_kwh"], "unit": "kWh"},
                     "co2CostEquivalent": {"value": Q.of(row["co2e_kg"], "kg").to("t"), "unit": "tCO2eq"},
                     "properties": props}]}}}}]}
+
+
+def _activity(row: dict[str, Any]) -> str:
+    """The lifecycle activity the energy was spent on: a serving job's is inference, never training."""
+    return "training" if row["workload"] == "training" else "inference"
 
 
 def _magnitude(x: float | None) -> str:
@@ -192,12 +208,14 @@ def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
              f"- Measurement methodology: {form['Measurement methodology (computation)']}",
              f"- Amount of energy used for training: {e['written']} MWh (range {e['mwh_low']:.2e} to {e['mwh_high']:.2e}), {e['tier']}",
              f"- Measurement methodology: {form['Measurement methodology (energy)']}",
-             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, {form['co2e_market_t']:.4f} t market-based",
+             f"- CO2e: {form['co2e_location_t']:.4f} t location-based, "
+             + ("market-based not available (no market-based factor for a zone it ran in)" if form["co2e_market_t"] is None
+                else f"{form['co2e_market_t']:.4f} t market-based"),
              f"- GHG Protocol scope: electricity {form['ghg_scope']['electricity']}, embodied {form['ghg_scope']['embodied']} "
              f"({form['ghg_scope']['ownership']} GPUs). {SCOPE_RULE}", "",
              "## SCI (ISO/IEC 21031:2024): SCI = (E x I + M) per R", ""]
     if "I" in score:
-        lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.4f} kg CO2e")
+        lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.2f} g CO2e")
     lines += ["", "| functional unit | R | SCI | low | high | unit |", "|---|---|---|---|---|---|"]
     lines += [f"| {s['functional_unit']} | {s['R']:.6g} | {s['value']:.4g} | {s['low']:.4g} | {s['high']:.4g} | {s['unit']} |"
               for s in score["scores"]]
@@ -212,6 +230,10 @@ def write_disclosure(con: duckdb.DuckDBPyConnection, months: tuple[str, str], jo
     out.mkdir(parents=True, exist_ok=True)
     stem = out / name
     if fmt == "ai-act":
+        if row["workload"] != "training":
+            raise InputError(Path("job_disclosure_month"), f"job {job} is a {row['workload']} job, not training",
+                             f"months {months[0]} to {months[1]}",
+                             "Annex XI 2(d)-(e) asks for the computation and energy of training: name a training job or --model")
         form = ai_act(row)
         return [write_text(Path(f"{stem}.ai-act.json"), json.dumps(form, indent=2, default=str) + "\n"),
                 write_text(Path(f"{stem}.ai-act.md"), markdown(name, form, sci(row)))]

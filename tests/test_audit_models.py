@@ -81,5 +81,6 @@ def test_a_model_known_only_from_its_disclosure_shows_its_published_figures_with
     # SCI per million tokens from the published CO2e and tokens: (E x I + M) / R
     per_mtok = next(s for s in page["sci"]["scores"] if s["functional_unit"] == "per million tokens")
     assert per_mtok["R"] == pytest.approx(3.0e11 / 1e6)
-    assert per_mtok["value"] == pytest.approx((552.1e3 + page["sci"]["M"]["value"]) * 1e3 / 3.0e5)
+    assert page["sci"]["M"]["unit"] == "g CO2e"       # SCI's M in grams
+    assert per_mtok["value"] == pytest.approx((552.1e3 * 1e3 + page["sci"]["M"]["value"]) / 3.0e5)
     assert re.search(r"Model: GPT-3 175B\s+Known only from its disclosure", audit["text"])

@@ -26,6 +26,9 @@ LIFE_CYCLE = "Carbon intensity gCO₂eq/kWh (Life cycle)"
 DIRECT = "Carbon intensity gCO₂eq/kWh (direct)"
 NS, NODE = {"llm": "research"}, {"ip-1": "i-node"}
 CONFIG = Config(namespace_teams=NS, hosts=NODE)
+# The billed node colocated ([scopes]): its electricity is the organisation's (Scope 2), which
+# instruments and supplier factors can cover; a cloud instance's cannot (the last test)
+OWNED = dataclasses.replace(CONFIG, ownership={("resources", "i-node"): "colocation"})
 HOURS = 200        # a week of data covers the first 168
 
 
@@ -168,12 +171,12 @@ def instruments_file(path: Path, rows: list[tuple]) -> Path:
 
 
 def test_an_instrument_for_half_the_energy_halves_the_zones_figure_down_to_the_residual_mix(tmp_path):
-    con = month(tmp_path, 48)
+    con = month(tmp_path, 48, OWNED)
     kwh, market = con.execute("select facility_energy_kwh, co2e_market_kg from carbon_month").fetchone()
     _, _, residual = zone_factors(con)
     assert market == pytest.approx(kwh * residual / 1000, rel=1e-12)      # nothing declared: the residual mix
     half = kwh / 2 / 1000     # MWh
-    load(con, CONFIG, instruments_file(tmp_path / "i.csv", [("REC-1", "rec", "US-MIDA-PJM", "2026-10-01", "2026-10-31", half, 0, "PJM-GATS 1")]))
+    load(con, OWNED, instruments_file(tmp_path / "i.csv", [("REC-1", "rec", "US-MIDA-PJM", "2026-10-01", "2026-10-31", half, 0, "PJM-GATS 1")]))
     got = con.execute("select co2e_market_kg, instrument_kwh, residual_kwh, market_status from carbon_month").fetchone()
     assert got[0] == pytest.approx(market / 2, rel=1e-9)
     assert got[1] == pytest.approx(kwh / 2, rel=1e-9) and got[2] == pytest.approx(kwh / 2, rel=1e-9) and got[3] == "available"
@@ -184,11 +187,11 @@ def test_an_instrument_for_half_the_energy_halves_the_zones_figure_down_to_the_r
 
 
 def test_over_claimed_unmatched_and_twice_declared_instruments_are_findings(tmp_path):
-    con = month(tmp_path, 24)
+    con = month(tmp_path, 24, OWNED)
     kwh = con.execute("select facility_energy_kwh from carbon_month").fetchone()[0]
     # a year of certificates: October holds 31/365 of them, three times the month's energy
     year_mwh = 3 * kwh / 1000 * 365 / 31
-    load(con, CONFIG, instruments_file(tmp_path / "a.csv", [
+    load(con, OWNED, instruments_file(tmp_path / "a.csv", [
         ("GO-1", "rec", "US", "2026-01-01", "2026-12-31", year_mwh, 0, "M-RETS batch 7"),      # the US market covers us-east-1
         ("PPA-FR", "ppa", "FR", "2026-10-01", "2026-10-31", 1.0, 12, "EDF PPA 2026")]),
         instruments_file(tmp_path / "b.csv", [("GO-1", "rec", "US", "2026-01-01", "2026-12-31", 1.0, 0, "M-RETS batch 7")]))
@@ -202,7 +205,7 @@ def test_over_claimed_unmatched_and_twice_declared_instruments_are_findings(tmp_
 def test_an_annual_instrument_gives_a_month_the_same_claim_whatever_else_is_loaded(tmp_path):
     """Its volume is spread over its period: September's consumption takes nothing of October's share."""
     rec = [("REC-Y", "rec", "aws:us-east-1", "2026-01-01", "2026-12-31", 0.05, 0, "registry 1")]
-    config = dataclasses.replace(CONFIG, default_zone="aws:us-east-1")     # September's hours are billed nowhere
+    config = dataclasses.replace(OWNED, default_zone="aws:us-east-1")     # September's hours are billed nowhere
     october = month(tmp_path / "oct", 48, config, (instruments_file(tmp_path / "i.csv", rec),))
     both = build(tmp_path / "both", [Charge("100.00", {"team": "research"}, "i-node", gpu_hours=48.0)],
                  gpu(48) + [GpuHour("ip-1", "GPU-a", -h, 1.0, 0.9, {"llm": 120}) for h in range(1, 49)], config)
@@ -217,7 +220,7 @@ def test_a_declared_supplier_factor_keeps_its_source_and_a_bare_one_says_it_has_
                                      'source = "Utility fuel mix 2025"\nyear = 2025\n'
                                      '[carbon.market_intensity_g_per_kwh]\n"aws:us-east-1" = 100\n', encoding="utf-8")
     config = load_config(tmp_path / "m.toml")
-    con = month(tmp_path, 12, dataclasses.replace(CONFIG, supplier_factors=config.supplier_factors,
+    con = month(tmp_path, 12, dataclasses.replace(OWNED, supplier_factors=config.supplier_factors,
                                                  market_intensity=config.market_intensity))
     kwh, market = con.execute("select facility_energy_kwh, co2e_market_kg from carbon_month").fetchone()
     assert market == pytest.approx(kwh * 250 / 1000, rel=1e-12)          # declared first, it covers all
@@ -255,3 +258,49 @@ def test_both_electricity_maps_layouts_and_bad_rows_are_read_and_located(tmp_pat
             (6, "mwh", "not_nullable"), (7, "source", "not_nullable")} <= rejects
     assert con.execute("select volume_mwh, period_end from instruments where instrument_id = 'SUP-1'").fetchone() == \
         (None, datetime(2027, 1, 1))          # an inclusive end date covers its whole day
+
+
+def test_a_rec_covers_owned_energy_only_and_cloud_energy_on_the_same_grid_takes_the_residual_mix(tmp_path):
+    """GHG Protocol Scope 2 Guidance (ch. 7, Quality Criteria): the organisation's instruments are
+    claimed for electricity it buys. A cloud instance's (aws:us-east-1, billed) is the provider's,
+    though on the same grid as an owned site (onprem:lab-1, unbilled GPUs, mapped to US-MIDA-PJM):
+    a REC for the grid covers the owned site's energy and none of the cloud's."""
+    config = Config(namespace_teams=NS, hosts=NODE, default_zone="onprem:lab-1", grid_zones={"onprem:lab-1": "US-MIDA-PJM"})
+    con = build(tmp_path, [Charge("100.00", {"team": "research"}, "i-node", gpu_hours=24.0)],
+                gpu(24) + gpu(24, host="ip-2"), config)
+    kwh = dict(con.execute("select zone, facility_energy_kwh from carbon_month").fetchall())
+    assert set(kwh) == {"aws:us-east-1", "onprem:lab-1"}
+    # one REC for the grid, as much as both zones drew: enough for the owned site, the rest not claimed
+    rec = (kwh["aws:us-east-1"] + kwh["onprem:lab-1"]) / 1000
+    load(con, config, instruments_file(tmp_path / "i.csv", [("REC-G", "rec", "US-MIDA-PJM", "2026-10-01", "2026-10-31", rec, 0, "PJM-GATS 9")]))
+    got = {z: (i, r, m) for z, i, r, m in con.execute("select zone, instrument_kwh, residual_kwh, co2e_market_kg from carbon_month").fetchall()}
+    _, _, residual = zone_factors(con)
+    assert got["onprem:lab-1"][0] == pytest.approx(kwh["onprem:lab-1"], rel=1e-9) and got["onprem:lab-1"][2] == pytest.approx(0, abs=1e-9)
+    assert got["aws:us-east-1"][0] == 0 and got["aws:us-east-1"][1] == pytest.approx(kwh["aws:us-east-1"], rel=1e-9)
+    assert got["aws:us-east-1"][2] == pytest.approx(kwh["aws:us-east-1"] * residual / 1000, rel=1e-9)
+    # the scopes say the same: Scope 2 market-based is the owned site's, at the REC's 0 g/kWh
+    scopes = dict(con.execute("select ownership, sum(co2e_market_kg) from team_energy_lines group by all").fetchall())
+    assert scopes["on-premises"] == pytest.approx(0, abs=1e-9) and scopes["cloud"] == pytest.approx(got["aws:us-east-1"][2], rel=1e-9)
+    (over,) = con.execute("select value from findings_month where finding = 'instrument_overclaimed'").fetchone()
+    assert over == pytest.approx(kwh["aws:us-east-1"], rel=1e-9)      # the REC's volume left over: not claimed
+    for table in ("carbon_month", "market_basis_month", "findings_month"):
+        assert contract_failures(con.cursor(), table, VALIDATED[table]) == [], table
+
+
+def test_a_zone_with_colocated_and_cloud_energy_claims_instruments_for_the_colocated_part(tmp_path):
+    """One zone, two billed nodes, one of them colocated ([scopes]): the zone's Scope 2 and cloud
+    energy are matched apart, and carbon_month's zone figure is their sum."""
+    config = Config(namespace_teams=NS, hosts={"ip-1": "i-node", "ip-2": "i-colo"}, ownership={("resources", "i-colo"): "colocation"})
+    con = build(tmp_path, [Charge("100.00", {"team": "research"}, "i-node", gpu_hours=24.0),
+                           Charge("100.00", {"team": "research"}, "i-colo", gpu_hours=24.0)], gpu(24) + gpu(24, host="ip-2"), config)
+    load(con, config, instruments_file(tmp_path / "i.csv", [("REC-Z", "rec", "aws:us-east-1", "2026-10-01", "2026-10-31", 1.0, 0, "registry 2")]))
+    kwh, market, instrument, residual_kwh = con.execute(
+        "select facility_energy_kwh, co2e_market_kg, instrument_kwh, residual_kwh from carbon_month").fetchone()
+    scope = {s: (k, a) for s, k, a in con.execute("""select electricity_scope, claim_kind, applied_kwh from market_basis_month
+                                                     where zone = 'aws:us-east-1'""").fetchall() if k == "instrument"}
+    _, _, residual = zone_factors(con)
+    assert list(scope) == ["Scope 2"] and instrument == pytest.approx(scope["Scope 2"][1], rel=1e-12)
+    assert instrument == pytest.approx(kwh / 2, rel=1e-9) and residual_kwh == pytest.approx(kwh / 2, rel=1e-9)
+    assert market == pytest.approx(kwh / 2 * residual / 1000, rel=1e-9)
+    for table in ("carbon_month", "market_basis_month"):
+        assert contract_failures(con.cursor(), table, VALIDATED[table]) == [], table

@@ -256,7 +256,7 @@ def test_a_document_that_fails_its_schema_is_not_written(tmp_path, monkeypatch, 
 def test_each_sci_figure_is_its_numerator_over_its_denominator(demo):
     m, sci = demo["mart"], read(demo, "sci.json")
     assert sci["E"]["value"] == pytest.approx(m["facility_energy_kwh"])
-    assert sci["M"]["value"] == pytest.approx(m["embodied_co2e_kg"]) and m["embodied_co2e_kg"] > 0
+    assert sci["M"] == {"value": pytest.approx(m["embodied_co2e_kg"] * 1000), "unit": "g CO2e"} and m["embodied_co2e_kg"] > 0
     # E x I is the operational CO2e: I = CO2e / E in g per kWh
     assert sci["I"]["value"] == pytest.approx(m["co2e_kg"] * 1000 / m["facility_energy_kwh"])
     scores = {s["functional_unit"]: s for s in sci["scores"]}
@@ -267,6 +267,25 @@ def test_each_sci_figure_is_its_numerator_over_its_denominator(demo):
     for end, co2e, emb in (("low", "co2e_kg_low", "embodied_co2e_kg_low"), ("high", "co2e_kg_high", "embodied_co2e_kg_high")):
         assert per_mtok[end] == pytest.approx((m[co2e] + m[emb]) * 1000 / (m["tokens"] / 1e6))
     assert per_mtok["low"] <= per_mtok["value"] <= per_mtok["high"]
+
+
+def test_a_jobs_embodied_co2e_is_the_audits_for_its_gpu_hours_and_sci_files_it_in_grams(demo):
+    """One quantity, one formula: the mart's embodied CO2e of the job's GPU-hours (its forms' and
+    SCI's M) is what the audit's reconstruct engine gives for the same GPU-hours: the GPU's
+    embodied CO2e plus its share of the host server, amortized, with the same bounds. SCI states M
+    in grams (ISO/IEC 21031: M in gCO2e)."""
+    from pipelines.reconstruct import embodied_for_hours
+    from pipelines.reconstruct.sampling import bounds
+    m = demo["mart"]
+    assert m["gpu_models"] == "H100-SXM5-80GB" and m["gpu_hours"] > 0
+    q, _ = embodied_for_hours({m["gpu_models"]: m["gpu_hours"]})
+    assert (m["embodied_co2e_kg"], m["embodied_co2e_kg_low"], m["embodied_co2e_kg_high"]) == \
+        pytest.approx((q.value, *bounds(q)), rel=1e-9)
+    assert {"embodied:8-gpu-hgx-server:server", "assumptions:accelerators_per_server"} <= set(m["assumption_ids"])
+    sci = read(demo, "sci.json")
+    assert sci["M"] == {"value": pytest.approx(q.value * 1000, rel=1e-9), "unit": "g CO2e"}
+    ai_act = (demo["out"] / f"{JOB}.ai-act.md").read_text(encoding="utf-8")
+    assert f"M = {q.value * 1000:.2f} g CO2e" in ai_act
 
 
 def line(recon, provider: str, account: str, service: str) -> dict:

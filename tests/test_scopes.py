@@ -26,7 +26,7 @@ def ownership(config: Config, month: str = "2026-10") -> dict[str | None, tuple]
         ('2026-10', 'i-colo', 'AWS', '999988887777'), ('2026-10', 'vm-1', 'Azure', 'sub-1'),
         ('2026-10', 'hpc-lab:idle', 'owned', 'hpc-lab'),
         ('2026-11', 'dgx-7', 'AWS', '111122223333')) t(month, resource_id, provider, account)""")
-    con.execute("""create table int_energy_lines as select * from (values ('2026-10', 'i-aws'), ('2026-10', 'i-colo'),
+    con.execute("""create table int_energy_base as select * from (values ('2026-10', 'i-aws'), ('2026-10', 'i-colo'),
                    ('2026-10', 'dgx-7'), ('2026-10', null), ('2026-11', 'dgx-7')) t(month, resource_id)""")
     rows = con.execute(read_sql("20_intermediate", "int_resource_ownership.sql")).fetchall()
     return {r[1]: r[4:] for r in rows if r[0] == month}

@@ -3,8 +3,9 @@
 --   instrument_overclaimed  value = kWh of an instrument's volume for the month that no
 --                       consumption was left for in the zones it names (not claimed: Scope 2
 --                       Quality Criteria); energy_kwh = what it did cover
---   instrument_unmatched    value = the month's part of an instrument's volume, no consumption in
---                       any zone it names (a misspelled zone, or a market with no GPUs)
+--   instrument_unmatched    value = the month's part of an instrument's volume, no Scope 2
+--                       consumption in any zone it names (a misspelled zone, a market with no
+--                       GPUs, or only cloud GPUs: their electricity is the provider's to claim)
 --   instrument_duplicate    value = kWh of a second declaration of an instrument id (claimed once)
 --   market_factor_missing   value = kWh of a zone's facility energy that no instrument, supplier
 --                       factor or residual mix covers: its market-based CO2e is not available
@@ -23,7 +24,7 @@ having dsum(excess_kwh) > 1e-9 * greatest(1, dsum(available_kwh))
 union all
 select month, 'instrument_' || claim_kind, claim, null, null, available_kwh, 'kWh', null, null, null, 0,
     case claim_kind
-        when 'unmatched' then printf('%s (%s, %s): no consumption this month in zone %s; name a zone, grid zone, operator code or country that has GPU energy',
+        when 'unmatched' then printf('%s (%s, %s): no owned or colocation (Scope 2) consumption this month in zone %s; name a zone, grid zone, operator code or country where the organisation''s own GPUs draw energy (a cloud provider''s electricity is not the organisation''s to claim instruments for)',
                                      instrument_id, instrument_type, source, declared_zone)
         else printf('%s is declared again (%s row %d): an instrument is claimed once', instrument_id, coalesce(origin_path, origin), row_number)
     end,

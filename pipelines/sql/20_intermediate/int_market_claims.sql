@@ -1,13 +1,21 @@
--- Grain: month x zone x variant x claim. Market-based Scope 2 (GHG Protocol Scope 2 Guidance,
--- Quality Criteria): which declared instrument covers how much of a zone's facility energy in a
--- month, and the residual mix for the rest. variant: the consumption it is worked out for
--- (central, low, high facility energy), so a range is the same matching at each end.
+-- Grain: month x zone x electricity scope x variant x claim. Market-based Scope 2 (GHG Protocol
+-- Scope 2 Guidance, Quality Criteria): which declared instrument covers how much of a zone's
+-- facility energy in a month, and the residual mix for the rest. variant: the consumption it is
+-- worked out for (central, low, high facility energy), so a range is the same matching at each end.
+-- electricity_scope: the scope of the energy's hardware (int_resource_ownership): 'Scope 2' for
+-- owned or colocation equipment, whose electricity the organisation buys; a cloud instance's
+-- ('Scope 3, category 1') is the provider's electricity.
 -- Declared: instruments files (PPAs, RECs, GOs, I-RECs; supplier factors) and meterbook.toml's
 -- supplier factors (legacy per-zone factors have no volume, source or year).
 -- The criteria, as applied:
+--   whose    the organisation's instruments and supplier factors can only be claimed for the
+--            electricity it purchases and consumes (Scope 2 Guidance, ch. 7): Scope 2 energy. A
+--            cloud instance's electricity is the provider's, claimed with the provider's
+--            instruments, so cloud energy gets what a zone without instruments gets (the residual
+--            mix), even in a zone or grid that owned energy shares
 --   market   an instrument covers a zone when its zone names it: the zone itself, its grid zone,
 --            operator code or country (int_zone_factors); one declared for several zones is
---            shared over them by their consumption
+--            shared over them by their Scope 2 consumption
 --   period   its volume is spread evenly over its period; a month may claim the part it holds
 --            (never another month's: a month's figures do not depend on other months)
 --   once     an instrument id declared twice for a month is claimed once (the first by file hash
@@ -16,14 +24,15 @@
 --            within a rank by period start, id; no claim beyond the consumption left
 -- claim_kind: instrument | supplier | residual_mix | not_available (energy no claim covers and no
 -- residual mix for the zone); and, zone null, unmatched (a month the instrument's period covers
--- has no consumption in any zone it names) and duplicate (variant central only). A claim
+-- has no Scope 2 consumption in any zone it names) and duplicate (variant central only). A claim
 -- without a volume (a supplier factor) takes all that is left.
 with consumption as (
-    select month, zone, dsum(facility_energy_kwh) as central, dsum(facility_energy_kwh_low) as low,
-        dsum(facility_energy_kwh_high) as high
-    from int_energy_base
-    where zone is not null
-    group by month, zone
+    select b.month, b.zone, o.electricity_scope, dsum(b.facility_energy_kwh) as central,
+        dsum(b.facility_energy_kwh_low) as low, dsum(b.facility_energy_kwh_high) as high
+    from int_energy_base b
+    inner join int_resource_ownership o on o.month = b.month and coalesce(o.resource_id, '') = coalesce(b.resource_id, '')
+    where b.zone is not null
+    group by b.month, b.zone, o.electricity_scope
 ),
 
 variants as (
@@ -65,19 +74,20 @@ once as (
 ),
 
 matched as (
-    select mo.*, c.zone, c.central as zone_kwh,
+    -- Scope 2 consumption only (whose, above)
+    select mo.*, c.zone, c.electricity_scope, c.central as zone_kwh,
         c.central / nullif(sum(c.central::decimal(38, 12)) over (partition by mo.instrument_id, mo.month), 0)::double
             as zone_share
     from (select * from once where not duplicate) mo
     join int_zone_factors z on lower(mo.declared_zone) in (lower(z.zone), lower(z.grid_zone), lower(z.operator_code), lower(z.country))
-    join consumption c on c.month = mo.month and c.zone = z.zone
+    join consumption c on c.month = mo.month and c.zone = z.zone and c.electricity_scope = 'Scope 2'
 ),
 
 claims as (
     select m.*, v.variant, v.consumption_kwh,
         m.volume_kwh * m.month_fraction * coalesce(m.zone_share, 0) as available_kwh
     from matched m
-    join variants v on v.month = m.month and v.zone = m.zone
+    join variants v on v.month = m.month and v.zone = m.zone and v.electricity_scope = m.electricity_scope
 ),
 
 filled as (
@@ -85,7 +95,7 @@ filled as (
         coalesce(sum(available_kwh::decimal(38, 12)) over w, 0)::double as before_kwh,
         coalesce(count(*) filter (where available_kwh is null) over w, 0) as unlimited_before
     from claims
-    window w as (partition by month, zone, variant order by rank, period_start nulls last, instrument_id, sha256, row_number
+    window w as (partition by month, zone, electricity_scope, variant order by rank, period_start nulls last, instrument_id, sha256, row_number
                  rows between unbounded preceding and 1 preceding)
 ),
 
@@ -97,21 +107,21 @@ applied as (
 ),
 
 rest as (
-    select v.month, v.zone, v.variant, v.consumption_kwh,
+    select v.month, v.zone, v.electricity_scope, v.variant, v.consumption_kwh,
         greatest(0, v.consumption_kwh - coalesce(dsum(a.applied_kwh), 0)) as left_kwh
     from variants v
-    left join applied a using (month, zone, variant)
-    group by v.month, v.zone, v.variant, v.consumption_kwh
+    left join applied a using (month, zone, electricity_scope, variant)
+    group by v.month, v.zone, v.electricity_scope, v.variant, v.consumption_kwh
 )
 
-select month, zone, variant, case rank when 1 then 'instrument' else 'supplier' end as claim_kind, instrument_id,
+select month, zone, electricity_scope, variant, case rank when 1 then 'instrument' else 'supplier' end as claim_kind, instrument_id,
     instrument_type, declared_zone, origin, origin_path, row_number, source, vintage_year as year, g_per_kwh,
     -- a range end's factor is the claim's own: an instrument's figure is its contract's
     g_per_kwh as g_per_kwh_end, null::varchar as coefficient_id,
     consumption_kwh, available_kwh, applied_kwh, applied_kwh * g_per_kwh / getvariable('g_per_kg') as co2e_kg
 from applied
 union all
-select r.month, r.zone, r.variant, case when z.residual_g_per_kwh is null then 'not_available' else 'residual_mix' end,
+select r.month, r.zone, r.electricity_scope, r.variant, case when z.residual_g_per_kwh is null then 'not_available' else 'residual_mix' end,
     null, null, null, 'sources/reference/grid_intensity.csv', null, null, z.residual_source, z.residual_year,
     z.residual_g_per_kwh,
     case r.variant when 'low' then z.residual_g_per_kwh_low when 'high' then z.residual_g_per_kwh_high
@@ -123,7 +133,7 @@ from rest r
 left join int_zone_factors z on z.zone = r.zone
 where r.left_kwh > 0
 union all
-select mo.month, null, 'central', case when mo.duplicate then 'duplicate' else 'unmatched' end, mo.instrument_id,
+select mo.month, null, null, 'central', case when mo.duplicate then 'duplicate' else 'unmatched' end, mo.instrument_id,
     mo.instrument_type, mo.declared_zone, mo.origin, mo.origin_path, mo.row_number, mo.source, mo.vintage_year,
     mo.g_per_kwh, mo.g_per_kwh as g_per_kwh_end, null, null, mo.volume_kwh * mo.month_fraction, 0, 0
 from once mo

@@ -18,14 +18,16 @@ with billed as (
 ),
 
 resources as (
+    -- int_energy_base, not int_energy_lines: the market-based claims (int_market_claims, which
+    -- int_energy_lines reads) need the ownership to know which energy instruments may cover
     select distinct l.month, l.resource_id, b.provider, b.account
-    from int_energy_lines l
+    from int_energy_base l
     left join billed b on b.month = l.month and b.resource_id = l.resource_id
     union
     select month, resource_id, provider, account from billed
     union
     -- always present: lines and GPU-hours of no resource meet it, so joins on ownership drop nothing
-    select month, null, null, null from int_energy_lines
+    select month, null, null, null from int_energy_base
     union
     select month, null, null, null from int_charges_teams
 ),

@@ -3,7 +3,8 @@
 -- location-based hour by hour (co2e_hourly_kg: each GPU-hour at its zone's intensity for that
 -- hour where a grid-hourly series gives it, else the annual factor), and market-based
 -- (co2e_market_kg: instruments, supplier factors, residual mix; null when not available, with
--- the reason). Sums of the same int_energy_lines allocation_lines splits over teams, unrounded.
+-- the reason; the zone's Scope 2 and cloud energy together, each on its own factor:
+-- int_market_factors). Sums of the same int_energy_lines allocation_lines splits over teams, unrounded.
 -- hours_hourly / hours_annual: distinct UTC hours with measured energy in the zone that had an
 -- hourly figure / fell back to the annual one; facility_energy_kwh_hourly the energy of the first
 -- kind (estimated energy has no hours and is always annual).
@@ -27,6 +28,23 @@ hours as (
         count(distinct hour_start) filter (where intensity_tier = 'annual') as hours_annual
     from int_gpu_hour_carbon
     where energy_kwh > 0 and zone is not null
+    group by month, zone
+),
+
+market as (
+    -- a zone's Scope 2 and cloud energy have factors apart (instruments cover Scope 2 energy
+    -- only); the zone's figure is their sum, not available when either is
+    select month, zone,
+        case when bool_and(co2e_market_kg is not null) then dsum(co2e_market_kg) end as co2e_market_kg,
+        case when bool_and(co2e_market_kg_low is not null) then dsum(co2e_market_kg_low) end as co2e_market_kg_low,
+        case when bool_and(co2e_market_kg_high is not null) then dsum(co2e_market_kg_high) end as co2e_market_kg_high,
+        case when bool_and(co2e_market_kg is not null) then dsum(co2e_market_kg) * getvariable('g_per_kg')
+            / nullif(dsum(facility_energy_kwh), 0) end as g_per_kwh,
+        dsum(instrument_kwh) as instrument_kwh, dsum(supplier_kwh) as supplier_kwh, dsum(residual_kwh) as residual_kwh,
+        dsum(uncovered_kwh) as uncovered_kwh,
+        case when bool_and(status = 'available') then 'available' else 'not available' end as status,
+        string_agg(reason, '; ' order by electricity_scope) as reason
+    from int_market_factors
     group by month, zone
 ),
 
@@ -54,4 +72,4 @@ from lines l
 left join int_zone_factors z on z.zone = l.zone
 left join hours h on h.month = l.month and h.zone = l.zone
 left join series s on s.month = l.month and s.zone = l.zone
-left join int_market_factors m on m.month = l.month and m.zone = l.zone
+left join market m on m.month = l.month and m.zone = l.zone

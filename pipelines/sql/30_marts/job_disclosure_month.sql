@@ -3,9 +3,15 @@
 -- the job_month figures summed over its teams and currencies (energy and CO2e sit on one
 -- currency row, so nothing is counted twice), its wall-clock window from the work log, and the
 -- embodied CO2e of the GPUs it held, amortized over their life (SCI's M):
---   embodied_co2e_kg = GPU-hours x embodied kg per GPU / (lifetime years x hours a year),
--- per GPU model (ref_embodied; gpu_embodied_kgco2e_unknown where the model is not in it); low
--- from the low embodied figure over the longest life, high the other way round.
+--   embodied_co2e_kg = GPU-hours x embodied kg per accelerator / (lifetime years x hours a year),
+--   embodied kg per accelerator = the GPU's + the host server's / accelerators per server,
+-- per GPU model (ref_embodied; gpu_embodied_kgco2e_unknown where the model is not in it; the
+-- host the 8-gpu-hgx-server row, shared by accelerators_per_server): the quantity the audit's
+-- reconstruct engine amortizes for the same GPU-hours (pipelines.reconstruct.graph
+-- embodied_per_accelerator, estimators.embodied_kg_per_accelerator), so a job's M, its forms'
+-- embodied figures and the audit's agree. Low from the low GPU and host figures, the most
+-- accelerators per server and the longest life; high the other way round (interval bounds, as
+-- the audit's).
 -- ownership, electricity_scope, embodied_scope: who owns the GPUs the job ran on and the GHG
 -- scopes that puts its CO2e in (int_resource_ownership; ' + ' between two when it ran on both).
 -- energy_tier: measured (DCGM energy on every GPU-hour), estimated (billed hours or estimated
@@ -47,16 +53,34 @@ unknown_gpu as (
     select value, low, high, coefficient_id from ref_assumptions where assumption_id = 'gpu_embodied_kgco2e_unknown'
 ),
 
-embodied as (
-    select c.month, c.job_id,
-        dsum(c.gpu_hours * coalesce(e.value, u.value) / (l.years * getvariable('h_per_year'))) as embodied_co2e_kg,
-        dsum(c.gpu_hours * coalesce(e.low, u.low) / (l.years_high * getvariable('h_per_year'))) as embodied_co2e_kg_low,
-        dsum(c.gpu_hours * coalesce(e.high, u.high) / (l.years_low * getvariable('h_per_year'))) as embodied_co2e_kg_high,
-        list_sort(list_distinct(list_concat(list(coalesce(e.coefficient_id, u.coefficient_id)), [pick(l.lifetime_id)]))) as embodied_ids
+host as (
+    -- the host server's embodied kg per accelerator it carries (the audit's host share)
+    select h.value / n.value as value, h.low / n.high as low, h.high / n.low as high,
+        [h.coefficient_id, n.coefficient_id] as ids
+    from ref_embodied h
+    cross join (select value, low, high, coefficient_id from ref_assumptions where assumption_id = 'accelerators_per_server') n
+    where h.kind = 'server' and h.item = '8-gpu-hgx-server'
+),
+
+per_accelerator as (
+    select c.month, c.job_id, c.gpu_hours,
+        coalesce(e.value, u.value) + h.value as kg, coalesce(e.low, u.low) + h.low as kg_low,
+        coalesce(e.high, u.high) + h.high as kg_high,
+        list_concat([coalesce(e.coefficient_id, u.coefficient_id)], h.ids) as ids
     from int_job_claims c
-    cross join life l
     cross join unknown_gpu u
+    cross join host h
     left join ref_embodied e on e.kind = 'gpu' and e.item = c.gpu_model
+),
+
+embodied as (
+    select p.month, p.job_id,
+        dsum(p.gpu_hours * p.kg / (l.years * getvariable('h_per_year'))) as embodied_co2e_kg,
+        dsum(p.gpu_hours * p.kg_low / (l.years_high * getvariable('h_per_year'))) as embodied_co2e_kg_low,
+        dsum(p.gpu_hours * p.kg_high / (l.years_low * getvariable('h_per_year'))) as embodied_co2e_kg_high,
+        list_sort(list_distinct(list_concat(flatten(list(p.ids)), [pick(l.lifetime_id)]))) as embodied_ids
+    from per_accelerator p
+    cross join life l
     group by all
 ),
 
