@@ -19,14 +19,9 @@ from sources import reference_data as rd
 FACTOR_COLUMNS = ["factor", "coefficient_id", "value", "unit", "low", "high", "year", "year_basis", "source", "notes",
                   "used_by"]
 YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
-# A file inside a repository or folder a source cites ('codecarbon/data/cloud/impact.csv'): the page
-# names the file, factors.csv keeps the whole citation. A web address (a dot in its first part) stays.
-CITED_PATH = re.compile(r"(?<![\w./-])(?:[\w-]+/)+([\w.-]*\.[a-z]{2,7})\b")
-
-
 def printed_source(source: str) -> str:
-    """A source as the factor table prints it: cited files by name, identifiers in words."""
-    return plain(CITED_PATH.sub(r"\1", source))
+    """A source as the factor table prints it: cited files by name, identifiers in words (plain)."""
+    return plain(source)
 
 
 @lru_cache(maxsize=1)

@@ -81,15 +81,19 @@ def coefficient_label(cid: str) -> str:
 
 COEFFICIENT_ID = re.compile(r"\b(?:gpu_specs|grid_intensity|pue|embodied|assumptions|operators|convention_tdp|check_limits):[\w.:-]*\w")
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+# A file inside a repository or folder a source cites ('codecarbon/data/cloud/impact.csv'): a page
+# names the file, the reference data keep the whole citation. A web address (a dot in its first
+# part) stays.
+CITED_PATH = re.compile(r"(?<![\w./-])(?:[\w-]+/)+([\w.-]*\.[a-z]{2,7})\b")
 
 
 def plain(text: object) -> str:
-    """Free text written by an engine (a method, a flag's message) with the identifiers in it put
-    into words: coefficient ids and meter or assumption names by their labels, any other
-    snake_case name with spaces."""
+    """Free text written by an engine (a method, a flag's message, a source) with the identifiers
+    in it put into words: coefficient ids and meter or assumption names by their labels, any other
+    snake_case name with spaces, a file a source cites inside a repository by its name alone."""
     if text is None:
         return ""
-    out = COEFFICIENT_ID.sub(lambda m: coefficient_label(m.group(0)), str(text))
+    out = COEFFICIENT_ID.sub(lambda m: coefficient_label(m.group(0)), CITED_PATH.sub(r"\1", str(text)))
 
     def word(m: re.Match) -> str:
         for kind in ("meter", "assumption", "metric"):

@@ -141,17 +141,21 @@ def test_config_reads_accounts_rules_allocation_market_and_findings(tmp_path):
 
 
 def test_market_based_co2e_where_a_factor_is_configured(tmp_path):
-    cfg = Config(namespace_teams=NS, hosts=NODE, market_intensity={"aws:us-east-1": 100.0})
-    con = build(tmp_path, [Charge("10.00", {"team": "platform"}, "i-node", gpu_hours=2.0)], node_hours(["llm"] * 2), cfg)
-    kwh, market = con.execute("select facility_energy_kwh, co2e_market_kg from team_month where team = 'research'").fetchone()
-    assert market == pytest.approx(round(kwh * 0.1, 3), abs=1e-3)    # 100 g/kWh, to the gram
-    # without a declared factor, the zone's residual mix covers the energy (sources/reference)
-    none = build(tmp_path / "b", [Charge("10.00", {"team": "platform"}, "i-node", gpu_hours=2.0)], node_hours(["llm"] * 2),
-                 Config(namespace_teams=NS, hosts=NODE))
-    kwh, market = none.execute("select facility_energy_kwh, co2e_market_kg from team_month where team = 'research'").fetchone()
-    residual = none.execute("""select value from ref_grid_intensity where zone_id = 'aws:us-east-1'
-                               and basis = 'residual_mix'""").fetchone()[0]
-    assert market == pytest.approx(round(kwh * residual / 1000, 3), abs=1e-3)
+    """A configured factor covers the organisation's own electricity: the node colocated
+    ([scopes]) takes it; the same node rented from the cloud, or no factor at all, takes the
+    zone's residual mix (a provider's electricity is not the organisation's to claim)."""
+    residual_sql = "select value from ref_grid_intensity where zone_id = 'aws:us-east-1' and basis = 'residual_mix'"
+    charge = [Charge("10.00", {"team": "platform"}, "i-node", gpu_hours=2.0)]
+    colocated = {("resources", "i-node"): "colocation"}
+    for name, cfg, per_kwh in [
+        ("colo", Config(namespace_teams=NS, hosts=NODE, market_intensity={"aws:us-east-1": 100.0}, ownership=colocated), 100.0),
+        ("cloud", Config(namespace_teams=NS, hosts=NODE, market_intensity={"aws:us-east-1": 100.0}), None),
+        ("none", Config(namespace_teams=NS, hosts=NODE), None),
+    ]:
+        con = build(tmp_path / name, charge, node_hours(["llm"] * 2), cfg)
+        kwh, market = con.execute("select facility_energy_kwh, co2e_market_kg from team_month where team = 'research'").fetchone()
+        g = per_kwh if per_kwh is not None else con.execute(residual_sql).fetchone()[0]
+        assert market == pytest.approx(round(kwh * g / 1000, 3), abs=1e-3), name    # to the gram
 
 
 def test_a_team_billed_in_two_currencies_counts_its_energy_once(tmp_path):

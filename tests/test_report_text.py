@@ -10,6 +10,7 @@ import duckdb
 import pytest
 from pypdf import PdfReader
 
+from reports.chargeback import TOP_FINDINGS
 from reports.labels import has_label
 from schemas.findings_month import FINDINGS
 from sources.disclosure_format import FIELDS as DISCLOSURE_FIELDS
@@ -98,7 +99,8 @@ def test_page_one_findings_name_the_team_that_pays(outputs):
     the shared host i-0a4d...0001 is tagged platform but charged to research and search."""
     with duckdb.connect(str(outputs["wh"]), read_only=True) as con:
         top = con.execute("""select subject, paying_team, team from findings_ranked
-                             where month = ? and section = 'decision' and material order by rank limit 4""", [MONTH]).fetchall()
+                             where month = ? and section = 'decision' and material order by rank limit ?""",
+                          [MONTH, TOP_FINDINGS]).fetchall()
     assert any(paying != tagged for _, paying, tagged in top if tagged), "the demo should hold a tag/payer mismatch"
     first = pdftotext(outputs["chargeback"], 1, 1).splitlines()
     for subject, paying, tagged in top:
