@@ -3,9 +3,8 @@ residual mix) is filed as not available, never as 0 t, and one such month or job
 over a period or a model not available rather than a partial, understated figure."""
 from __future__ import annotations
 
-import duckdb
-
 from reports.disclosure import SCOPE_COLUMNS, SUMMED, ai_act, markdown, sci, subject
+from tests.disclosure_tables import job_disclosure_table
 
 
 def _row(**over) -> dict:
@@ -26,11 +25,7 @@ def test_an_unavailable_market_figure_is_not_filed_as_zero():
 
 
 def test_a_month_without_a_market_figure_makes_the_period_sum_not_available():
-    con = duckdb.connect()
-    cols = ", ".join(f"{c} double" for c in SUMMED)
-    con.execute(f"""create table job_disclosure_month (month varchar, job_id varchar, workload varchar, params double,
-        gpu_models varchar, gpus integer, start_utc timestamp, end_utc timestamp, energy_tier varchar,
-        assumption_ids varchar[], ownership varchar, electricity_scope varchar, embodied_scope varchar, {cols})""")
+    con = job_disclosure_table()
     for month, market in (("2026-09", 80.0), ("2026-10", None)):
         con.execute("""insert into job_disclosure_month (month, job_id, workload, energy_tier, assumption_ids,
             ownership, electricity_scope, embodied_scope, co2e_kg, co2e_market_kg)

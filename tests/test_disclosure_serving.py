@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
 
 from core.errors import InputError
 from reports.disclosure import SUMMED, write_disclosure
+from tests.disclosure_tables import job_disclosure_table
 
 
 @pytest.fixture
 def con():
-    con = duckdb.connect()
-    cols = ", ".join(f"{c} double" for c in SUMMED)
-    con.execute(f"""create table job_disclosure_month (month varchar, job_id varchar, workload varchar, params double,
-        gpu_models varchar, gpus integer, start_utc timestamp, end_utc timestamp, energy_tier varchar,
-        assumption_ids varchar[], ownership varchar, electricity_scope varchar, embodied_scope varchar, {cols})""")
+    con = job_disclosure_table()
     for job, workload in (("ranker-serving", "serving"), ("pretrain", "training")):
         con.execute(f"""insert into job_disclosure_month values ('2026-10', ?, ?, 3.5e8, 'A10G', 1, '2026-10-20', '2026-10-23',
             'measured', [], 'cloud', 'Scope 3, category 1', 'Scope 3, category 1', {", ".join("10" for _ in SUMMED)})""",
