@@ -13,9 +13,8 @@
 -- tokens, per thousand requests and samples (Variables: tokens_per_million, units_per_thousand).
 -- effective_cost_idle: the part from idle GPU time (idle rules); effective_cost_other: the part
 -- from the team's amounts on no resource the job ran on (shared services, storage, credits).
--- co2e_hourly_kg: the same energy's location-based CO2e hour by hour, at the zone's hourly grid
--- intensity where a grid-hourly series gives it, else its annual factor (int_energy_base), with
--- facility_energy_kwh_hourly the part an hourly figure covered: SCI's O (job_disclosure_month).
+-- co2e_hourly_kg: location-based CO2e hour by hour where a grid-hourly series gives the hour, else at the
+-- annual factor (int_energy_base); facility_energy_kwh_hourly the energy a series covered. SCI's O.
 -- status: measured, estimated (billed GPU-hours or estimated energy in it), uncovered (no GPU time found).
 with money_by_currency as (
     select month, job_id, team, currency,
@@ -95,10 +94,8 @@ joined as (
         coalesce(e.co2e_kg_low, 0) as co2e_kg_low,
         coalesce(e.co2e_kg_high, 0) as co2e_kg_high,
         e.co2e_market_kg,
-        coalesce(e.co2e_hourly_kg, 0) as co2e_hourly_kg,
-        coalesce(e.co2e_hourly_kg_low, 0) as co2e_hourly_kg_low,
-        coalesce(e.co2e_hourly_kg_high, 0) as co2e_hourly_kg_high,
-        coalesce(e.facility_energy_kwh_hourly, 0) as facility_energy_kwh_hourly,
+        coalesce(e.co2e_hourly_kg, 0) as co2e_hourly_kg, coalesce(e.co2e_hourly_kg_low, 0) as co2e_hourly_kg_low,
+        coalesce(e.co2e_hourly_kg_high, 0) as co2e_hourly_kg_high, coalesce(e.facility_energy_kwh_hourly, 0) as facility_energy_kwh_hourly,
         coalesce(e.facility_energy_kwh_estimated, 0) as facility_energy_kwh_estimated,
         case when o.gpu_hours is null or o.gpu_hours = 0 then 'uncovered'
              when o.gpu_hours_estimated > 0 or e.facility_energy_kwh_estimated > 0 then 'estimated'
