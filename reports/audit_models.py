@@ -78,6 +78,11 @@ def disclosed_row(entity: dict[str, Any]) -> dict[str, Any]:
     row["training_days_published"] = _number(inputs.get("training_days"))
     # another organisation's training: in none of this organisation's scopes
     row |= {"ownership": "not disclosed", "electricity_scope": OUTSIDE_INVENTORY, "embodied_scope": OUTSIDE_INVENTORY}
+    # SCI's O is the disclosure's location-based CO2e at its own intensity: no grid hours of ours
+    # behind it, and its boundary is its publisher's
+    row |= {f"co2e_hourly_kg{end}": row[f"co2e_kg{end}"] for end in ("", "_low", "_high")}
+    row |= {"intensity_basis": "the disclosure's location-based CO2e over its energy, as published or reconstructed",
+            "sci_boundary": {"included": ["what the publisher's disclosure covers"], "excluded": []}}
     return row
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,34 @@ from core.csv_out import copy_csv, write_text
 from core.errors import InputError
 from core.quantity import Q
 from core.units import H_PER_DAY, H_PER_YEAR, MONTHS_PER_YEAR
+from reports.disclosure_documents import SCOPE_COLUMNS, cyclonedx, spdx
 from reports.render import SCOPE_RULE
 from sources.json_schemas import schema_errors
 
 FORMATS = ("ai-act", "spdx", "cyclonedx", "sci")
 SUMMED = ("gpu_hours", "gpu_hours_estimated", "work_flops", "tokens", "requests", "wall_clock_h", "it_energy_kwh",
           "facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low",
-          "co2e_kg_high", "co2e_market_kg", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
+          "co2e_kg_high", "co2e_market_kg", "co2e_hourly_kg", "co2e_hourly_kg_low", "co2e_hourly_kg_high",
+          "facility_energy_kwh_hourly", "embodied_co2e_kg", "embodied_co2e_kg_low", "embodied_co2e_kg_high")
 NOT_AVAILABLE = ("co2e_market_kg",)   # null where the zone has no market-based factor: not zero
-SCOPE_COLUMNS = ("ownership", "electricity_scope", "embodied_scope")
-# SPDX 3.0.1 ai_EnergyConsumption's property for each activity (CycloneDX 1.6 names the same activities)
-SPDX_ENERGY = {"training": "ai_trainingEnergyConsumption", "inference": "ai_inferenceEnergyConsumption"}
-NAMESPACE = uuid.UUID("6f1c1f0e-4d1a-5b8e-9a53-6d6574657262")   # uuid5 namespace of meterbook's documents
 # the Model Documentation Form's training-time bands for national authorities, in months
 TRAINING_TIME_BANDS = ((1, "less than 1 month"), (3, "1 to 3 months"), (6, "3 to 6 months"))
+# a share this close to 0 or 1 is the rounding of the allocation's decimals, not energy
+SHARE_ROUNDING = 1e-9
+# SCI's software boundary (ISO/IEC 21031 asks that it be disclosed with the score): what the
+# job_disclosure_month figures hold, and what they leave out
+SCI_BOUNDARY = {
+    "included": ["the GPUs the job held: their energy measured by DCGM where telemetry covers them, else billed "
+                 "GPU-hours x TDP x an assumed power fraction",
+                 "the data centre's overhead (cooling, power conversion) through its zone's assumed PUE",
+                 "embodied emissions of those GPUs and their share of the host server, amortised over the hardware "
+                 "life by GPU-hour (M)"],
+    "excluded": ["host power beyond the GPUs (CPUs, memory, fans): not metered per job",
+                 "networking, storage, CPU-only instances and managed services",
+                 "work outside the job's windows in the work log (data preparation, evaluation, failed runs)",
+                 "end-user devices",
+                 "market-based instruments (certificates, contracts): SCI excludes them"],
+}
 
 
 def model_slug(model: str) -> str:
@@ -68,8 +81,15 @@ def subject(con: duckdb.DuckDBPyConnection, months: tuple[str, str], job: str | 
             string_agg(distinct workload, ', ' order by workload) as workload, max(params) as params,
             string_agg(distinct gpu_models, ', ' order by gpu_models) as gpu_models, max(gpus) as gpus,
             min(start_utc) as start_utc, max(end_utc) as end_utc,
-            case when bool_or(energy_tier = 'estimated') then 'estimated' when bool_and(energy_tier = 'uncovered') then 'uncovered'
+            -- the weakest month sets the period's tier: one uncovered month leaves its energy out of the sum
+            case when bool_or(energy_tier = 'uncovered') then 'uncovered' when bool_or(energy_tier = 'estimated') then 'estimated'
                  else 'measured' end as energy_tier,
+            string_agg(distinct month, ', ' order by month) filter (where energy_tier = 'uncovered') as uncovered_months,
+            sum(facility_energy_kwh) / nullif(sum(it_energy_kwh), 0) as pue, min(pue_low) as pue_low, max(pue_high) as pue_high,
+            list_sort(list_distinct(flatten(list(pue_ids)))) as pue_ids,
+            -- one provider over every month, or none named: a provider for part of the energy is not its provider
+            case when count(*) = count(energy_provider) and count(distinct energy_provider) = 1 then min(energy_provider) end
+                as energy_provider,
             list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids, count(*) as rows,
             {", ".join(f"string_agg(distinct {c}, ' + ' order by {c}) as {c}" for c in SCOPE_COLUMNS)}, {sums}
         from job_disclosure_month where month between ? and ? and {where}""", [*months, *params])
@@ -89,14 +109,16 @@ def ghg_scope(row: dict[str, Any]) -> dict[str, Any]:
 
 def sci(row: dict[str, Any]) -> dict[str, Any]:
     """SCI = (E x I + M) / R for each functional unit, with its range; E facility kWh, I the
-    location-based intensity the job's energy was converted with (its CO2e over its kWh), M the
-    GPUs' amortized embodied CO2e. Low and high combine the low and the high ends."""
+    location-based intensity the job's energy met (its hourly-matched CO2e over its kWh: the hours'
+    grid intensity where the warehouse has a series for them, else the zone's annual average), M
+    the GPUs' amortized embodied CO2e. Low and high combine the low and the high ends."""
     e = Q.of(row["facility_energy_kwh"], "kWh")
     # M in grams, as the SCI specification gives it (E x I is grams too: kWh x g/kWh)
     out: dict[str, Any] = {"E": {"value": e.to("kWh"), "unit": "kWh"},
                            "M": {"value": Q.of(row["embodied_co2e_kg"], "kg").to("g"), "unit": "g CO2e"}}
     if row["facility_energy_kwh"]:
-        out["I"] = {"value": (Q.of(row["co2e_kg"], "kg") / e).to("g/kWh"), "unit": "g CO2e/kWh"}
+        out["I"] = {"value": (Q.of(row["co2e_hourly_kg"], "kg") / e).to("g/kWh"), "unit": "g CO2e/kWh",
+                    "basis": row.get("intensity_basis") or intensity_basis(row)}
     run = "training run" if row["workload"] == "training" else "job"   # a serving job's R is no training run
     units = [(f"per {run}", Q.of(1, "run"), "g/run", f"g CO2e per {run}"),
              ("per million tokens", Q.of(row["tokens"] or 0, "token"), "g/Mtok", "g CO2e per million tokens"),
@@ -106,14 +128,27 @@ def sci(row: dict[str, Any]) -> dict[str, Any]:
         if not r.base:
             continue
         score = {}
-        for end, co2e, m in (("value", "co2e_kg", "embodied_co2e_kg"), ("low", "co2e_kg_low", "embodied_co2e_kg_low"),
-                             ("high", "co2e_kg_high", "embodied_co2e_kg_high")):
+        for end, co2e, m in (("value", "co2e_hourly_kg", "embodied_co2e_kg"), ("low", "co2e_hourly_kg_low", "embodied_co2e_kg_low"),
+                             ("high", "co2e_hourly_kg_high", "embodied_co2e_kg_high")):
             # E x I is the job's operational CO2e itself: the mart's figure, not a product redone here
             score[end] = ((Q.of(row[co2e], "kg") + Q.of(row[m], "kg")) / r).to(unit)
         scores.append({"functional_unit": name, "R": r.to(unit.split("/")[1]), "unit": label, **score})
     out["scores"] = scores
+    out["boundary"] = row.get("sci_boundary") or SCI_BOUNDARY
     out["ghg_scope"] = ghg_scope(row)
     return out
+
+
+def intensity_basis(row: dict[str, Any]) -> str:
+    """Which grid intensity I is (SCI allows an average or a marginal one; the warehouse holds
+    averages): the share of E an hourly series covered, the rest at the zone's annual average."""
+    share = (Q.of(row["facility_energy_kwh_hourly"] or 0, "kWh") / Q.of(row["facility_energy_kwh"], "kWh")).to("1")
+    if share >= 1 - SHARE_ROUNDING:
+        return "the grid's average intensity in each hour the job ran (a grid-hourly series), location-based"
+    if share <= SHARE_ROUNDING:
+        return "the zone's annual average intensity, location-based: no grid-hourly series covers the job's hours"
+    return (f"the grid's average intensity hour by hour for {share:.0%} of E (a grid-hourly series), the zone's annual "
+            "average for the hours no series covers; location-based")
 
 
 def sig2(x: float | None) -> str:
@@ -126,9 +161,6 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
     months = (row["wall_clock_h"] or 0) / (H_PER_YEAR / MONTHS_PER_YEAR)
     band = next((b for limit, b in TRAINING_TIME_BANDS if months < limit), "more than 6 months")
     energy_mwh = Q.of(row["facility_energy_kwh"], "kWh").to("MWh")
-    method = ("measured: DCGM GPU energy counters on every GPU-hour, times the data centre's PUE"
-              if row["energy_tier"] == "measured" else
-              "estimated in part: GPU-hours without telemetry at an assumed share of TDP, times the data centre's PUE")
     return {
         "Training time": {"wall_clock_days": days, "hardware_days": (row["gpu_hours"] or 0) / H_PER_DAY, "band": band,
                           "from": str(row["start_utc"]), "to": str(row["end_utc"]), "hardware": row["gpu_models"]},
@@ -139,8 +171,8 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
         "Amount of energy used for training": {"mwh": energy_mwh, "written": sig2(energy_mwh),
                                                "mwh_low": Q.of(row["facility_energy_kwh_low"], "kWh").to("MWh"),
                                                "mwh_high": Q.of(row["facility_energy_kwh_high"], "kWh").to("MWh"),
-                                               "tier": row["energy_tier"]},
-        "Measurement methodology (energy)": f"{method}; range over the PUE and power assumptions",
+                                               "tier": row["energy_tier"], "pue": pue(row)},
+        "Measurement methodology (energy)": energy_method(row),
         "co2e_location_t": Q.of(row["co2e_kg"], "kg").to("t"),
         # not available stays None (the Markdown says so): 0 t would be a figure the job never had
         "co2e_market_t": None if row["co2e_market_kg"] is None else Q.of(row["co2e_market_kg"], "kg").to("t"),
@@ -149,54 +181,29 @@ def ai_act(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def spdx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
-    kwh = row["facility_energy_kwh"]
-    return {"@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld", "@graph": [
-        {"type": "CreationInfo", "@id": "_:creationinfo", "specVersion": "3.0.1", "created": _created(row),
-         "createdBy": [f"{doc_id}#meterbook"]},
-        # createdBy takes an Agent: meterbook writes the document as a software agent
-        {"type": "SoftwareAgent", "spdxId": f"{doc_id}#meterbook", "creationInfo": "_:creationinfo", "name": "meterbook"},
-        {"type": "ai_AIPackage", "spdxId": f"{doc_id}#model", "creationInfo": "_:creationinfo", "name": row["jobs"],
-         "software_primaryPurpose": "model", "software_packageVersion": f"{row['first_month']}..{row['last_month']}",
-         "releaseTime": _created(row),
-         "comment": f"energy {row['energy_tier']}, facility kWh range {row['facility_energy_kwh_low']:.6g} to "
-                    f"{row['facility_energy_kwh_high']:.6g}; CO2e {row['co2e_kg']:.6g} kg (location-based), "
-                    f"GHG Protocol {row['electricity_scope']} ({row['ownership']} GPUs)",
-         "ai_energyConsumption": {"type": "ai_EnergyConsumption", SPDX_ENERGY[_activity(row)]: [
-             {"type": "ai_EnergyConsumptionDescription", "ai_energyQuantity": f"{kwh:.6f}", "ai_energyUnit": "kilowattHour"}]}},
-    ]}
+def pue(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The PUE the IT energy was scaled by (facility over IT energy, both the mart's), with the
+    range and coefficient ids of the zones' PUEs: an assumption, as nothing here meters the building."""
+    if not row.get("it_energy_kwh") or None in (row.get("pue"), row.get("pue_low"), row.get("pue_high")):
+        return None
+    return {"value": row["pue"], "low": row["pue_low"], "high": row["pue_high"], "assumption_ids": row["pue_ids"]}
 
 
-def cyclonedx(row: dict[str, Any], doc_id: str) -> dict[str, Any]:
-    props = [{"name": f"meterbook:{c}", "value": f"{row[c]:.6f}"} for c in
-             ("facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg_low", "co2e_kg_high")]
-    props.append({"name": "meterbook:energy_tier", "value": row["energy_tier"]})
-    props += [{"name": f"meterbook:{c}", "value": row[c] or "unknown"} for c in SCOPE_COLUMNS]
-    return {"bomFormat": "CycloneDX", "specVersion": "1.6", "serialNumber": f"urn:uuid:{uuid.uuid5(NAMESPACE, doc_id)}",
-            "version": 1, "metadata": {"timestamp": _created(row), "tools": {"components": [{"type": "application", "name": "meterbook"}]}},
-            "components": [{"type": "machine-learning-model", "bom-ref": "model", "name": row["jobs"], "modelCard": {
-                "considerations": {"environmentalConsiderations": {"energyConsumptions": [{
-                    "activity": _activity(row),
-                    "energyProviders": [{"organization": {"name": "the data centres' grid supply (location-based)"},
-                                         "energySource": "unknown",
-                                         "energyProvided": {"value": row["facility_energy_kwh"], "unit": "kWh"}}],
-                    "activityEnergyCost": {"value": row["facility_energy_kwh"], "unit": "kWh"},
-                    "co2CostEquivalent": {"value": Q.of(row["co2e_kg"], "kg").to("t"), "unit": "tCO2eq"},
-                    "properties": props}]}}}}]}
-
-
-def _activity(row: dict[str, Any]) -> str:
-    """The lifecycle activity the energy was spent on: a serving job's is inference, never training."""
-    return "training" if row["workload"] == "training" else "inference"
+def energy_method(row: dict[str, Any]) -> str:
+    """How the energy was reached: which part was measured, and that the facility overhead on top
+    of it is an assumed PUE, with its id and range."""
+    it = {"measured": "measured IT energy: DCGM GPU energy counters on every GPU-hour",
+          "estimated": "IT energy estimated in part: GPU-hours without telemetry at an assumed share of TDP",
+          "uncovered": f"incomplete: no GPU time was found for the job in {row.get('uncovered_months') or 'the period'}, "
+                       "so that energy is not in the figure; the rest is IT energy from DCGM or billed GPU-hours"}
+    p = pue(row)
+    facility = ("times an assumed PUE (not measured) of {value:.2f}, range {low:.2f} to {high:.2f} ({ids}), for the data "
+                "centre's overhead").format(**p, ids=", ".join(p["assumption_ids"])) if p else "times the data centre's PUE"
+    return f"{it.get(row['energy_tier'], row['energy_tier'])}, {facility}; range over the PUE and power assumptions"
 
 
 def _magnitude(x: float | None) -> str:
     return f"1e{math.floor(math.log10(x))}" if x else "N/A"
-
-
-def _created(row: dict[str, Any]) -> str:
-    # the document's date is the data's (the end of the job's last window): the same bytes on every run
-    return str(row["end_utc"] or f"{row['last_month']}-01").replace(" ", "T")[:19] + "Z"
 
 
 def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
@@ -216,6 +223,9 @@ def markdown(name: str, form: dict[str, Any], score: dict[str, Any]) -> str:
              "## SCI (ISO/IEC 21031:2024): SCI = (E x I + M) per R", ""]
     if "I" in score:
         lines.append(f"E = {score['E']['value']:.4f} kWh; I = {score['I']['value']:.2f} g CO2e/kWh; M = {score['M']['value']:.2f} g CO2e")
+        lines += ["", f"I: {score['I']['basis']}."]
+    lines += ["", f"Software boundary. In: {'; '.join(score['boundary']['included'])}. "
+                  f"Out: {'; '.join(score['boundary']['excluded'])}."]
     lines += ["", "| functional unit | R | SCI | low | high | unit |", "|---|---|---|---|---|---|"]
     lines += [f"| {s['functional_unit']} | {s['R']:.6g} | {s['value']:.4g} | {s['low']:.4g} | {s['high']:.4g} | {s['unit']} |"
               for s in score["scores"]]

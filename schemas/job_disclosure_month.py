@@ -24,6 +24,14 @@ class JobDisclosureMonth(pa.DataFrameModel):
     co2e_kg: float = pa.Field(ge=0, description="location-based")
     co2e_kg_low: float = pa.Field(ge=0)
     co2e_kg_high: float = pa.Field(ge=0)
+    co2e_hourly_kg: float = pa.Field(ge=0, description="location-based, hour by hour where a series gives it (SCI's O)")
+    co2e_hourly_kg_low: float = pa.Field(ge=0)
+    co2e_hourly_kg_high: float = pa.Field(ge=0)
+    facility_energy_kwh_hourly: float = pa.Field(ge=0, description="facility energy with an hourly grid factor")
+    pue: float = pa.Field(nullable=True, ge=1, description="facility over IT energy: the PUE assumed for its zones")
+    pue_low: float = pa.Field(nullable=True, ge=1)
+    pue_high: float = pa.Field(nullable=True, ge=1)
+    energy_provider: str = pa.Field(nullable=True, description="the provider billing rented or colocated GPUs; null: unknown")
     embodied_co2e_kg: float = pa.Field(ge=0, description="GPU embodied CO2e amortized over the GPU-hours (SCI M)")
     embodied_co2e_kg_low: float = pa.Field(ge=0)
     embodied_co2e_kg_high: float = pa.Field(ge=0)
@@ -39,5 +47,9 @@ class JobDisclosureMonth(pa.DataFrameModel):
     energy_range = SLACK.check("energy_range", "facility_energy_kwh")
 
     co2e_range = SLACK.check("co2e_range", "co2e_kg")
+
+    co2e_hourly_range = SLACK.check("co2e_hourly_range", "co2e_hourly_kg")
+
+    pue_range = SLACK.check("pue_range", "pue")
 
     embodied_range = SLACK.check("embodied_range", "embodied_co2e_kg")

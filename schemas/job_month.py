@@ -72,6 +72,10 @@ class JobMonth(_UnitEconomics):
     facility_energy_kwh_high: float = pa.Field(ge=0)
     co2e_kg_low: float = pa.Field(ge=0)
     co2e_kg_high: float = pa.Field(ge=0)
+    co2e_hourly_kg: float = pa.Field(ge=0, description="location-based, hour by hour where a series gives it (SCI's O)")
+    co2e_hourly_kg_low: float = pa.Field(ge=0)
+    co2e_hourly_kg_high: float = pa.Field(ge=0)
+    facility_energy_kwh_hourly: float = pa.Field(ge=0, description="facility energy with an hourly grid factor")
 
     class Config:
         coerce = True
@@ -81,6 +85,8 @@ class JobMonth(_UnitEconomics):
     facility_energy_range = SLACK.check("facility_energy_range", "facility_energy_kwh")
 
     co2e_range = SLACK.check("co2e_range", "co2e_kg")
+
+    co2e_hourly_range = SLACK.check("co2e_hourly_range", "co2e_hourly_kg")
 
 
 class TeamWorkMonth(_UnitEconomics):

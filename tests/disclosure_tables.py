@@ -12,5 +12,6 @@ def job_disclosure_table() -> duckdb.DuckDBPyConnection:
     cols = ", ".join(f"{c} double" for c in SUMMED)
     con.execute(f"""create table job_disclosure_month (month varchar, job_id varchar, workload varchar, params double,
         gpu_models varchar, gpus integer, start_utc timestamp, end_utc timestamp, energy_tier varchar,
-        assumption_ids varchar[], ownership varchar, electricity_scope varchar, embodied_scope varchar, {cols})""")
+        assumption_ids varchar[], ownership varchar, electricity_scope varchar, embodied_scope varchar, {cols},
+        pue double, pue_low double, pue_high double, pue_ids varchar[], energy_provider varchar)""")
     return con

@@ -133,7 +133,10 @@ def test_scopes_config_makes_the_same_gpus_owned(demo, tmp_path):
         split = con.execute("select ownership, electricity_scope, ownership_source, sum(co2e_kg) from scope_month "
                             "where month = '2026-10' group by all").fetchall()
         total = con.execute("select sum(co2e_kg) from team_month where month = '2026-10'").fetchone()[0]
+        # owned GPUs draw a utility's electricity, and no input names it: CycloneDX names no provider
+        provider = con.execute("select energy_provider from job_disclosure_month where job_id = ?", [JOB]).fetchone()[0]
     assert [s[:3] for s in split] == [("on-premises", "Scope 2", "meterbook.toml [scopes] providers")]
+    assert provider is None and demo["mart"]["energy_provider"] == "AWS"
     assert split[0][3] == pytest.approx(total, rel=1e-6)
     cli("report", "disclosure", "--month", "2026-10", "--job", JOB, "--format", "sci", "--out", str(out),
         "--warehouse", str(demo["wh"]), "--config", demo["config"])   # the module's other tests read the demo's build
@@ -257,16 +260,48 @@ def test_each_sci_figure_is_its_numerator_over_its_denominator(demo):
     m, sci = demo["mart"], read(demo, "sci.json")
     assert sci["E"]["value"] == pytest.approx(m["facility_energy_kwh"])
     assert sci["M"] == {"value": pytest.approx(m["embodied_co2e_kg"] * 1000), "unit": "g CO2e"} and m["embodied_co2e_kg"] > 0
-    # E x I is the operational CO2e: I = CO2e / E in g per kWh
-    assert sci["I"]["value"] == pytest.approx(m["co2e_kg"] * 1000 / m["facility_energy_kwh"])
+    # E x I is the operational CO2e, hour by hour: I = CO2e / E in g per kWh
+    assert sci["I"]["value"] == pytest.approx(m["co2e_hourly_kg"] * 1000 / m["facility_energy_kwh"])
     scores = {s["functional_unit"]: s for s in sci["scores"]}
     run, per_mtok = scores["per training run"], scores["per million tokens"]
-    assert run["value"] == pytest.approx((m["co2e_kg"] + m["embodied_co2e_kg"]) * 1000)
+    assert run["value"] == pytest.approx((m["co2e_hourly_kg"] + m["embodied_co2e_kg"]) * 1000)
     assert per_mtok["R"] == pytest.approx(m["tokens"] / 1e6)
-    assert per_mtok["value"] == pytest.approx((m["co2e_kg"] + m["embodied_co2e_kg"]) * 1000 / (m["tokens"] / 1e6))
-    for end, co2e, emb in (("low", "co2e_kg_low", "embodied_co2e_kg_low"), ("high", "co2e_kg_high", "embodied_co2e_kg_high")):
+    assert per_mtok["value"] == pytest.approx((m["co2e_hourly_kg"] + m["embodied_co2e_kg"]) * 1000 / (m["tokens"] / 1e6))
+    for end, co2e, emb in (("low", "co2e_hourly_kg_low", "embodied_co2e_kg_low"),
+                           ("high", "co2e_hourly_kg_high", "embodied_co2e_kg_high")):
         assert per_mtok[end] == pytest.approx((m[co2e] + m[emb]) * 1000 / (m["tokens"] / 1e6))
     assert per_mtok["low"] <= per_mtok["value"] <= per_mtok["high"]
+
+
+def test_sci_takes_the_hourly_intensity_the_warehouse_has_for_the_jobs_hours(demo):
+    """The demo's grid-hourly series covers every hour the job ran: SCI's I is those hours' intensity
+    (the mart's hourly-matched CO2e over E, between the series' lowest and highest hour), not the
+    zone's annual 322 g/kWh that a signer would otherwise have filed for it."""
+    m, score = demo["mart"], read(demo, "sci.json")
+    assert m["facility_energy_kwh_hourly"] == pytest.approx(m["facility_energy_kwh"])
+    annual = m["co2e_kg"] * 1000 / m["facility_energy_kwh"]
+    assert annual == pytest.approx(322.0)
+    with duckdb.connect(str(demo["wh"]), read_only=True) as con:
+        lo, hi = con.execute("select min(intensity_g_per_kwh), max(intensity_g_per_kwh) from int_grid_hours where zone = "
+                             "'aws:us-east-1' and hour_start >= ? and hour_start < ?", [m["start_utc"], m["end_utc"]]).fetchone()
+        job_month = con.execute("select sum(co2e_hourly_kg) from job_month where job_id = ?", [JOB]).fetchone()[0]
+    assert m["co2e_hourly_kg"] == pytest.approx(job_month, rel=1e-12)      # one figure, from the mart
+    assert score["I"]["value"] == pytest.approx(m["co2e_hourly_kg"] * 1000 / m["facility_energy_kwh"])
+    assert lo <= score["I"]["value"] <= hi and score["I"]["value"] != pytest.approx(annual, rel=1e-3)
+    assert "each hour the job ran" in score["I"]["basis"]
+    assert f"I = {score['I']['value']:.2f} g CO2e/kWh" in (demo["out"] / f"{JOB}.ai-act.md").read_text(encoding="utf-8")
+
+
+def test_sci_states_its_software_boundary(demo):
+    """ISO/IEC 21031 asks for the software boundary with the score: the GPUs, the facility through
+    its PUE and the host server's embodied share are in; the host's own power, networking and
+    storage are out. Without it a signer's SCI could be read as the whole application's."""
+    boundary = read(demo, "sci.json")["boundary"]
+    included, excluded = " ".join(boundary["included"]), " ".join(boundary["excluded"])
+    assert "GPUs" in included and "PUE" in included and "host server" in included
+    assert "host power beyond the GPUs" in excluded and "networking" in excluded and "storage" in excluded
+    md = (demo["out"] / f"{JOB}.ai-act.md").read_text(encoding="utf-8")
+    assert f"Software boundary. In: {'; '.join(boundary['included'])}. Out: {'; '.join(boundary['excluded'])}." in md
 
 
 def test_a_jobs_embodied_co2e_is_the_audits_for_its_gpu_hours_and_sci_files_it_in_grams(demo):

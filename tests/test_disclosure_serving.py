@@ -17,7 +17,8 @@ def con():
     con = job_disclosure_table()
     for job, workload in (("ranker-serving", "serving"), ("pretrain", "training")):
         con.execute(f"""insert into job_disclosure_month values ('2026-10', ?, ?, 3.5e8, 'A10G', 1, '2026-10-20', '2026-10-23',
-            'measured', [], 'cloud', 'Scope 3, category 1', 'Scope 3, category 1', {", ".join("10" for _ in SUMMED)})""",
+            'measured', [], 'cloud', 'Scope 3, category 1', 'Scope 3, category 1', {", ".join("10" for _ in SUMMED)},
+            1.1, 1.1, 1.2, ['pue:test'], 'AWS')""",
                     [job, workload])
     return con
 

@@ -14,6 +14,13 @@
 -- the audit's).
 -- ownership, electricity_scope, embodied_scope: who owns the GPUs the job ran on and the GHG
 -- scopes that puts its CO2e in (int_resource_ownership; ' + ' between two when it ran on both).
+-- co2e_hourly_kg: the location-based CO2e at the hourly grid intensity where a series gives it for
+-- the job's hours, else the annual factor (job_month), with facility_energy_kwh_hourly the energy an
+-- hourly figure covered: SCI's O, never the annual average where the warehouse has the hours'.
+-- pue: facility over IT energy (the PUE its energy was scaled by, weighted by energy); pue_low,
+-- pue_high, pue_ids: the range and coefficient ids of the zones' PUEs (int_zone_factors).
+-- energy_provider: the provider that bills the GPUs when they are rented or colocated, which
+-- supplies their electricity; null for owned rooms (no input names the utility) or several providers.
 -- energy_tier: measured (DCGM energy on every GPU-hour), estimated (billed hours or estimated
 -- energy in it), uncovered (no GPU time found).
 with jobs as (
@@ -31,6 +38,8 @@ with jobs as (
         dsum(facility_energy_kwh_high) as facility_energy_kwh_high,
         dsum(co2e_kg) as co2e_kg, dsum(co2e_kg_low) as co2e_kg_low, dsum(co2e_kg_high) as co2e_kg_high,
         dsum(co2e_market_kg) as co2e_market_kg,
+        dsum(co2e_hourly_kg) as co2e_hourly_kg, dsum(co2e_hourly_kg_low) as co2e_hourly_kg_low,
+        dsum(co2e_hourly_kg_high) as co2e_hourly_kg_high, dsum(facility_energy_kwh_hourly) as facility_energy_kwh_hourly,
         case when bool_and(status = 'uncovered') then 'uncovered'
              when bool_or(status = 'estimated') then 'estimated' else 'measured' end as energy_tier,
         list_sort(list_distinct(flatten(list(assumption_ids)))) as assumption_ids
@@ -84,11 +93,30 @@ embodied as (
     group by all
 ),
 
+job_ids as (
+    select distinct month, job_id, id from (select month, job_id, unnest(assumption_ids) as id from jobs) i
+),
+
+pue as (
+    -- the PUE of each zone the job's energy was booked in (int_zone_factors): an assumption, as
+    -- no meter reads the data centre's overhead
+    select i.month, i.job_id, min(z.pue_low) as pue_low, max(z.pue_high) as pue_high,
+        list_sort(list_distinct(list(z.pue_id))) as pue_ids
+    from job_ids i
+    join (select distinct pue_id, pue_low, pue_high from int_zone_factors) z on z.pue_id = i.id
+    group by all
+),
+
 scopes as (
     select c.month, c.job_id,
         string_agg(distinct o.ownership, ', ' order by o.ownership) as ownership,
         string_agg(distinct o.electricity_scope, ' + ' order by o.electricity_scope) as electricity_scope,
-        string_agg(distinct o.embodied_scope, ' + ' order by o.embodied_scope) as embodied_scope
+        string_agg(distinct o.embodied_scope, ' + ' order by o.embodied_scope) as embodied_scope,
+        -- who supplies the electricity: the provider that bills rented or colocated GPUs (its
+        -- price includes their power); an owned room's utility no input names, nor one of two
+        case when count(distinct o.provider) = 1
+                  and bool_and(o.provider is not null and o.provider <> 'owned' and o.ownership in ('cloud', 'colocation'))
+             then max(o.provider) end as energy_provider
     from int_job_claims c
     join int_resource_ownership o on o.month = c.month and coalesce(o.resource_id, '') = coalesce(c.resource_id, '')
     group by all
@@ -96,7 +124,8 @@ scopes as (
 
 select
     j.* exclude (assumption_ids),
-    s.ownership, s.electricity_scope, s.embodied_scope,
+    s.ownership, s.electricity_scope, s.embodied_scope, s.energy_provider,
+    j.facility_energy_kwh / nullif(j.it_energy_kwh, 0) as pue, p.pue_low, p.pue_high, coalesce(p.pue_ids, []) as pue_ids,
     w.start_utc, w.end_utc, w.wall_clock_s / getvariable('s_per_h') as wall_clock_h,
     coalesce(e.embodied_co2e_kg, 0) as embodied_co2e_kg,
     coalesce(e.embodied_co2e_kg_low, 0) as embodied_co2e_kg_low,
@@ -106,3 +135,4 @@ from jobs j
 left join windows w using (month, job_id)
 left join embodied e using (month, job_id)
 left join scopes s using (month, job_id)
+left join pue p using (month, job_id)

@@ -13,6 +13,8 @@
 -- tokens, per thousand requests and samples (Variables: tokens_per_million, units_per_thousand).
 -- effective_cost_idle: the part from idle GPU time (idle rules); effective_cost_other: the part
 -- from the team's amounts on no resource the job ran on (shared services, storage, credits).
+-- co2e_hourly_kg: location-based CO2e hour by hour where a grid-hourly series gives the hour, else at the
+-- annual factor (int_energy_base); facility_energy_kwh_hourly the energy a series covered. SCI's O.
 -- status: measured, estimated (billed GPU-hours or estimated energy in it), uncovered (no GPU time found).
 with money_by_currency as (
     select month, job_id, team, currency,
@@ -41,6 +43,10 @@ energy as (
         sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_kg_low')::double as co2e_kg_low,
         sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_kg_high')::double as co2e_kg_high,
         sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_market_kg')::double as co2e_market_kg,
+        sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_hourly_kg')::double as co2e_hourly_kg,
+        sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_hourly_kg_low')::double as co2e_hourly_kg_low,
+        sum((amount)::decimal(38, 12)) filter (where meter = 'co2e_hourly_kg_high')::double as co2e_hourly_kg_high,
+        sum((amount)::decimal(38, 12)) filter (where meter = 'facility_energy_kwh_hourly')::double as facility_energy_kwh_hourly,
         sum((amount)::decimal(38, 12)) filter (where meter = 'facility_energy_kwh' and split_part(source_group, '|', 2) = 'estimated')::double
             as facility_energy_kwh_estimated,
         list_sort(list_distinct(list(source_group))) as source_groups
@@ -88,6 +94,8 @@ joined as (
         coalesce(e.co2e_kg_low, 0) as co2e_kg_low,
         coalesce(e.co2e_kg_high, 0) as co2e_kg_high,
         e.co2e_market_kg,
+        coalesce(e.co2e_hourly_kg, 0) as co2e_hourly_kg, coalesce(e.co2e_hourly_kg_low, 0) as co2e_hourly_kg_low,
+        coalesce(e.co2e_hourly_kg_high, 0) as co2e_hourly_kg_high, coalesce(e.facility_energy_kwh_hourly, 0) as facility_energy_kwh_hourly,
         coalesce(e.facility_energy_kwh_estimated, 0) as facility_energy_kwh_estimated,
         case when o.gpu_hours is null or o.gpu_hours = 0 then 'uncovered'
              when o.gpu_hours_estimated > 0 or e.facility_energy_kwh_estimated > 0 then 'estimated'
@@ -108,6 +116,7 @@ all_rows as (
         0 as gpus, 0.0 as gpu_hours, 0.0 as gpu_hours_estimated, m.gpu_hours_billed, m.billed_cost, m.effective_cost,
         m.effective_cost_idle, m.effective_cost_other, 0.0 as it_energy_kwh, 0.0 as facility_energy_kwh, 0.0 as facility_energy_kwh_low,
         0.0 as facility_energy_kwh_high, 0.0 as co2e_kg, 0.0 as co2e_kg_low, 0.0 as co2e_kg_high,
+        0.0 as co2e_hourly_kg, 0.0 as co2e_hourly_kg_low, 0.0 as co2e_hourly_kg_high, 0.0 as facility_energy_kwh_hourly,
         0.0 as facility_energy_kwh_estimated, 'measured' as status, []::varchar[] as assumption_ids
     from money m join int_job_work s using (month, job_id, team)
     where m.currency_rank > 1
