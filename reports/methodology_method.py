@@ -70,7 +70,9 @@ METHODS: tuple[dict[str, Any], ...] = (
      "formula": "CO2e_embodied = GPU-hours × embodied CO2e per accelerator / (lifetime in years × hours a year)",
      "assumptions": ("hardware_lifetime_years", "gpu_embodied_kgco2e_unknown"),
      "tables": ("Embodied emissions per accelerator model",),
-     "notes": "The low end takes the lowest embodied figure over the longest life, the high end the other way round."},
+     "notes": "The low end takes the lowest embodied figure over the longest life, the high end the other way round. "
+              "For owned hardware this share is an allocation to use, reported beside the inventory: it is not "
+              "Scope 3, category 2 (capital goods), which counts what was acquired, whole, in the year of acquisition."},
     {"key": "overhead", "title": "Host power beyond the GPUs (when enabled)",
      "what": "CPUs, memory and fans of the host servers, which DCGM does not measure: a modelled share added on top "
              "of the GPUs' energy, only when the configuration includes it.",
