@@ -69,7 +69,7 @@ def scope_lines(scopes: list[dict[str, Any]], overhead: dict[str, float] | None 
     one line per scope and basis that has hardware (cloud, or owned: on-premises and colocation).
     With the host-overhead model, electricity lines grow by its fraction at each end, as its own
     row on page 1 does (value x (1 + central), low x (1 + low), high x (1 + high))."""
-    out = []
+    out: list[dict[str, Any]] = []
     for label, kind, column, meter_name in SPLIT:
         mine = [r for r in scopes if (r["ownership"] == "cloud") == (kind == "cloud")]
         if not mine:
