@@ -60,7 +60,7 @@ def against_warehouse(con: duckdb.DuckDBPyConnection, config: Config) -> list[st
     from pipelines.stage_inputs import apply_config
     apply_config(con, config)
     out = _charges(con, config) + _telemetry(con)
-    unused = _unused(con)
+    unused = _unused(con) + _suppliers_reaching_nothing(con)
     out.append(f"Config entries that match nothing in the warehouse: {len(unused) or 'none'}")
     out += [f"  {u}" for u in unused]
     return out
@@ -140,6 +140,26 @@ def _listed(rows: list[tuple[Any, Any]], unit: str) -> list[str]:
     if len(rows) > SHOWN:
         out.append(f"  ... and {len(rows) - SHOWN} more")
     return out
+
+
+def _suppliers_reaching_nothing(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The config's supplier factors that name no owned or colocation energy in any month the
+    last build matched (int_supplier_reach over its market_basis_month): they apply to nothing,
+    and a factor that names only cloud zones leaves their market-based figure the residual mix."""
+    built = one_row(con, """select count(*) from duckdb_tables()
+                            where table_name in ('market_basis_month', 'int_zone_factors')""")[0]
+    if built < 2:
+        return []   # before a build there is no matching to read; the build's findings say it then
+    rows = con.execute(f"""
+        with reach as ({read_sql('20_intermediate', 'int_supplier_reach.sql')})
+        select declared_zone, dsum(cloud_kwh), string_agg(distinct cloud_zones, ', ' order by cloud_zones),
+               string_agg(month, ', ' order by month)
+        from reach group by declared_zone having dsum(scope2_kwh) = 0 order by declared_zone""").fetchall()
+    return [f"[[carbon.supplier_factors]] {zone}: applies to no energy in the last build ({months}): "
+            + (f"the {kwh:,.1f} kWh in {zones} are cloud GPUs' electricity, the provider's to claim (supplier factors "
+               "cover owned and colocation GPUs only), so they take the residual mix" if kwh else
+               "no owned or colocation GPUs drew energy in a zone it names")
+            for zone, kwh, zones, months in rows]
 
 
 def _unused(con: duckdb.DuckDBPyConnection) -> list[str]:

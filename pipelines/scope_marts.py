@@ -2,14 +2,16 @@
 
 Grain: month x team x ownership (cloud, colocation, on-premises). Who owns the hardware decides
 the scope (int_resource_ownership applies the rule; GHG Protocol Scope 2 Guidance, 2015, chapter 5; Corporate Value Chain (Scope 3)
-Standard, 2011, chapter 5, categories 1 and 2):
+Standard, 2011, chapter 5, category 1):
 
 - a rented cloud instance is a purchased service: its electricity and its embodied emissions are
   both the customer's Scope 3, category 1 (purchased goods and services), shown location- and
   market-based like electricity;
 - owned or controlled equipment (on-premises, colocation) draws electricity the organisation buys
-  for itself: Scope 2, reported location- and market-based; its embodied emissions are Scope 3,
-  category 2 (capital goods).
+  for itself: Scope 2, reported location- and market-based. Its embodied CO2e here is amortised
+  by GPU-hour over the hardware life, an allocation to use (SCI's M) in no scope, reported beside
+  the inventory: Scope 3, category 2 (capital goods) counts the whole cradle-to-gate emissions of
+  what was acquired in the year of acquisition, and needs acquisitions no input holds.
 
 Each figure is the sum of the team's energy lines (team_energy_lines) of that ownership, and the
 embodied CO2e of its GPU-hours on that ownership through the reconstruct engine's estimator, so

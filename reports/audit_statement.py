@@ -39,16 +39,24 @@ def _meter(e: dict[str, Any], name: str) -> dict[str, Any]:
     return next(m for m in e["meters"] if m["meter"] == name)
 
 
-# The split's lines: (label, ownership kind, scope_month column, statement meter).
+# The split's lines: (label, ownership kind, scope_month column, statement meter); a line without
+# a column is a scope the inputs cannot give (NOT_COMPUTED says why).
 SPLIT = (
     ("Scope 2, location-based", "owned", "co2e_kg", "co2e_location_kg"),
     ("Scope 2, market-based", "owned", "co2e_market_kg", "co2e_market_kg"),
-    ("Scope 3, category 2: embodied (capital goods)", "owned", "co2e_embodied_kg", "co2e_embodied_kg"),
+    ("Embodied, amortised over the hardware life: an allocation to use, beside the inventory", "owned",
+     "co2e_embodied_kg", "co2e_embodied_kg"),
+    ("Scope 3, category 2: capital goods acquired", "owned", None, None),
     ("Scope 3, category 1: cloud electricity, location-based", "cloud", "co2e_kg", "co2e_location_kg"),
     ("Scope 3, category 1: cloud electricity, market-based", "cloud", "co2e_market_kg", "co2e_market_kg"),
     ("Scope 3, category 1: cloud embodied", "cloud", "co2e_embodied_kg", "co2e_embodied_kg"),
 )
 ELECTRICITY = ("co2e_kg", "co2e_market_kg")
+# Category 2 is the whole cradle-to-gate CO2e of the hardware acquired in the period, in the period
+# of acquisition (GHG Protocol Scope 3 Standard, chapter 5): the amortised share above is not it.
+NOT_COMPUTED = {"Scope 3, category 2": "not computed: it needs the GPUs and servers acquired in the period (what, "
+                                       "how many, when), which the inputs do not hold; the amortised embodied share "
+                                       "above is not a substitute"}
 
 
 def _sum(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -61,10 +69,16 @@ def scope_lines(scopes: list[dict[str, Any]], overhead: dict[str, float] | None 
     one line per scope and basis that has hardware (cloud, or owned: on-premises and colocation).
     With the host-overhead model, electricity lines grow by its fraction at each end, as its own
     row on page 1 does (value x (1 + central), low x (1 + low), high x (1 + high))."""
-    out = []
+    out: list[dict[str, Any]] = []
     for label, kind, column, meter_name in SPLIT:
         mine = [r for r in scopes if (r["ownership"] == "cloud") == (kind == "cloud")]
         if not mine:
+            continue
+        if column is None:
+            scope = label.split(":")[0]
+            out.append({"label": label, "scope": scope, "ownership": ", ".join(sorted({r["ownership"] for r in mine})),
+                        "meter": None, "unit": "kg CO2e", "value": None, "low": None, "high": None, "basis": "",
+                        "note": NOT_COMPUTED[scope]})
             continue
         value, low, high = (_sum(mine, f"{column}{s}") for s in ("", "_low", "_high"))
         if overhead and column in ELECTRICITY and None not in (value, low, high):

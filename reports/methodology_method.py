@@ -14,7 +14,7 @@ from pipelines.config import DEFAULT_RULES, OWNERSHIP
 from pipelines.reconstruct import DRAWS, P_HIGH, P_LOW, PERT_LAMBDA, SEED
 from reports.labels import coefficient_label, label
 from reports.render import RANGE_MEANING, SCOPE_RULE
-from sources.reference_data import read_rows
+from sources.reference_data import GRID_LEVELS, read_rows
 
 # Each method: (key, title, what it gives, formula, assumptions (reference ids), tables it reads
 # per item (by name), notes). The assumptions are rows of the assumptions table; the tables hold
@@ -44,11 +44,17 @@ METHODS: tuple[dict[str, Any], ...] = (
               "assumed value for an unknown facility."},
     {"key": "location", "title": "CO2e, location-based",
      "what": "Facility energy times the average emission factor of the grid the data centre draws from: hour by "
-             "hour where an hourly series is loaded for the zone, else the zone's annual factor.",
+             "hour where an hourly series is loaded for the zone, else the zone's annual factor. The annual factor is "
+             "the most specific grid average the reference data holds, in the order of the GHG Protocol Scope 2 "
+             f"Guidance: {', '.join(GRID_LEVELS.values())}. A published disclosure's location takes the same order.",
      "formula": "CO2e_location = sum over hours of E_facility(h) × I(zone, h); I the annual factor where no hourly one",
-     "assumptions": ("grid_intensity_unknown_location", "grid_intensity_world_fallback"),
-     "tables": ("Grid intensity per country, region and cloud region, by year",),
-     "notes": "Life-cycle factors unless the configuration selects direct (combustion) factors for hourly series."},
+     "assumptions": ("grid_intensity_unknown_location",),
+     "tables": ("Grid intensity per country, region and cloud region, by year",
+                "Grid zones: each cloud region's grid zone and country"),
+     "notes": "Life-cycle factors unless the configuration selects direct (combustion) factors for hourly series. "
+              "A zone whose grid zone and country are both unknown takes the world's row, and its report names the "
+              "row; a published disclosure that states no location, or one that resolves to none, is reconstructed "
+              "with the wide range above instead."},
     {"key": "market", "title": "CO2e, market-based",
      "what": "The same electricity with the factors of the contracts that cover it, in the order of the GHG Protocol "
              "Scope 2 Guidance's quality criteria: energy attribute certificates and contracts first (within each "
@@ -64,7 +70,9 @@ METHODS: tuple[dict[str, Any], ...] = (
      "formula": "CO2e_embodied = GPU-hours × embodied CO2e per accelerator / (lifetime in years × hours a year)",
      "assumptions": ("hardware_lifetime_years", "gpu_embodied_kgco2e_unknown"),
      "tables": ("Embodied emissions per accelerator model",),
-     "notes": "The low end takes the lowest embodied figure over the longest life, the high end the other way round."},
+     "notes": "The low end takes the lowest embodied figure over the longest life, the high end the other way round. "
+              "For owned hardware this share is an allocation to use, reported beside the inventory: it is not "
+              "Scope 3, category 2 (capital goods), which counts what was acquired, whole, in the year of acquisition."},
     {"key": "overhead", "title": "Host power beyond the GPUs (when enabled)",
      "what": "CPUs, memory and fans of the host servers, which DCGM does not measure: a modelled share added on top "
              "of the GPUs' energy, only when the configuration includes it.",

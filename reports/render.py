@@ -126,9 +126,13 @@ RANGE_MEANING = ("Every range is an interval bound: the figure with each assumpt
 # The rule the GHG scope split follows (the build's scope_month mart applies it), printed on
 # page 1 of the audit and beside every disclosure's CO2e.
 SCOPE_RULE = ("Scopes follow who owns the GPUs: electricity of owned or controlled equipment (on-premises, colocation) "
-              "is Scope 2, reported location- and market-based, and its embodied emissions Scope 3, category 2 (capital "
-              "goods); rented cloud instances are a purchased service, so their electricity and embodied emissions are "
-              "both the customer's Scope 3, category 1 (purchased goods and services) (GHG Protocol Scope 2 Guidance, "
+              "is Scope 2, reported location- and market-based; rented cloud instances are a purchased service, so "
+              "their electricity and embodied emissions are both the customer's Scope 3, category 1 (purchased goods "
+              "and services). The embodied emissions of owned GPUs are shown amortised over the hardware life by "
+              "GPU-hour: an allocation of their making to their use (SCI's M), reported beside the inventory and in no "
+              "scope. It is not Scope 3, category 2 (capital goods), which counts the whole cradle-to-gate emissions "
+              "of hardware in the year it is acquired, never amortised; that needs the acquisitions (what was bought, "
+              "when), which the inputs do not hold, so category 2 is not computed (GHG Protocol Scope 2 Guidance, "
               "2015, chapter 5; Corporate Value Chain (Scope 3) Standard, 2011, chapter 5).")
 
 

@@ -14,7 +14,7 @@ FINDINGS = ["low_utilization", "idle_gpu_hours", "commitment_candidate", "spot_c
             "gpu_hours_gap", "unmatched_host", "unobserved_resource", "energy_gap", "scaling_efficiency",
             "energy_above_board", "telemetry_gap", "invoice_difference", "low_mfu", "instrument_overclaimed",
             "instrument_unmatched", "instrument_duplicate", "market_factor_missing", "commitment_unused",
-            "provider_split_differs", "telemetry_interval"]
+            "provider_split_differs", "telemetry_interval", "supplier_factor_unmatched"]
 UNITS = ["h", "fraction of month", "preemptions/h", "months", "kWh", "fraction"]
 # money findings (invoice_difference) are in their ISO 4217 currency
 UNIT = rf"^({'|'.join(re.escape(u) for u in UNITS)}|[A-Z]{{3}})$"

@@ -9,7 +9,10 @@ from schemas.allocation_lines import MONTH
 from schemas.carbon_month import SLACK
 
 OWNERSHIP = ["cloud", "colocation", "on-premises"]
-SCOPES = ["Scope 2", "Scope 3, category 1", "Scope 3, category 2"]
+SCOPES = ["Scope 2", "Scope 3, category 1"]
+# Owned hardware's embodied CO2e amortised by GPU-hour is in no scope: Scope 3, category 2 counts
+# what was acquired, in the year of acquisition (int_resource_ownership says why)
+BESIDE = "not in a scope (an amortised share, reported beside the inventory)"
 
 
 class ScopeMonth(pa.DataFrameModel):
@@ -17,7 +20,8 @@ class ScopeMonth(pa.DataFrameModel):
     team: str
     ownership: str = pa.Field(isin=OWNERSHIP, description="who owns the hardware: [scopes], else the billing source")
     electricity_scope: str = pa.Field(isin=SCOPES, description="cloud: Scope 3 cat. 1; owned or controlled: Scope 2")
-    embodied_scope: str = pa.Field(isin=SCOPES, description="cloud: Scope 3 cat. 1; owned or controlled: Scope 3 cat. 2")
+    embodied_scope: str = pa.Field(isin=[*SCOPES, BESIDE],
+                                   description="cloud: Scope 3 cat. 1; owned or controlled: in no scope, beside the inventory")
     ownership_source: str = pa.Field(nullable=True, description="what decided the ownership")
     gpu_hours: float = pa.Field(nullable=True, ge=0, description="billed GPU-hours the embodied figure amortizes")
     facility_energy_kwh: float = pa.Field(nullable=True, ge=0)
@@ -37,7 +41,7 @@ class ScopeMonth(pa.DataFrameModel):
     def scope_follows_ownership(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:
         cloud = df["ownership"] == "cloud"
         return (cloud & (df["electricity_scope"] == SCOPES[1]) & (df["embodied_scope"] == SCOPES[1])) | (
-            ~cloud & (df["electricity_scope"] == SCOPES[0]) & (df["embodied_scope"] == SCOPES[2]))
+            ~cloud & (df["electricity_scope"] == SCOPES[0]) & (df["embodied_scope"] == BESIDE))
 
     @pa.dataframe_check(columns=["facility_energy_kwh", "co2e_kg", "co2e_market_kg", "co2e_embodied_kg"])
     def ranges_ordered(cls, df: pd.DataFrame, *, columns: list[str]) -> pd.Series:

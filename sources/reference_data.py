@@ -209,28 +209,74 @@ def _newest_location_rows() -> dict[tuple[str, str], dict[str, str]]:
     return newest
 
 
-def grid_intensity(zone: str) -> dict:
-    """Newest location-based grid intensity for a zone, else the world row flagged.
+# The location-based grid average a zone takes, most specific first, as the GHG Protocol Scope 2
+# Guidance orders them (regional or subnational grid, then national, the world last): the same
+# levels in the same order as int_zone_factors' coalesce, so a published location and a billed
+# zone get the same factor. {level: what it is, in a report's words}.
+GRID_LEVELS: dict[str, str] = {
+    "zone": "the zone's own row (its cloud region, US state or country)",
+    "grid zone": "else its grid zone's own row (a country or US state)",
+    "country": "else its country's",
+    "world": "else the world's",
+}
 
-    ``zone`` may be a country (``FR``), a US state (``US-CA``), a cloud region
-    (``aws:us-east-1``, or bare ``us-east-1`` tried against aws, gcp, azure) or ``world``.
-    The result has value/low/high/unit/source/coefficient_id, the resolved zone_kind,
-    zone_id and year, and ``fallback`` (True when the world row stands in).
+
+def grid_intensity(zone: str) -> dict:
+    """Newest location-based grid intensity for a zone, at the most specific of GRID_LEVELS
+    grid_intensity.csv holds a row for.
+
+    ``zone`` may be a country (``FR``), a US state (``US-CA``), an Electricity Maps grid zone
+    (``DK-DK1``: its country is its prefix), a cloud region (``aws:us-east-1``, or bare
+    ``us-east-1`` tried against aws, gcp, azure; its grid zone and country from grid_zones.csv)
+    or ``world``. The result has value/low/high/unit/source/coefficient_id, the resolved
+    zone_kind, zone_id and year, ``level`` (a key of GRID_LEVELS) and ``fallback`` (True when the
+    world row stands in).
     """
     rows = _newest_location_rows()
-    for key in _zone_candidates(zone):
-        if key in rows:
-            return _grid_result(rows[key], fallback=False)
-    return _grid_result(rows[("world", "WORLD")], fallback=True)
+    return next(_grid_result(rows[key], level) for level, key in _grid_keys(zone) if key in rows)
 
 
-def _grid_result(row: dict[str, str], fallback: bool) -> dict:
+def _grid_keys(zone: str) -> list[tuple[str, tuple[str, str]]]:
+    """(level, (zone_kind, zone_id)) to try, most specific first; the world's last."""
+    own = _zone_candidates(zone)
+    areas = _grid_areas()
+    grids, countries = [], []
+    for kind, zone_id in own:
+        if kind != "cloud_region":
+            grid_zone, country = zone_id, ""
+        elif re.fullmatch(r"[A-Z]{2}-[A-Z0-9-]+", zone.strip()):
+            # an Electricity Maps id ('DK-DK1', 'US-CAL-CISO'): upper case, where a region name is lower
+            grid_zone, country = zone.strip(), ""
+        else:
+            grid_zone, country = areas.get(zone_id, ("", ""))
+        grids += [(k, grid_zone.upper()) for k in ("country", "us_state") if grid_zone]
+        if country := country or _country_prefix(grid_zone):
+            countries.append(("country", country))
+    return [*(("zone", k) for k in own), *(("grid zone", k) for k in grids), *(("country", k) for k in countries),
+            ("world", ("world", "WORLD"))]
+
+
+def _country_prefix(grid_zone: str) -> str:
+    """An Electricity Maps zone id starts with its ISO 3166-1 alpha-2 country ('US-MIDA-PJM',
+    'DK-DK1', 'DE'), as int_zone_factors reads it."""
+    m = re.match(r"([A-Za-z]{2})(-|$)", grid_zone)
+    return m.group(1).upper() if m else ""
+
+
+@lru_cache(maxsize=None)
+def _grid_areas() -> dict[str, tuple[str, str]]:
+    """{cloud region: (its grid zone, its country)} from grid_zones.csv."""
+    return {r["zone"]: (r["grid_zone"], r["country"]) for r in read_rows("grid_zones")}
+
+
+def _grid_result(row: dict[str, str], level: str) -> dict:
     out = _coefficient("grid_intensity", row)
     out.update(
         zone_kind=row["zone_kind"],
         zone_id=row["zone_id"],
         year=int(row["year"]),
         basis=row["basis"],
-        fallback=fallback,
+        level=level,
+        fallback=level == "world",
     )
     return out

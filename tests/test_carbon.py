@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InputError
-from pipelines.config import Config, load_config
+from pipelines.config import Config, SupplierFactor, load_config
 from pipelines.ingest import ingest
 from pipelines.stages import VALIDATED, contract_failures
 from pipelines.warehouse import connect
@@ -304,3 +304,48 @@ def test_a_zone_with_colocated_and_cloud_energy_claims_instruments_for_the_coloc
     assert market == pytest.approx(kwh / 2 * residual / 1000, rel=1e-9)
     for table in ("carbon_month", "market_basis_month"):
         assert contract_failures(con.cursor(), table, VALIDATED[table]) == [], table
+
+
+CLOUD_SUPPLIER = SupplierFactor("aws:us-east-1", 250.0, "Utility fuel mix 2025", 2025)
+
+
+def test_a_supplier_factor_naming_only_cloud_energy_is_a_finding_that_says_why(tmp_path):
+    """A supplier factor for a cloud zone covered that zone's energy until instruments and
+    supplier factors were kept to owned and colocation energy; since then it applies to nothing
+    and the market-based figure moved to the residual mix with no word: an upgrading user filed
+    a changed Scope 2 market-based figure without knowing why. The finding names the factor and
+    the cloud energy it cannot cover."""
+    con = month(tmp_path, 12, dataclasses.replace(CONFIG, supplier_factors=(CLOUD_SUPPLIER,)))
+    kwh, market = con.execute("select facility_energy_kwh, co2e_market_kg from carbon_month").fetchone()
+    _, _, residual = zone_factors(con)
+    assert market == pytest.approx(kwh * residual / 1000, rel=1e-9)     # the factor covers none of it
+    (subject, value, detail), = con.execute("""select subject, value, detail from findings_month
+                                               where finding = 'supplier_factor_unmatched'""").fetchall()
+    assert subject == "config:aws:us-east-1" and value == pytest.approx(kwh, rel=1e-9)
+    assert f"supplier factor for aws:us-east-1 (250.0 g/kWh, Utility fuel mix 2025) applies to no energy this month: " \
+           f"the {kwh:.1f} kWh in aws:us-east-1 are cloud GPUs' electricity" in detail
+    # colocated, the same factor covers the node's energy: no finding
+    owned = month(tmp_path / "owned", 12, dataclasses.replace(OWNED, supplier_factors=(CLOUD_SUPPLIER,)))
+    assert owned.execute("select count(*) from findings_month where finding = 'supplier_factor_unmatched'").fetchone() == (0,)
+    assert owned.execute("select co2e_market_kg from carbon_month").fetchone()[0] == pytest.approx(kwh * 250 / 1000, rel=1e-9)
+
+
+def test_config_check_names_a_supplier_factor_that_applies_to_no_energy(tmp_path):
+    """`meterbook config check` against a built warehouse: the factor for a cloud-only zone is a
+    config entry that matches nothing, with the energy it cannot cover and why."""
+    from pipelines.config_check import against_warehouse
+    config = dataclasses.replace(CONFIG, supplier_factors=(CLOUD_SUPPLIER, SupplierFactor("US", 300.0, "Other utility", 2025)))
+    con = month(tmp_path, 12, config)
+    kwh = con.execute("select facility_energy_kwh from carbon_month").fetchone()[0]
+    lines = against_warehouse(con, config)
+    # (the fixture's host has no telemetry parts: [hosts] ip-1 is listed too)
+    at = lines.index("Config entries that match nothing in the warehouse: 3")
+    assert [ln for ln in lines[at + 1:] if "supplier_factors" in ln] == [
+        f"  [[carbon.supplier_factors]] US: applies to no energy in the last build (2026-10): the {kwh:,.1f} kWh in aws:us-east-1 are cloud "
+        "GPUs' electricity, the provider's to claim (supplier factors cover owned and colocation GPUs only), so they take "
+        "the residual mix",
+        f"  [[carbon.supplier_factors]] aws:us-east-1: applies to no energy in the last build (2026-10): the {kwh:,.1f} kWh in aws:us-east-1 "
+        "are cloud GPUs' electricity, the provider's to claim (supplier factors cover owned and colocation GPUs only), so "
+        "they take the residual mix"]
+    owned = dataclasses.replace(OWNED, supplier_factors=config.supplier_factors)   # the node colocated: both cover it
+    assert not [ln for ln in against_warehouse(month(tmp_path / "owned", 12, owned), owned) if "supplier_factors" in ln]

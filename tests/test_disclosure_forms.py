@@ -120,7 +120,8 @@ def test_the_forms_name_the_scope_of_rented_cloud_gpus(demo):
 
 def test_scopes_config_makes_the_same_gpus_owned(demo, tmp_path):
     """[scopes] providers: the same instances declared on-premises put the job's electricity in
-    Scope 2 and its embodied CO2e in Scope 3 category 2; the figures themselves do not move."""
+    Scope 2 and its amortised embodied CO2e in no scope (beside the inventory, not Scope 3 category 2,
+    which counts acquisitions whole); the figures themselves do not move."""
     config = tmp_path / "meterbook.toml"
     config.write_text(Path(demo["config"]).read_text(encoding="utf-8") + '\n[scopes]\nproviders = { "AWS" = "on-premises" }\n',
                       encoding="utf-8")
@@ -128,7 +129,7 @@ def test_scopes_config_makes_the_same_gpus_owned(demo, tmp_path):
     cli("report", "disclosure", "--month", "2026-10", "--job", JOB, "--format", "sci", "--out", str(out),
         "--warehouse", str(demo["wh"]), "--config", str(config))
     scope = json.loads((out / f"{JOB}.sci.json").read_text(encoding="utf-8"))["ghg_scope"]
-    assert (scope["electricity"], scope["embodied"], scope["ownership"]) == ("Scope 2", "Scope 3, category 2", "on-premises")
+    assert (scope["electricity"], scope["embodied"], scope["ownership"]) == ("Scope 2", "not in a scope (an amortised share, reported beside the inventory)", "on-premises")
     with duckdb.connect(str(demo["wh"]), read_only=True) as con:
         split = con.execute("select ownership, electricity_scope, ownership_source, sum(co2e_kg) from scope_month "
                             "where month = '2026-10' group by all").fetchall()
@@ -140,6 +141,33 @@ def test_scopes_config_makes_the_same_gpus_owned(demo, tmp_path):
     assert split[0][3] == pytest.approx(total, rel=1e-6)
     cli("report", "disclosure", "--month", "2026-10", "--job", JOB, "--format", "sci", "--out", str(out),
         "--warehouse", str(demo["wh"]), "--config", demo["config"])   # the module's other tests read the demo's build
+
+
+def test_the_audit_files_owned_gpus_embodied_beside_the_inventory_not_as_capital_goods(demo, tmp_path):
+    """Owned GPUs' embodied CO2e is amortised by GPU-hour: page 1 filed that monthly share as
+    'Scope 3, category 2: embodied (capital goods)', and a user signing it misreported category 2,
+    which the GHG Protocol counts whole in the year the hardware is acquired. Page 1 shows the share
+    beside the inventory and says category 2 is not computed (no input holds the acquisitions)."""
+    from pypdf import PdfReader
+    config = tmp_path / "meterbook.toml"
+    config.write_text(Path(demo["config"]).read_text(encoding="utf-8") + '\n[scopes]\nproviders = { "AWS" = "on-premises" }\n',
+                      encoding="utf-8")
+    out = tmp_path / "audit"
+    try:
+        cli("report", "audit", "--month", "2026-10", "--warehouse", str(demo["wh"]), "--config", str(config), "--out", str(out))
+    finally:   # the module's other tests read the demo's build
+        cli("report", "disclosure", "--month", "2026-10", "--job", JOB, "--format", "sci", "--out", str(tmp_path / "x"),
+            "--warehouse", str(demo["wh"]), "--config", demo["config"])
+    pdf = PdfReader(out / "audit.pdf")
+    page1 = " ".join(pdf.pages[0].extract_text().split())
+    assert "Scope 3, category 2: embodied" not in page1
+    assert "Embodied, amortised over the hardware life: an allocation to use, beside the inventory" in page1
+    assert "Scope 3, category 2: capital goods acquired" in page1 and "not computed: it needs the GPUs and servers" in page1
+    statement = json.loads(pdf.attachments["statement.json"][0])
+    lines = {x["label"].split(":")[0]: x for x in statement["scopes"]}
+    assert lines["Scope 3, category 2"]["value"] is None and lines["Embodied, amortised over the hardware life"]["value"] > 0
+    assert lines["Embodied, amortised over the hardware life"]["scope"] == \
+        "not in a scope (an amortised share, reported beside the inventory)"
 
 
 def test_spdx_document_has_what_spdx_3_requires(demo):

@@ -156,3 +156,19 @@ def test_every_figure_goes_through_the_one_formatter():
     assert len(cells) > 100
     shown = [n for c in cells for n in re.split(r" – | · | \(no spread\)", c) if n.strip()]
     assert not [n for n in shown if figure(value_of(n)) != n.strip()]
+
+
+def test_the_location_method_states_the_grid_hierarchy_the_build_applies(document):
+    """The method said only 'the zone's annual factor' and listed the world's average as the
+    location-based fallback: a reader signing it took a zone without a row of its own for a world
+    average, where the build (and a published location's reconstruction) takes its grid zone's or
+    its country's first. The text names the levels in the build's order, the world's last."""
+    from sources.reference_data import GRID_LEVELS
+    levels = ["the zone's own row", "else its grid zone's own row", "else its country's", "else the world's"]
+    at = [document.index(x) for x in levels]
+    assert at == sorted(at) and list(GRID_LEVELS.values())[-1] == "else the world's"
+    location = next(m for m in METHODS if m["key"] == "location")
+    assert "grid_intensity_world_fallback" not in location["assumptions"]
+    # the build's coalesce, in the same order (int_zone_factors: cloud region, grid zone, country, world)
+    sql = (REFERENCE_DIR.parent.parent / "pipelines/sql/20_intermediate/int_zone_factors.sql").read_text(encoding="utf-8")
+    assert "coalesce(i.value, ig.value, ic.value, w.value) as intensity_g_per_kwh" in sql and len(GRID_LEVELS) == 4

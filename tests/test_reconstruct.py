@@ -279,6 +279,18 @@ def test_location_resolves_grid_and_pue(location, grid_id, pue_id):
     assert not [f for f in result["flags"] if f["flag"] == "location_fallback"]
 
 
+def test_a_location_without_a_row_is_reconstructed_on_its_countrys_grid_flagged():
+    """Puerto Rico has no grid row of its own: its disclosure was checked against the world's wide
+    range (an unknown location). It rests on the US row, named, and the flag says so."""
+    d = {"model": "m", "source": "s", "accelerator": "H100", "accelerator_hours": 1000, "location": "US-PR"}
+    result = reconstruct(d, draws=200)
+    ids = result["meters"]["co2e_location_kg"]["assumptions"]
+    assert any(i.startswith("grid_intensity:country:US:") for i in ids)
+    assert "assumptions:grid_intensity_unknown_location" not in ids
+    flags = {f["flag"]: f for f in result["flags"]}
+    assert "location_fallback" not in flags and "its country's (US) applies" in flags["location_coarser"]["message"]
+
+
 def test_unknown_location_falls_back_to_a_wide_flagged_range():
     d = {"model": "m", "source": "s", "accelerator": "H100", "accelerator_hours": 1000, "location": "Atlantis"}
     result = reconstruct(d, draws=2_000)

@@ -277,7 +277,7 @@ def test_assumption_lookup():
 ])
 def test_grid_intensity_resolves(zone, kind, zone_id):
     g = rd.grid_intensity(zone)
-    assert (g["zone_kind"], g["zone_id"], g["fallback"]) == (kind, zone_id, False)
+    assert (g["zone_kind"], g["zone_id"], g["fallback"], g["level"]) == (kind, zone_id, False, "zone")
     assert g["low"] <= g["value"] <= g["high"] and g["unit"] == "gCO2e/kWh"
     assert g["basis"] == "location"
 
@@ -286,6 +286,25 @@ def test_grid_intensity_falls_back_to_world_flagged():
     g = rd.grid_intensity("XX")
     assert g["fallback"] is True and g["zone_kind"] == "world"
     assert g["coefficient_id"].startswith("grid_intensity:world:WORLD:")
+
+
+@pytest.mark.parametrize("zone, country", [("US-PR", "US"), ("DK-DK1", "DK"), ("SE-SE3", "SE")])
+def test_a_zone_without_a_row_takes_its_countrys_not_the_worlds(zone, country):
+    """A published location with no grid row of its own (Puerto Rico, a Danish bidding zone) took
+    the world's 480 g/kWh: the audit reconstructed a US disclosure at a global average and named
+    the world's row. It takes its country's, as the build's zones do (int_zone_factors)."""
+    g = rd.grid_intensity(zone)
+    assert (g["level"], g["zone_kind"], g["zone_id"], g["fallback"]) == ("country", "country", country, False)
+    assert g["coefficient_id"].startswith(f"grid_intensity:country:{country}:")
+
+
+def test_a_cloud_region_without_a_row_takes_its_grid_zones_then_its_countrys(monkeypatch):
+    """grid_zones.csv places a region on its grid: with no row of its own, the grid zone's row, else
+    the country's, as int_zone_factors orders them."""
+    monkeypatch.setattr(rd, "_grid_areas", lambda: {"aws:xx-new-1": ("DE", "DE"), "aws:xx-new-2": ("DK-DK1", "DK")})
+    assert (rd.grid_intensity("aws:xx-new-1")["level"], rd.grid_intensity("aws:xx-new-1")["zone_id"]) == ("grid zone", "DE")
+    assert (rd.grid_intensity("aws:xx-new-2")["level"], rd.grid_intensity("aws:xx-new-2")["zone_id"]) == ("country", "DK")
+    assert rd.grid_intensity("aws:xx-new-3")["level"] == "world"
 
 
 def test_readme_lists_every_assumption_id():

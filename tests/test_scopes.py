@@ -13,7 +13,11 @@ from pipelines.config import Config, load_config
 from pipelines.stage_inputs import apply_config
 from pipelines.warehouse import add_macros
 
-CLOUD, OWNED_ELECTRICITY, CAPITAL_GOODS = "Scope 3, category 1", "Scope 2", "Scope 3, category 2"
+CLOUD, OWNED_ELECTRICITY = "Scope 3, category 1", "Scope 2"
+# owned GPUs' amortised embodied CO2e: in no scope. Labelled Scope 3, category 2, a user filed a
+# monthly depreciation as capital goods, which the Scope 3 Standard counts whole in the year of
+# acquisition, never amortised
+BESIDE = "not in a scope (an amortised share, reported beside the inventory)"
 
 
 def ownership(config: Config, month: str = "2026-10") -> dict[str | None, tuple]:
@@ -38,11 +42,11 @@ def test_billed_by_a_cloud_is_a_purchased_service_and_unbilled_gpus_are_owned():
     assert got["vm-1"][0] == "cloud"
     # a host [hosts] maps to no billed resource, and telemetry of no resource: the organisation's own
     for rid in ("dgx-7", None):
-        assert got[rid] == ("on-premises", "no cloud bill covers these GPUs", OWNED_ELECTRICITY, CAPITAL_GOODS)
+        assert got[rid] == ("on-premises", "no cloud bill covers these GPUs", OWNED_ELECTRICITY, BESIDE)
     assert len(got) == 6, "one row per resource, none twice, the unbilled row always there"
     # an owned cluster's cost pool is charge lines of provider 'owned', not a cloud's bill
     assert got["hpc-lab:idle"] == ("on-premises", "an owned cluster, charged back from its cost pool", OWNED_ELECTRICITY,
-                                   CAPITAL_GOODS)
+                                   BESIDE)
     assert ownership(Config(), "2026-11")["dgx-7"][0] == "cloud"      # billed that month: that month's ownership
 
 
@@ -52,7 +56,7 @@ def test_scopes_config_overrides_narrowest_first(tmp_path: Path):
                       '"999988887777" = "colocation" }\nproviders = { "azure" = "on-premises" }\n', encoding="utf-8")
     got = ownership(load_config(config))
     assert got["i-aws"][:2] == ("cloud", "meterbook.toml [scopes] resources")          # the resource beats its account
-    assert got["i-colo"] == ("colocation", "meterbook.toml [scopes] accounts", OWNED_ELECTRICITY, CAPITAL_GOODS)
+    assert got["i-colo"] == ("colocation", "meterbook.toml [scopes] accounts", OWNED_ELECTRICITY, BESIDE)
     assert got["vm-1"][:2] == ("on-premises", "meterbook.toml [scopes] providers")   # providers match in any case
 
 

@@ -203,6 +203,9 @@ class Graph:
         else:
             g, fallback = ref.resolve_grid(location, self.year)
             self.grid, self.grid_how = self.coef("grid_intensity", g), f"grid intensity {g['coefficient_id']}"
+            if g.get("level") in ("grid zone", "country"):
+                self.flag("location_coarser", f"no grid factor for {location!r} itself: its {g['level']}'s "
+                          f"({g['coefficient_id'].split(':')[2]}) applies", assumption=g["coefficient_id"])
             if fallback == "location_fallback":
                 self.flag("location_fallback", f"location {repr(location) if location else 'not stated'} does not "
                           "resolve to a grid zone: the wide world range applies", assumption=g["coefficient_id"])

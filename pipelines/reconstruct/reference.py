@@ -299,15 +299,17 @@ def resolve_grid(location: str | None, year: int | None = None) -> tuple[dict, s
     if g["fallback"]:
         return assumption("grid_intensity_unknown_location"), "location_fallback"
     rows = _zone_rows()[(g["zone_kind"], g["zone_id"])]
+    # level: which of rd.GRID_LEVELS stood in (a zone without a row of its own takes its grid
+    # zone's or its country's), for the reconstruction to say so
     if year is None:
         newest = int(rows[-1]["year"])
         recent = [r for r in rows if int(r["year"]) > newest - RECENT_GRID_YEARS]
-        out = row_coef("grid_intensity", rows[-1])
+        out = row_coef("grid_intensity", rows[-1]) | {"level": g["level"]}
         out.update(low=min(float(r["low"]) for r in recent), high=max(float(r["high"]) for r in recent))
         return out, "year_unknown"
     exact = next((r for r in rows if int(r["year"]) == year), None)
     row = exact or min(rows, key=lambda r: (abs(int(r["year"]) - year), -int(r["year"])))
-    out = row_coef("grid_intensity", row)
+    out = row_coef("grid_intensity", row) | {"level": g["level"]}
     # The row's band states the spread between sources and methods for its year (CO2 or CO2e,
     # generation or life cycle); a reporter may also have used the factor of an adjacent year.
     # Both are real, so the range covers both: never narrower than the row's own band.

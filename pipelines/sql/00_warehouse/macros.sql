@@ -183,3 +183,8 @@ create or replace temp macro hostlist(nodes) as flatten(list_transform(
 -- month's start does not reach that month (int_cluster_jobs, int_job_windows split jobs by them)
 create or replace temp macro month_starts(start_ts, end_ts) as
     generate_series(date_trunc('month', start_ts), date_trunc('month', end_ts - interval 1 microsecond), interval 1 month);
+-- Whether an instrument's or supplier factor's declared zone names a zone of int_zone_factors: the
+-- zone itself, its grid zone, operator code or country, in any case (int_market_claims matches
+-- instruments by it; int_supplier_reach tells a factor that names only cloud energy)
+create or replace temp macro names_zone(declared, zone, grid_zone, operator_code, country) as
+    lower(declared) in (lower(zone), lower(grid_zone), lower(operator_code), lower(country));

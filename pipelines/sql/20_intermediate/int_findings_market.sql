@@ -9,7 +9,11 @@
 --   instrument_duplicate    value = kWh of a second declaration of an instrument id (claimed once)
 --   market_factor_missing   value = kWh of a zone's facility energy that no instrument, supplier
 --                       factor or residual mix covers: its market-based CO2e is not available
--- Declared instruments (files), not meterbook.toml's supplier factors, which carry no volume.
+--   supplier_factor_unmatched  value = kWh of cloud energy in the zones a meterbook.toml supplier
+--                       factor names, which it cannot cover; the factor names no Scope 2 energy,
+--                       so it applies to nothing this month (int_supplier_reach)
+-- The instrument findings are of declared instruments (files); meterbook.toml's supplier factors
+-- carry no volume, so only their reach is a finding.
 select month, 'instrument_overclaimed' as finding, claim as subject, null::varchar as resource_id, null::varchar as team,
     dsum(excess_kwh) as value, 'kWh' as unit, null::double as low, null::double as high, null::double as cost_usd,
     dsum(applied_kwh) as energy_kwh,
@@ -36,3 +40,15 @@ select month, 'market_factor_missing', zone, null, null, uncovered_kwh, 'kWh', n
     market_reason, []::varchar[]
 from carbon_month
 where market_status = 'not available'
+union all
+select month, 'supplier_factor_unmatched', claim, null, null, cloud_kwh, 'kWh', null, null, null, 0,  -- noqa: AL08
+    case when cloud_kwh > 0 then
+        printf('meterbook.toml''s supplier factor for %s (%.1f g/kWh, %s) applies to no energy this month: the %.1f kWh in %s are cloud GPUs'' electricity, the provider''s to claim, so they take the residual mix (supplier factors and instruments cover owned and colocation energy only). Remove the factor, or declare those GPUs colocation or on-premises in [scopes] if the organisation buys their electricity',
+               declared_zone, g_per_kwh, source, cloud_kwh, cloud_zones)
+    else
+        printf('meterbook.toml''s supplier factor for %s (%.1f g/kWh, %s) applies to no energy this month: no owned or colocation GPUs drew energy in a zone it names. Name the zone, grid zone, operator code or country where they do',
+               declared_zone, g_per_kwh, source)
+    end,
+    []::varchar[]
+from int_supplier_reach
+where scope2_kwh = 0

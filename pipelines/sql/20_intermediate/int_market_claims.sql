@@ -79,7 +79,7 @@ matched as (
         c.central / nullif(sum(c.central::decimal(38, 12)) over (partition by mo.instrument_id, mo.month), 0)::double
             as zone_share
     from (select * from once where not duplicate) mo
-    join int_zone_factors z on lower(mo.declared_zone) in (lower(z.zone), lower(z.grid_zone), lower(z.operator_code), lower(z.country))
+    join int_zone_factors z on names_zone(mo.declared_zone, z.zone, z.grid_zone, z.operator_code, z.country)
     join consumption c on c.month = mo.month and c.zone = z.zone and c.electricity_scope = 'Scope 2'
 ),
 

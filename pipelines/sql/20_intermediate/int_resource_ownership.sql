@@ -9,7 +9,11 @@
 -- Standard, 2011, ch. 5): a rented cloud instance is a purchased service, so its electricity and
 -- its embodied emissions are the customer's Scope 3, category 1 (purchased goods and services);
 -- owned or controlled equipment (on-premises, colocation) draws electricity the organisation buys:
--- Scope 2, and its embodied emissions are Scope 3, category 2 (capital goods).
+-- Scope 2. Its embodied emissions as meterbook figures them (amortised by GPU-hour over the
+-- hardware life) are in no scope: Scope 3, category 2 (capital goods) counts the whole
+-- cradle-to-gate emissions of what was acquired, in the year of acquisition, never depreciated or
+-- amortised (Scope 3 Standard, ch. 5, category 2, p. 39). The amortised share is an allocation to use (SCI's M),
+-- reported beside the inventory; category 2 needs acquisitions, which no input holds.
 with billed as (
     select month, resource_id, pick(provider) as provider, pick(account) as account
     from int_charges_teams
@@ -66,5 +70,6 @@ resolved as (
 select
     *,
     case when ownership = 'cloud' then 'Scope 3, category 1' else 'Scope 2' end as electricity_scope,
-    case when ownership = 'cloud' then 'Scope 3, category 1' else 'Scope 3, category 2' end as embodied_scope
+    case when ownership = 'cloud' then 'Scope 3, category 1'
+         else 'not in a scope (an amortised share, reported beside the inventory)' end as embodied_scope
 from resolved

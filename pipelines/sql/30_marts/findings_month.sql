@@ -11,7 +11,7 @@
 --   int_findings_telemetry       energy_gap, energy_above_board, telemetry_gap, telemetry_interval
 --   int_findings_jobs            low_mfu, scaling_efficiency
 --   int_findings_market          instrument_overclaimed, instrument_unmatched, instrument_duplicate,
---                                market_factor_missing
+--                                market_factor_missing, supplier_factor_unmatched
 --   int_commitment_findings      commitment_unused
 --   int_provider_split_findings  provider_split_differs: AWS's split of a node's pods vs telemetry's
 -- payers: for a finding on part of a resource (a GPU, a pod, one team's share of a node), the teams

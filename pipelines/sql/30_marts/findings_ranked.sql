@@ -104,7 +104,7 @@ labelled as (
         coalesce(q.paying_teams, p.paying_teams, []) as paying_teams,
         case when k.finding in ('gpu_hours_gap', 'unmatched_host', 'unobserved_resource', 'energy_gap',
                                 'energy_above_board', 'telemetry_gap', 'telemetry_interval', 'instrument_overclaimed', 'instrument_unmatched',
-                                'instrument_duplicate', 'market_factor_missing')
+                                'instrument_duplicate', 'market_factor_missing', 'supplier_factor_unmatched')
              then 'data_quality' else 'decision' end as section,
         k.finding = 'invoice_difference' or coalesce(abs(k.cost_reporting), 0) >= thr.material_usd as material,
         thr.material_usd as materiality_usd
