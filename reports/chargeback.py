@@ -59,7 +59,7 @@ TEAM_ECONOMICS = [
     ("effective_gpu_hours", "Effective GPU-hours (observed GPU-hours x utilization)", "hours"),
     ("cost_per_effective_gpu_hour", "Effective cost per effective GPU-hour", "money"),
     ("idle_cost", "Effective cost of idle GPU time", "money"),
-    ("unallocated_capacity_cost", "Effective cost of unallocated capacity (owned cluster)", "money"),
+    ("unallocated_capacity_cost", "Effective cost of unallocated capacity", "money"),
     ("co2e_market_kg", "CO2e, market-based (kg)", "kg"),
 ]
 TEAM_CHANGES = [
@@ -139,7 +139,8 @@ def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]
 
 
 def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
-    """The month's GPU-hours and cost by sharing mode, and the MIG capacity no pod held, per node."""
+    """The month's GPU-hours and cost by sharing mode, the MIG capacity no pod held, per node, and
+    whether an owned cluster has unallocated capacity too (the page names both kinds)."""
     modes = rows_as_dicts(con, """select sharing_mode, string_agg(distinct split_rule, ',' order by split_rule) as split_rules,
             count(distinct resource_id) as nodes,
             coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0) as gpu_hours_observed,
@@ -150,7 +151,9 @@ def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]
             coalesce(sum(amount) filter (where meter = 'billed_cost'), 0) as billed_cost
         from allocation_day where month = ? and rule = 'unallocated_capacity'
         group by resource_id order by billed_cost desc, resource_id""", [month])
-    return {"modes": modes, "capacity": capacity}
+    owned = con.execute("select count(*) > 0 from allocation_lines where month = ? and rule like 'owned_capacity:%'",
+                        [month]).fetchone()[0]
+    return {"modes": modes, "capacity": capacity, "owned_capacity": owned}
 
 
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:

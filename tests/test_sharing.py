@@ -220,6 +220,30 @@ def test_no_share_of_the_demo_month_is_negative(chargeback_demo):
     assert negative == (0,) and noise == (0,)
 
 
+def test_unused_gpu_time_has_its_cost_and_hours_under_one_name_on_the_demo(chargeback_demo):
+    """The demo's MIG slice no pod held is unallocated capacity (docs/sharing.md), its cost and its
+    GPU-hours alike. Its USD 70.77 was counted as idle cost beside 0 idle GPU-hours, so the
+    unallocated team's page, the summary and chargeback.csv said "idle cost 70.77" for no idle
+    hour, and the capacity's 10.3 GPU-hours stood under no name. Every team-month that counts a
+    cost under a name counts hours under it too, in the marts and in the CSV a user signs."""
+    import csv
+    with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
+        marts = {table: con.execute(f"""select team, idle_cost::double, idle_gpu_hours, unallocated_capacity_cost::double,
+                                        unallocated_capacity_gpu_hours, unallocated_capacity_gpu_hours_observed
+                                        from {table} where month = '2026-10'""").fetchall()
+                 for table in ("team_month", "team_month_reporting")}
+    with open(chargeback_demo["out"] / "chargeback.csv", encoding="utf-8") as f:
+        marts["chargeback.csv"] = [tuple(float(r[k] or 0) if k != "team" else r[k] for k in (
+            "team", "idle_cost", "idle_gpu_hours", "unallocated_capacity_cost", "unallocated_capacity_gpu_hours",
+            "unallocated_capacity_gpu_hours_observed")) for r in csv.DictReader(f)]
+    for where, rows in marts.items():
+        for team, idle_cost, idle_h, capacity_cost, capacity_h, _ in rows:
+            assert (idle_cost != 0) == (idle_h > 0), (where, team, idle_cost, idle_h)
+            assert (capacity_cost != 0) == (capacity_h > 0), (where, team, capacity_cost, capacity_h)
+        unallocated = [r[1:] for r in rows if r[0] == "unallocated"]
+        assert unallocated == [(0, 0, pytest.approx(70.77), pytest.approx(72 / 7, abs=1e-3), pytest.approx(72 / 7, abs=1e-3))], where
+
+
 def test_a_nodes_energy_takes_the_rule_its_charges_took_on_the_demo(chargeback_demo):
     """A team page's Lines table says how each cost was split; the energy of the same GPU-hours
     sits on that row. Energy lines carried rule direct ("Own charges") where the node's cost was
