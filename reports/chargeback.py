@@ -151,8 +151,8 @@ def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]
             coalesce(sum(amount) filter (where meter = 'billed_cost'), 0) as billed_cost
         from allocation_day where month = ? and rule = 'unallocated_capacity'
         group by resource_id order by billed_cost desc, resource_id""", [month])
-    owned = con.execute("select count(*) > 0 from allocation_lines where month = ? and rule like 'owned_capacity:%'",
-                        [month]).fetchone()[0]
+    ((owned,),) = con.execute("select count(*) > 0 from allocation_lines where month = ? and rule like 'owned_capacity:%'",
+                              [month]).fetchall()
     return {"modes": modes, "capacity": capacity, "owned_capacity": owned}
 
 
