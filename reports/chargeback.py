@@ -140,7 +140,7 @@ def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]
 
 def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
     """The month's GPU-hours and cost by sharing mode, the MIG capacity no pod held, per node, and
-    whether an owned cluster has unallocated capacity too (the page names both kinds)."""
+    whether an owned cluster has unallocated capacity too (the page names both kinds: cluster_capacity)."""
     modes = rows_as_dicts(con, """select sharing_mode, string_agg(distinct split_rule, ',' order by split_rule) as split_rules,
             count(distinct resource_id) as nodes,
             coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0) as gpu_hours_observed,
@@ -151,9 +151,10 @@ def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]
             coalesce(sum(amount) filter (where meter = 'billed_cost'), 0) as billed_cost
         from allocation_day where month = ? and rule = 'unallocated_capacity'
         group by resource_id order by billed_cost desc, resource_id""", [month])
-    ((owned,),) = con.execute("select count(*) > 0 from allocation_lines where month = ? and rule like 'owned_capacity:%'",
+    # an owned cluster's GPU-hours no job held are a category of their own (its cost pool's line)
+    ((owned,),) = con.execute("select count(*) > 0 from allocation_lines where month = ? and category = 'unallocated_capacity'",
                               [month]).fetchall()
-    return {"modes": modes, "capacity": capacity, "owned_capacity": owned}
+    return {"modes": modes, "capacity": capacity, "cluster_capacity": owned}
 
 
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:
