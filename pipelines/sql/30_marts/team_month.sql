@@ -17,8 +17,7 @@
 --     cluster's GPU-hours no Slurm job held (its cost pool's IdleCapacity line, shared over the
 --     cluster's users: owned_capacity:*): unallocated_capacity_cost, unallocated_capacity_gpu_hours
 --     (billed or pooled), unallocated_capacity_gpu_hours_observed (the part telemetry saw, which
---     idle_gpu_hours does not count again).
--- effective_cost_idle = idle_cost + unallocated_capacity_cost.
+--     idle_gpu_hours does not count again). effective_cost_idle = idle_cost + unallocated_capacity_cost.
 -- A team billed in several currencies has a row per currency; its energy and CO2e are on the
 -- first one (by currency code), so the rows of a team add up.
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
