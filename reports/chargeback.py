@@ -59,7 +59,7 @@ TEAM_ECONOMICS = [
     ("effective_gpu_hours", "Effective GPU-hours (observed GPU-hours x utilization)", "hours"),
     ("cost_per_effective_gpu_hour", "Effective cost per effective GPU-hour", "money"),
     ("idle_cost", "Effective cost of idle GPU time", "money"),
-    ("unallocated_capacity_cost", "Effective cost of unallocated capacity (owned cluster)", "money"),
+    ("unallocated_capacity_cost", "Effective cost of unallocated capacity", "money"),
     ("co2e_market_kg", "CO2e, market-based (kg)", "kg"),
 ]
 TEAM_CHANGES = [
@@ -88,7 +88,10 @@ def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dic
     """Per team, what its figures are made of: the allocation engine's lines, one row per
     category and rule, the main meters as columns, money in the report's currency (each line's
     converted amount, allocation_day_reporting, so the lines add up to the team's total). A
-    line billed in another currency names it (billed_in)."""
+    line billed in another currency names it (billed_in). Energy lines sit on the row of the
+    charges they came with: the allocation gives a resource's energy the rule its charges took,
+    and the row takes those charges' category and currency (an energy group has neither of its
+    own that a reader would recognise: idle time's energy is a group of its own)."""
     money = ("billed_cost", "effective_cost")
     meters = ", ".join(f"sum(coalesce(r.amount_reporting, l.amount)) filter (where l.meter = '{m}') as {m}"
                        if m in money else f"sum(l.amount) filter (where l.meter = '{m}') as {m}"
@@ -99,14 +102,21 @@ def team_lines(con: duckdb.DuckDBPyConnection, month: str, currency: str) -> dic
             from allocation_day_reporting
             where month = ? and meter in ('billed_cost', 'effective_cost')
             group by all
+        ),
+        charged as (
+            select team, rule, resource_id, min(category) as category, min(currency) as currency
+            from allocation_lines
+            where month = ? and currency is not null and resource_id is not null
+            group by all
         )
-        select l.team, coalesce(l.category, '–') as category, nullif(l.currency, ?) as billed_in,
+        select l.team, coalesce(c.category, l.category, '–') as category, nullif(coalesce(l.currency, c.currency), ?) as billed_in,
                coalesce(l.rule, '–') as rule, count(distinct l.source_group) as sources, {meters}
         from allocation_lines l
         left join converted r on r.month = l.month and r.team = l.team and r.meter = l.meter
             and r.rule is not distinct from l.rule and r.source_group = l.source_group
+        left join charged c on l.currency is null and c.team = l.team and c.rule = l.rule and c.resource_id = l.resource_id
         where l.month = ? group by all
-        order by l.team, billed_cost desc nulls last, category, billed_in, rule""", [month, currency, month]))
+        order by l.team, billed_cost desc nulls last, category, billed_in, rule""", [month, month, currency, month]))
 
 
 def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
@@ -129,7 +139,8 @@ def top_jobs(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]
 
 
 def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]:
-    """The month's GPU-hours and cost by sharing mode, and the MIG capacity no pod held, per node."""
+    """The month's GPU-hours and cost by sharing mode, the MIG capacity no pod held, per node, and
+    whether an owned cluster has unallocated capacity too (the page names both kinds: cluster_capacity)."""
     modes = rows_as_dicts(con, """select sharing_mode, string_agg(distinct split_rule, ',' order by split_rule) as split_rules,
             count(distinct resource_id) as nodes,
             coalesce(sum(amount) filter (where meter = 'gpu_hours_observed'), 0) as gpu_hours_observed,
@@ -140,7 +151,10 @@ def sharing(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[dict]]
             coalesce(sum(amount) filter (where meter = 'billed_cost'), 0) as billed_cost
         from allocation_day where month = ? and rule = 'unallocated_capacity'
         group by resource_id order by billed_cost desc, resource_id""", [month])
-    return {"modes": modes, "capacity": capacity}
+    # an owned cluster's GPU-hours no job held are a category of their own (its cost pool's line)
+    ((owned,),) = con.execute("select count(*) > 0 from allocation_lines where month = ? and category = 'unallocated_capacity'",
+                              [month]).fetchall()
+    return {"modes": modes, "capacity": capacity, "cluster_capacity": owned}
 
 
 def history(con: duckdb.DuckDBPyConnection, month: str) -> tuple[list[str], dict[str, dict[str, dict]]]:

@@ -29,11 +29,11 @@ class TeamMonth(pa.DataFrameModel):
     gpu_hours: float = pa.Field(description="billed GPU-hours as allocated; negative on corrections")
     gpu_hours_observed: float = pa.Field(ge=0, description="telemetry GPU-hours")
     idle_gpu_hours: float = pa.Field(ge=0, description="the idle part of gpu_hours_observed: telemetry saw no workload on a GPU billed to the team")
-    unallocated_capacity_gpu_hours: float = pa.Field(ge=0, description="an owned cluster's GPU-hours no Slurm job held, the team's share (its cost pool's IdleCapacity line)")
+    unallocated_capacity_gpu_hours: float = pa.Field(ge=0, description="GPU capacity no work was given: an owned cluster's GPU-hours no Slurm job held (the team's share of its cost pool's IdleCapacity line), a MIG GPU's slices no pod held")
     unallocated_capacity_gpu_hours_observed: float = pa.Field(ge=0, description="the part of unallocated_capacity_gpu_hours telemetry saw; not in idle_gpu_hours")
     effective_cost_idle: float = pa.Field(description="the idle part: GPU time no work used (idle time and unallocated capacity)")
-    idle_cost: float = pa.Field(description="effective cost of idle GPU time (the idle rule's lines; a node's MIG slices no pod held)")
-    unallocated_capacity_cost: float = pa.Field(description="effective cost of an owned cluster's unallocated capacity (category unallocated_capacity)")
+    idle_cost: float = pa.Field(description="effective cost of idle GPU time (the idle rule's lines)")
+    unallocated_capacity_cost: float = pa.Field(description="effective cost of unallocated capacity (rules unallocated_capacity and owned_capacity:*), the cost of unallocated_capacity_gpu_hours")
     effective_gpu_hours: float = pa.Field(nullable=True, ge=0, description="observed GPU-hours x utilization; null where no utilization was measured")
     # No upper bound: effective and observed GPU-hours are rounded apart, so a team's ratio can
     # exceed 1 by a quantum over its observed hours.

@@ -97,6 +97,29 @@ def test_summed_per_team_the_export_is_the_chargeback(exports, demo_billing):
     assert sum(b for (_, c), (b, _) in exported.items() if c == "USD") == Decimal("16614.0868")
 
 
+def test_summed_per_team_the_exports_energy_and_co2e_are_the_chargebacks(exports, demo_billing):
+    """A row's energy and CO2e are its team's as the chargeback allocates them (measured pod
+    energy, MIG activity, idle time by the idle rule), not the team's part of the list price:
+    search reconciling the file with its chargeback found 46.9 kWh against 30.1. Each origin
+    charge keeps its total."""
+    con = duckdb.connect(str(demo_billing / "wh.duckdb"), read_only=True)
+    meters = ("facility_energy_kwh", "facility_energy_kwh_low", "facility_energy_kwh_high", "co2e_kg", "co2e_kg_low", "co2e_kg_high")
+    chargeback = {t: v for t, *v in con.execute(
+        f"select team, {', '.join(f'sum({m})' for m in meters)} from team_month where month = ? group by team", [MONTH]).fetchall()}
+    origins = dict(con.execute(f"""select {ORIGIN.replace(', ', " || ':' || ")}, x_EnergyKwh from focus_export
+                                   where month = ? and x_EnergyKwh > 0""", [MONTH]).fetchall())
+    con.close()
+    columns = ("x_EnergyKwh", "x_EnergyKwhLow", "x_EnergyKwhHigh", "x_CO2eKg", "x_CO2eKgLow", "x_CO2eKgHigh")
+    exported = {t: v for t, *v in duckdb.sql(
+        f"select x_Team, {', '.join(f'sum({c})' for c in columns)} from '{exports['1.3']}' group by 1").fetchall()}
+    assert chargeback["search"][0] == pytest.approx(30.07, abs=0.01)
+    for team, figures in chargeback.items():
+        assert exported.get(team, [0] * 6) == pytest.approx(figures, abs=1e-6), team
+    kept = dict(duckdb.sql(f"""select {ORIGIN.replace(', ', " || ':' || ")}, sum(x_EnergyKwh) from '{exports['1.3']}'
+                               group by all having sum(x_EnergyKwh) > 0""").fetchall())
+    assert kept == pytest.approx(origins, abs=1e-9)
+
+
 def test_reporting_currency_costs_are_the_rows_own(exports, demo_billing):
     """x_BilledCostInReportingCurrency and x_EffectiveCostInReportingCurrency are the row's own
     cost converted: on an allocated row its team's part, not the origin charge's whole amount, so

@@ -110,7 +110,8 @@ def test_runai_gpu_fraction_pods_are_fractional_requests_and_the_rest_is_idle(tm
     rules = con.execute("""select team, rule, sum(amount) from allocation_lines where meter = 'gpu_hours_observed'
                            and amount <> 0 group by all order by all""").fetchall()
     assert [(t, r, round(float(v), 3)) for t, r, v in rules] == [
-        ("alpha", "direct", 0.5), ("alpha", "idle:proportional", 0.167), ("beta", "direct", 0.25), ("beta", "idle:proportional", 0.083)]
+        ("alpha", "idle:proportional", 0.167), ("alpha", "telemetry_split", 0.5),
+        ("beta", "idle:proportional", 0.083), ("beta", "telemetry_split", 0.25)]
     assert split(con, "it_energy_kwh") == pytest.approx({"alpha": 2 / 3, "beta": 1 / 3}, abs=1e-3)
     assert {r for (r,) in con.execute("select distinct sharing_mode || ':' || split_rule from int_gpu_shares").fetchall()} \
         == {"fractional:requested_share", "fractional:idle"}
@@ -217,3 +218,51 @@ def test_no_share_of_the_demo_month_is_negative(chargeback_demo):
         noise = con.execute("""select count(*) from int_gpu_shares
                                where split_rule = 'mig_unallocated' and energy_share > 0 and energy_share < 1e-9""").fetchone()
     assert negative == (0,) and noise == (0,)
+
+
+def test_unused_gpu_time_has_its_cost_and_hours_under_one_name_on_the_demo(chargeback_demo):
+    """The demo's MIG slice no pod held is unallocated capacity (docs/sharing.md), its cost and its
+    GPU-hours alike. Its USD 70.77 was counted as idle cost beside 0 idle GPU-hours, so the
+    unallocated team's page, the summary and chargeback.csv said "idle cost 70.77" for no idle
+    hour, and the capacity's 10.3 GPU-hours stood under no name. Every team-month that counts a
+    cost under a name counts hours under it too, in the marts and in the CSV a user signs."""
+    import csv
+    with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
+        marts = {table: con.execute(f"""select team, idle_cost::double, idle_gpu_hours, unallocated_capacity_cost::double,
+                                        unallocated_capacity_gpu_hours, unallocated_capacity_gpu_hours_observed
+                                        from {table} where month = '2026-10'""").fetchall()
+                 for table in ("team_month", "team_month_reporting")}
+    with open(chargeback_demo["out"] / "chargeback.csv", encoding="utf-8") as f:
+        marts["chargeback.csv"] = [tuple(float(r[k] or 0) if k != "team" else r[k] for k in (
+            "team", "idle_cost", "idle_gpu_hours", "unallocated_capacity_cost", "unallocated_capacity_gpu_hours",
+            "unallocated_capacity_gpu_hours_observed")) for r in csv.DictReader(f)]
+    for where, rows in marts.items():
+        for team, idle_cost, idle_h, capacity_cost, capacity_h, _ in rows:
+            assert (idle_cost != 0) == (idle_h > 0), (where, team, idle_cost, idle_h)
+            assert (capacity_cost != 0) == (capacity_h > 0), (where, team, capacity_cost, capacity_h)
+        unallocated = [r[1:] for r in rows if r[0] == "unallocated"]
+        assert unallocated == [(0, 0, pytest.approx(70.77), pytest.approx(72 / 7, abs=1e-3), pytest.approx(72 / 7, abs=1e-3))], where
+
+
+def test_a_nodes_energy_takes_the_rule_its_charges_took_on_the_demo(chargeback_demo):
+    """A team page's Lines table says how each cost was split; the energy of the same GPU-hours
+    sits on that row. Energy lines carried rule direct ("Own charges") where the node's cost was
+    split by telemetry, so the telemetry-split row showed no energy and an "Own charges" row
+    showed energy beside no GPU-hour of its own (platform: 40.1 kWh there)."""
+    from reports.chargeback import team_lines
+    with duckdb.connect(str(chargeback_demo["wh"]), read_only=True) as con:
+        apart = con.execute("""
+            with energy as (select distinct team, resource_id, rule from allocation_lines
+                            where month = '2026-10' and currency is null and meter = 'facility_energy_kwh' and resource_id is not null),
+                 charged as (select distinct team, resource_id, rule from allocation_lines
+                             where month = '2026-10' and currency is not null and resource_id is not null)
+            select e.* from energy e
+            where e.resource_id in (select resource_id from charged)
+              and (e.team, e.resource_id, e.rule) not in (select (team, resource_id, rule) from charged)
+            order by all""").fetchall()
+        lines = team_lines(con, "2026-10", "USD")
+    assert apart == []
+    # on the page: a row with energy has GPU-hours of its own, and each telemetry split carries energy
+    assert [(t, r["rule"]) for t, rows in lines.items() for r in rows if r["facility_energy_kwh"] and r["gpu_hours"] is None] == []
+    split = {t: r for t, rows in lines.items() for r in rows if r["rule"] == "telemetry_split"}
+    assert set(split) == {"platform", "research", "search"} and all(r["facility_energy_kwh"] > 0 for r in split.values())

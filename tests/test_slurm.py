@@ -139,7 +139,7 @@ def test_idle_capacity_follows_the_idle_rule(tmp_path: Path) -> None:
     assert idle_cost > 0 and "unknown: no telemetry" not in pages
     # all of it is the cluster's unallocated capacity (GPU-hours no job held), not idle GPU time
     (capacity_h,), = query(wh, "select unallocated_capacity_gpu_hours from team_month where team = 'physics-dept'")
-    assert f"Effective cost of unallocated capacity (owned cluster) USD {idle_cost:,.2f}" in pages
+    assert f"Effective cost of unallocated capacity USD {idle_cost:,.2f}" in pages
     assert f"Unallocated capacity: {capacity_h:,.1f} GPU-hours of an owned cluster that no Slurm job held" in pages
     assert f"charged USD {idle_cost:,.2f} (effective)" in pages
     assert "Effective cost of idle GPU time USD 0.00" in pages and "The idle rule charges it" not in pages

@@ -153,6 +153,12 @@ create or replace temp macro charge_part(rule) as
          when rule like 'idle:%' or rule like 'owned_capacity:%' or rule = 'unallocated_capacity' then 'idle'
          when rule like 'credits:%' then 'credits'
          else 'shared' end;
+-- Whether a rule's line is unallocated capacity rather than idle time (both the idle part above):
+-- GPU capacity no work was given, a MIG GPU's slices no pod held and an instance's unused split
+-- cost (unallocated_capacity) as an owned cluster's GPU-hours no job held (owned_capacity:*).
+-- Idle time is time a team's work held and left unused (idle:*). One test for every mart, so a
+-- cost and its GPU-hours are named alike on every page.
+create or replace temp macro is_unallocated_capacity(rule) as rule = 'unallocated_capacity' or rule like 'owned_capacity:%';
 -- A FOCUS JSON column (ContractApplied, AllocatedMethodDetails) that is not JSON: loaded, noted.
 create or replace temp macro json_note(col, raw) as case
     when raw is not null and trim(raw) <> '' and not json_valid(raw) then

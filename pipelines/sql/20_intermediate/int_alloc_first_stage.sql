@@ -1,16 +1,19 @@
 -- The first stage of allocation: who receives a source group by what its resource's GPUs show.
 -- Grain: month x source group x team x rule; weights are relative within a group (int_alloc_targets
 -- adds the later rules; allocation_lines normalises and rounds).
---   direct            a resolved team takes its own charges and its measured energy
+--   direct            a resolved team takes its own charges and its energy (a resource no
+--                     telemetry splits)
 --   telemetry_split   a billed resource whose GPUs show namespaces: by GPU-hours per team (each
---                     GPU-hour split by its sharing mode first: int_gpu_shares)
+--                     GPU-hour split by its sharing mode first: int_gpu_shares); its teams'
+--                     measured energy too
 --   unallocated_capacity  its MIG slices no pod held (split rule mig_unallocated): the unallocated team
 --   idle:<rule>       its GPU time with no workload, by the [allocation] idle rule over the
 --                     teams that used that node (proportional to their GPU-hours, or even), or
 --                     weights, or left unallocated; no user -> owner
 --   owned_capacity:<rule>  an owned cluster's unallocated capacity (GPU-hours no job held, category
 --                     unallocated_capacity), by the idle rule over the teams whose jobs used the cluster
---   unobserved        billed GPU-hours no telemetry covers -> the resource's own team
+--   unobserved        billed GPU-hours no telemetry covers -> the resource's own team (their
+--                     estimated energy too)
 --   provider_split    a billed node no telemetry covers, with AWS split cost allocation data:
 --                     by its pods' split cost per team; its unused cost -> unallocated_capacity
 with node_use as (
@@ -79,6 +82,20 @@ node_targets as (
         greatest(coalesce(n.billed_h, 0) - n.observed_h, 0)
     from int_alloc_groups g join nodes n on n.month = g.month and n.resource_id = g.resource_id
     where g.kind = 'charge' and g.category in ('direct', 'untagged')
+    -- a node's energy is its teams' already (int_energy_base: each GPU-hour split by its sharing
+    -- mode), but it takes the rule the same GPU-hours took on the node's charges, so a line's
+    -- cost and energy share one rule (measured: by the team's hours there, MIG capacity apart;
+    -- estimated: the billed hours telemetry did not cover, the owner's as the cost's unobserved)
+    union all
+    select g.month, g.source_group, u.team, case when u.is_capacity then 'unallocated_capacity' else 'telemetry_split' end,
+        u.hours
+    from int_alloc_groups g join node_use u on u.month = g.month and u.resource_id = g.resource_id and not u.is_idle
+        and u.team = g.team
+    where g.kind = 'energy' and g.basis = 'measured' and g.category = 'direct'
+    union all
+    select g.month, g.source_group, g.team, 'unobserved', 1
+    from int_alloc_groups g join nodes n on n.month = g.month and n.resource_id = g.resource_id
+    where g.kind = 'energy' and g.basis = 'estimated' and g.category = 'direct'
     -- provider_split: AWS split cost allocation data for a node no telemetry covers (int_provider_split),
     -- its charges and its estimated energy alike
     union all

@@ -7,18 +7,24 @@
 -- Exact, in DECIMAL(38, 12): the costs of a split row are its team's cells
 -- (int_focus_alloc_costs), so the allocated rows of an origin add up to it, and summed per team
 -- they are team_month's billed, effective and list cost (x_*CostInReportingCurrency: those cells
--- at the line's exchange rate, never the origin's whole amount). Other summable columns (quantities,
--- contracted cost, x_ measures) follow the list-cost ratio of the row (int_focus_alloc_ratios),
--- so unit price x quantity still meets the cost; unit prices and dimensions are the origin's.
+-- at the line's exchange rate, never the origin's whole amount). Energy and CO2e (x_EnergyKwh,
+-- x_CO2eKg and their ranges) follow the allocation engine: a row takes the line's energy in
+-- proportion to its team's energy under its rule on the line's resource (int_focus_alloc_energy),
+-- so the line keeps its total and the rows summed per team are team_month's facility energy and
+-- CO2e (for the energy of billed resources: GPUs no bill covers have no line here). Other summable
+-- columns (quantities, contracted cost, x_GpuHours) follow the list-cost ratio of the row
+-- (int_focus_alloc_ratios), so unit price x quantity still meets the cost; unit prices and
+-- dimensions are the origin's.
 
--- a row of a split origin: its team's cells, the origin's other summable columns by rho (the last
--- part taking what the others left), and the allocation's own columns
+-- a row of a split origin: its team's cells, its team's energy, the origin's other summable
+-- columns by rho (the last part taking what the others left), and the allocation's own columns
 with split as (
     select * exclude (elements, team, rule, share, part, parts, anchor, billed_part, effective_part, list_part,
                       billed_parts, effective_parts, list_parts, billed_lines, effective_lines, list_lines,
                       billed_raw, effective_raw, list_raw, billed_row, effective_row, list_row, billed_cell,
                       effective_cell, list_cell, rho_raw, ratio_raw, rho, ratio, contracted_raw, pc_effective_raw,
-                      consumed_raw, pricing_raw, cd_quantity_raw)
+                      consumed_raw, pricing_raw, cd_quantity_raw, e_kwh, e_kwh_low, e_kwh_high, e_co2e, e_co2e_low,
+                      e_co2e_high, kwh_part, kwh_low_part, kwh_high_part, co2e_part, co2e_low_part, co2e_high_part)
         replace (
             billed_cell as BilledCost,
             effective_cell as EffectiveCost,
@@ -36,12 +42,13 @@ with split as (
                  else CommitmentDiscountQuantity
                       - coalesce(sum(case when part < parts then cd_quantity_raw end) over origin, 0) end as CommitmentDiscountQuantity,
             x_GpuHours * rho::double as x_GpuHours,
-            x_EnergyKwh * rho::double as x_EnergyKwh,
-            x_EnergyKwhLow * rho::double as x_EnergyKwhLow,
-            x_EnergyKwhHigh * rho::double as x_EnergyKwhHigh,
-            x_CO2eKg * rho::double as x_CO2eKg,
-            x_CO2eKgLow * rho::double as x_CO2eKgLow,
-            x_CO2eKgHigh * rho::double as x_CO2eKgHigh,
+            -- the team's own energy on the line's resource, as the chargeback allocates it
+            x_EnergyKwh * coalesce(kwh_part, rho::double) as x_EnergyKwh,
+            x_EnergyKwhLow * coalesce(kwh_low_part, rho::double) as x_EnergyKwhLow,
+            x_EnergyKwhHigh * coalesce(kwh_high_part, rho::double) as x_EnergyKwhHigh,
+            x_CO2eKg * coalesce(co2e_part, rho::double) as x_CO2eKg,
+            x_CO2eKgLow * coalesce(co2e_low_part, rho::double) as x_CO2eKgLow,
+            x_CO2eKgHigh * coalesce(co2e_high_part, rho::double) as x_CO2eKgHigh,
             -- the row's own part in the reporting currency, as focus_export converts a whole line
             (billed_cell * x_ExchangeRate)::decimal(38, 12) as x_BilledCostInReportingCurrency,
             (effective_cell * x_ExchangeRate)::decimal(38, 12) as x_EffectiveCostInReportingCurrency,

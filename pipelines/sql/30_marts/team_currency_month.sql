@@ -10,9 +10,10 @@
 -- A bill already in the reporting currency keeps its exact amounts (team_month's).
 -- Reporting figures are null where a rate is missing or no reporting currency is set.
 with cells as (
-    -- an owned cluster's unallocated capacity (rules owned_capacity:*) a cell apart from idle time
+    -- unallocated capacity (MIG slices no pod held, an owned cluster's GPU-hours no job held) a
+    -- cell apart from idle time
     select a.month, a.team, a.unit as currency, a.meter,
-        case when a.rule like 'owned_capacity:%' then 'capacity' else charge_part(a.rule) end as part, a.day, sum(a.amount) as amount
+        case when is_unallocated_capacity(a.rule) then 'capacity' else charge_part(a.rule) end as part, a.day, sum(a.amount) as amount
     from allocation_day a
     where a.meter in ('billed_cost', 'effective_cost', 'list_cost')
     group by all

@@ -8,19 +8,22 @@
 -- Split columns: *_direct (own charges, telemetry split, unobserved hours, provider split),
 -- *_idle (GPU time no work used: idle time and unallocated capacity), *_shared (untagged, shared
 -- services, commitment fees), *_credits (credits and refunds). Previous-month change in the same currency.
--- The idle part's effective cost in two: idle_cost (idle GPU time by the idle rule, a node's MIG
--- slices no pod held) and unallocated_capacity_cost (an owned cluster's, category unallocated_capacity).
--- Two kinds of GPU time no work used, each with its own name: idle_gpu_hours = observed GPU time
--- with no workload on a GPU billed to the team (telemetry saw it); unallocated_capacity_gpu_hours
--- = an owned cluster's GPU-hours no Slurm job held (its cost pool's IdleCapacity line, shared over
--- the cluster's users: allocation category unallocated_capacity), whether or not telemetry saw them (unallocated_capacity_gpu_hours_observed:
--- the part it saw, which idle_gpu_hours does not count again).
+-- Two kinds of GPU time no work used, each with its own name, its cost and its hours alike
+-- (is_unallocated_capacity):
+--   idle time: GPU time telemetry saw with no workload on a GPU billed to the team, shared by the
+--     idle rule: idle_cost, idle_gpu_hours;
+--   unallocated capacity: GPU capacity no work was given: a MIG GPU's slices no pod held and an
+--     instance's unused split cost (rule unallocated_capacity, the unallocated team), an owned
+--     cluster's GPU-hours no Slurm job held (its cost pool's IdleCapacity line, shared over the
+--     cluster's users: owned_capacity:*): unallocated_capacity_cost, unallocated_capacity_gpu_hours
+--     (billed or pooled), unallocated_capacity_gpu_hours_observed (the part telemetry saw, which
+--     idle_gpu_hours does not count again). effective_cost_idle = idle_cost + unallocated_capacity_cost.
 -- A team billed in several currencies has a row per currency; its energy and CO2e are on the
 -- first one (by currency code), so the rows of a team add up.
 -- Money stays DECIMAL (exact); GPU-hours, energy and CO2e are exact in allocation_lines and are
 -- DOUBLE here, as the report's arithmetic expects.
 with lines as (
-    select *, charge_part(rule) as part, category = 'unallocated_capacity' as is_capacity
+    select *, charge_part(rule) as part, is_unallocated_capacity(rule) as is_capacity
     from allocation_lines
 ),
 
