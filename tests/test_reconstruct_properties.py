@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.units import KG_PER_T, PERCENT
@@ -116,6 +116,7 @@ def test_a_route_that_overflows_gives_no_figure():
 
 
 @given(st.lists(st.floats(0.01, 2000), min_size=1, max_size=5))
+@example([27.0, 1146.0])   # found by hypothesis: past 40x, yet the 5th percentile is the least to 1e-15
 @settings(max_examples=100, deadline=None)
 def test_a_range_spanning_alternative_readings_reaches_each_at_its_5th_and_95th_percentile(readings):
     # sampling.spanning: every reading the disclosure leaves possible lies inside the printed 5-95 % range
@@ -126,4 +127,5 @@ def test_a_range_spanning_alternative_readings_reaches_each_at_its_5th_and_95th_
     if max(readings) <= 40 * min(readings):   # within reach of a PERT from zero: the readings are its percentiles
         assert p5 == pytest.approx(min(readings), rel=1e-6)
     else:                                     # the least lies between zero and the 5th percentile
-        assert min(readings) <= p5
+        # (or on it, to the float's rounding: past 40x a PERT may still reach the least exactly)
+        assert min(readings) <= p5 or p5 == pytest.approx(min(readings), rel=1e-9)
