@@ -255,7 +255,9 @@ def test_an_operators_published_market_factor_is_shown_with_its_source_and_year(
     # market-based factor (operators.csv): the audit shows the figure only with that row, its year and source.
     copy = tmp_path / "wh.duckdb"
     shutil.copy(wh["wh"], copy)
-    ctx = build_audit_context(connect(copy), load_config(wh["config"]), ["Llama 2 7B"], None)
+    con, config = connect(copy), load_config(wh["config"])
+    run_stages(con, config)      # the build step (the module's warehouse is built only once a report ran on it)
+    ctx = build_audit_context(con, config, ["Llama 2 7B"], None)
     (llama,) = [e for e in ctx["entities"] if e["name"] == "Llama 2 7B"]
     market = next(m for m in llama["co2e"] if m["meter"] == "co2e_market_kg")
     assert (market["value"], market["status"]) == (0.0, "estimated")
