@@ -63,6 +63,15 @@ def test_a_model_trained_here_carries_the_forms_energy_co2e_and_sci(audit):
     assert r["Training time, hardware"]["published"] == pytest.approx(8.0)
 
 
+def test_the_audits_sci_says_which_intensity_and_boundary_as_the_filed_form_does(audit):
+    """The SCI's I on the model page is hour by hour where a grid series covers the job, not the
+    annual factor the page's CO2e rows use: the page says which, and states the boundary."""
+    sci = json.loads((audit["out"] / "Acme-Embed-1B.sci.json").read_text(encoding="utf-8"))
+    flat = " ".join(audit["text"].split())
+    assert f"I is {sci['I']['basis']}" in flat and "the inventory's, at each zone's annual factor" in flat
+    assert "Software boundary: in, " + sci["boundary"]["included"][0] in flat
+
+
 def test_a_model_known_only_from_its_disclosure_shows_its_published_figures_with_ranges(audit):
     """GPT-3 175B (Patterson et al. 2021, Table 4): 1,287 MWh, 552.1 t CO2e, 14.8 days; no job of it here."""
     page = audit["pages"]["GPT-3 175B"]
